@@ -1,0 +1,122 @@
+# secho - a plain `make` builds everything into build/.
+#   make            library, the secho binary, tests, benchmarks
+#   make test       install missing Debian packages, build, run every test (also ASan+UBSan)
+#   make demo       install missing Debian packages, build, run the main job
+#   make check      static analysis (cppcheck, clang-tidy)
+#   make format     clang-format the tree
+#   V=1             show the commands;  BUILD=dir  build elsewhere (default build/)
+
+BUILD    ?= build
+CC       ?= cc
+ifeq ($(origin CC),default)
+CC       := gcc
+endif
+CLANG    ?= clang
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wvla -Wformat=2
+CPPFLAGS := -Iinclude -Isrc -D_GNU_SOURCE -MMD -MP
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g -std=c17 $(WARN) -fno-strict-aliasing -fstack-protector-strong \
+            -D_FORTIFY_SOURCE=2 -fPIE
+LDFLAGS  ?= -pie -Wl,-z,relro,-z,now
+ifdef SANITIZE
+CFLAGS   := -O1 -g -std=c17 $(WARN) -fno-strict-aliasing -fno-omit-frame-pointer \
+            -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS  := -fsanitize=address,undefined
+endif
+
+# Libraries from Debian (scripts/deps.sh installs them).
+LIBS     := -lcrypto -lIPSec_MB -lnettle -lpcap -lxdp -lbpf -lelf -lz -ljansson \
+            -lmicrohttpd -lpthread -lm
+
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
+LIB_SRCS   := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+CLI_SRCS   := $(wildcard src/cli/*.c)
+TEST_SRCS  := $(wildcard tests/unit/test_*.c)
+TLIB_SRCS  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
+BENCH_SRCS := $(wildcard bench/*.c)
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+
+LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
+TLIB_OBJS  := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+LIBSECHO   := $(BUILD)/libsecho.a
+
+.PHONY: all lib tests bench test demo check format deps asan fuzz clean
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/secho tests bench
+lib: $(LIBSECHO)
+tests: $(TEST_BINS)
+bench: $(BENCH_BINS)
+
+$(BUILD)/obj/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBSECHO): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/secho: $(CLI_OBJS) $(LIBSECHO)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBSECHO) $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TLIB_OBJS) $(LIBSECHO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(LIBSECHO) $(LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
+
+# Sanitizer build of the library and tests, in its own tree.
+asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests $(BUILD)/asan/secho
+
+# libFuzzer targets (clang), in their own tree.
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+fuzz: $(FUZZ_BINS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -Iinclude -Isrc -D_GNU_SOURCE -g -O1 -std=c17 -Wall -Wextra -Werror \
+	  -fsanitize=fuzzer,address,undefined $< $(filter src/wire/%,$(LIB_SRCS)) -o $@
+
+deps:
+	$(Q)scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory asan
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+check: deps
+	$(Q)scripts/check.sh
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,99 @@
+/*
+ * secho/aes.h - AES block cipher: key schedule, single blocks, implementation choice.
+ *
+ * Conventions for the whole secho crypto library (BearSSL-like):
+ *  - the caller owns every context; nothing here allocates;
+ *  - every length is an explicit size_t in bytes;
+ *  - functions returning int return SECHO_OK (0) or a negative SECHO_E* code and never
+ *    have undefined behaviour on a bad argument (NULL with a non-zero length, bad key
+ *    size, ...): they return SECHO_EINVAL instead;
+ *  - `out` may equal `in` (in place); partial overlap is not supported;
+ *  - key material is wiped by the matching *_wipe() function.
+ */
+#ifndef SECHO_AES_H
+#define SECHO_AES_H
+
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SECHO_AES_BLOCK      16
+#define SECHO_AES_MAX_ROUNDS 14
+
+/* Error codes (negative). secho_strerror() gives one line of text for each. */
+enum {
+	SECHO_OK = 0,
+	SECHO_EINVAL = -1,   /* bad argument: NULL pointer, key/IV/tag size, ... */
+	SECHO_ELEN = -2,     /* length not a multiple of the block size (ECB/CBC/PCBC) */
+	SECHO_EAUTH = -3,    /* GCM tag did not verify */
+	SECHO_EUNAVAIL = -4, /* implementation not available on this CPU */
+	SECHO_ESTATE = -5,   /* call out of order (e.g. AAD after data) or context unset */
+	SECHO_ELIMIT = -6,   /* exceeds a limit of the standard (GCM text or AAD length) */
+};
+const char *secho_strerror(int err);
+
+/*
+ * Implementations. PORTABLE is the constant-time bitsliced reference every other is
+ * checked against; AESNI uses AES-NI + PCLMULQDQ; VAES uses VAES + VPCLMULQDQ on
+ * 512-bit registers (AVX-512). AUTO resolves, in this order, to the implementation
+ * forced with secho_impl_force(), else the one named by the environment variable
+ * SECHO_IMPL (auto|portable|aesni|vaes, read once), else the best available.
+ */
+typedef enum secho_impl_id {
+	SECHO_IMPL_AUTO = 0,
+	SECHO_IMPL_PORTABLE = 1,
+	SECHO_IMPL_AESNI = 2,
+	SECHO_IMPL_VAES = 3,
+	SECHO_IMPL_COUNT
+} secho_impl_id;
+
+const char *secho_impl_name(secho_impl_id id);               /* "portable", ... */
+int secho_impl_from_name(const char *name, secho_impl_id *out); /* EINVAL if unknown */
+bool secho_impl_available(secho_impl_id id);                 /* CPU check; AUTO: true */
+secho_impl_id secho_impl_best(void);                         /* best available */
+/* Make AUTO resolve to `id` (AUTO restores the default). EUNAVAIL if the CPU lacks it. */
+int secho_impl_force(secho_impl_id id);
+/* What `id` means now: AUTO resolved as above, others unchanged. */
+secho_impl_id secho_impl_resolve(secho_impl_id id);
+
+struct secho_aes_impl;
+
+/*
+ * Expanded key. The layout of `u` belongs to the implementation that made it
+ * (round keys in byte order for the hardware ones, bitsliced words for the portable
+ * one); treat the struct as opaque. Immutable after init: one key may be shared by
+ * threads.
+ */
+typedef struct secho_aes_key {
+	alignas(64) union {
+		uint8_t rk[2][SECHO_AES_MAX_ROUNDS + 1][16]; /* enc, dec round keys */
+		uint64_t ct64[(SECHO_AES_MAX_ROUNDS + 1) * 8]; /* bitsliced */
+	} u;
+	const struct secho_aes_impl *impl;
+	unsigned rounds;  /* 10, 12 or 14 */
+	unsigned key_len; /* 16, 24 or 32 */
+} secho_aes_key;
+
+/* key_len 16, 24 or 32 (else EINVAL); impl AUTO or a specific one (EUNAVAIL). */
+int secho_aes_key_init(secho_aes_key *k, const uint8_t *key, size_t key_len,
+                       secho_impl_id impl);
+void secho_aes_key_wipe(secho_aes_key *k);
+/* The implementation a key was made with. */
+secho_impl_id secho_aes_key_impl(const secho_aes_key *k);
+
+/* One block. k must have been initialised (not checked beyond NULL). */
+int secho_aes_encrypt_block(const secho_aes_key *k, uint8_t out[16], const uint8_t in[16]);
+int secho_aes_decrypt_block(const secho_aes_key *k, uint8_t out[16], const uint8_t in[16]);
+
+/* Wipe memory in a way the compiler may not remove. */
+void secho_wipe(void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

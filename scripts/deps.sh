@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install the Debian packages secho needs, only those missing.
+# Idempotent; prints nothing when everything is already present.
+# Usage: scripts/deps.sh [build|test|demo]   (all install the same set today)
+set -euo pipefail
+
+PKGS=(
+  build-essential pkg-config
+  clang clang-tidy cppcheck clang-format libclang-rt-14-dev   # analysers, fuzzing, sanitizers
+  libssl-dev          # OpenSSL EVP: speed peer, offload backend, test oracle
+  libipsec-mb-dev     # Intel ipsec-mb: speed peer, offload backend
+  nettle-dev          # nettle: the host tool's independent AES-GCM oracle
+  libpcap-dev         # pcap I/O backend
+  libxdp-dev libbpf-dev  # AF_XDP I/O backend
+  libjansson-dev      # JSON (tests, host tool, dashboard)
+  libmicrohttpd-dev   # dashboard HTTP server
+  iproute2 ethtool    # network namespaces and veth for tests and demo
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing packages: ${missing[*]}; run as root or install them with apt-get" >&2
+  exit 1
+fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp /tmp/secho-deps.XXXXXX)
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "deps: apt-get failed (log above)" >&2
+  exit 1
+fi
+rm -f "$log"
