@@ -12,17 +12,25 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/*
+ * The tables are weak references while the implementations are being brought up, so the
+ * library links with any subset; a missing one reads as unavailable.
+ */
+extern const struct secho_gcm_impl secho_gcm_ct64_impl __attribute__((weak));
+extern const struct secho_gcm_impl secho_gcm_ni_impl __attribute__((weak));
+extern const struct secho_gcm_impl secho_gcm_vaes_impl __attribute__((weak));
+
 static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
 
 static const struct secho_gcm_impl *table(secho_impl_id id)
 {
 	switch (id) {
 	case SECHO_IMPL_PORTABLE:
-		return &secho_gcm_ct64_impl;
+		return &secho_gcm_ct64_impl ? &secho_gcm_ct64_impl : NULL;
 	case SECHO_IMPL_AESNI:
-		return &secho_gcm_ni_impl;
+		return &secho_gcm_ni_impl ? &secho_gcm_ni_impl : NULL;
 	case SECHO_IMPL_VAES:
-		return &secho_gcm_vaes_impl;
+		return &secho_gcm_vaes_impl ? &secho_gcm_vaes_impl : NULL;
 	default:
 		return NULL;
 	}
@@ -51,7 +59,7 @@ bool secho_impl_available(secho_impl_id id)
 	if (id == SECHO_IMPL_AUTO)
 		return true;
 	const struct secho_gcm_impl *g = table(id);
-	return g && g->aes->available();
+	return g && g->aes && g->aes->available();
 }
 
 secho_impl_id secho_impl_best(void)

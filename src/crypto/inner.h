@@ -22,7 +22,8 @@ struct secho_aes_impl {
 	secho_impl_id id;
 	bool (*available)(void); /* CPU has what this needs */
 
-	/* Required. key_len is 16, 24 or 32; sets k->u (both directions), not k->impl. */
+	/* Required. key_len is 16, 24 or 32; k->rounds and k->key_len are already set.
+	 * Fills k->u for both directions; must not touch k->impl. */
 	void (*keysched)(secho_aes_key *k, const uint8_t *key, size_t key_len);
 	void (*ecb_enc)(const secho_aes_key *k, uint8_t *out, const uint8_t *in, size_t nblocks);
 	void (*ecb_dec)(const secho_aes_key *k, uint8_t *out, const uint8_t *in, size_t nblocks);
