@@ -100,11 +100,15 @@ static inline void swap_index_bits(uint64_t w[8])
 static void pack(uint64_t q[8], const uint8_t *in, size_t nblocks)
 {
 	uint8_t buf[64];
-	memset(buf, 0, sizeof(buf));
-	memcpy(buf, in, nblocks * 16);
+	const uint8_t *src = in;
+	if (nblocks < 4) { /* public count: pad the missing blocks with zeros */
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, in, nblocks * 16);
+		src = buf;
+	}
 	for (unsigned c0 = 0; c0 < 2; c0++) {
 		for (unsigned n = 0; n < 4; n++) {
-			const uint8_t *blk = buf + 16 * n;
+			const uint8_t *blk = src + 16 * n;
 			uint32_t col_lo = load_le32(blk + 4 * c0);       /* column c0 */
 			uint32_t col_hi = load_le32(blk + 4 * (2 + c0)); /* column 2 + c0 */
 			q[4 * c0 + n] =
@@ -112,24 +116,28 @@ static void pack(uint64_t q[8], const uint8_t *in, size_t nblocks)
 		}
 	}
 	swap_index_bits(q);
-	secho_wipe(buf, sizeof(buf));
+	if (src == buf)
+		secho_wipe(buf, sizeof(buf));
 }
 
 /* Inverse of pack: write the first nblocks (1..4) blocks. Destroys q. */
 static void unpack(uint8_t *out, uint64_t q[8], size_t nblocks)
 {
 	uint8_t buf[64];
+	uint8_t *dst = nblocks < 4 ? buf : out;
 	swap_index_bits(q);
 	for (unsigned c0 = 0; c0 < 2; c0++) {
 		for (unsigned n = 0; n < 4; n++) {
-			uint8_t *blk = buf + 16 * n;
+			uint8_t *blk = dst + 16 * n;
 			uint64_t v = q[4 * c0 + n];
 			store_le32(blk + 4 * c0, gather_even_bytes(v));
 			store_le32(blk + 4 * (2 + c0), gather_even_bytes(v >> 8));
 		}
 	}
-	memcpy(out, buf, nblocks * 16);
-	secho_wipe(buf, sizeof(buf));
+	if (dst == buf) {
+		memcpy(out, buf, nblocks * 16);
+		secho_wipe(buf, sizeof(buf));
+	}
 }
 
 /* ---- SubBytes ---- */
@@ -528,7 +536,7 @@ static void ct64_ecb_dec(const secho_aes_key *k, uint8_t *out, const uint8_t *in
 static void ct64_ctr128(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out, const uint8_t *in,
                         size_t nblocks)
 {
-	uint8_t ks[64];
+	uint8_t ks[64] = {0}; /* fully written before use; zeroed for the analysers */
 	uint64_t q[8];
 	uint64_t hi = secho_load_be64(ctr), lo = secho_load_be64(ctr + 8);
 	while (nblocks > 0) {

@@ -146,7 +146,7 @@ static void ct64_ghash(const secho_gcm_key *k, uint8_t y[16], const uint8_t *in,
 static void ct64_ctr32(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out, const uint8_t *in,
                        size_t nblocks)
 {
-	uint8_t ks[64];
+	uint8_t ks[64] = {0}; /* fully written before use; zeroed for the analysers */
 	uint32_t c = secho_load_be32(ctr + 12);
 	while (nblocks > 0) {
 		size_t n = nblocks < 4 ? nblocks : 4;

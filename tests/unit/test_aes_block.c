@@ -221,7 +221,7 @@ static void test_ecb_openssl(secho_impl_id id, const struct secho_aes_impl *a)
 	uint8_t key[32], in[8 * 16], ours[8 * 16], ref[8 * 16];
 	t_begin("aes ecb random vs openssl %s", secho_impl_name(id));
 	for (size_t ki = 0; ki < 3; ki++) {
-		unsigned nkeys = reps(1000);
+		unsigned nkeys = reps(2000);
 		for (unsigned r = 0; r < nkeys; r++) {
 			secho_aes_key k;
 			size_t n = t_randrange(1, 8); /* 4.5 blocks per key on average */
