@@ -295,12 +295,16 @@ static void sbox(uint64_t q[8])
  */
 static void inv_affine(uint64_t q[8])
 {
-	uint64_t a[8];
-	for (unsigned i = 0; i < 8; i++)
-		a[i] = q[(i + 2) & 7] ^ q[(i + 5) & 7] ^ q[(i + 7) & 7];
-	a[0] = ~a[0];
-	a[2] = ~a[2];
-	memcpy(q, a, sizeof(a));
+	uint64_t q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
+	uint64_t q4 = q[4], q5 = q[5], q6 = q[6], q7 = q[7];
+	q[0] = ~(q2 ^ q5 ^ q7);
+	q[1] = q3 ^ q6 ^ q0;
+	q[2] = ~(q4 ^ q7 ^ q1);
+	q[3] = q5 ^ q0 ^ q2;
+	q[4] = q6 ^ q1 ^ q3;
+	q[5] = q7 ^ q2 ^ q4;
+	q[6] = q0 ^ q3 ^ q5;
+	q[7] = q1 ^ q4 ^ q6;
 }
 
 /* InvSbox = InvAff o Sbox o InvAff (Sbox = Aff o Inv, and Inv is an involution). */
