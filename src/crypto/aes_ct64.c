@@ -66,10 +66,11 @@ static inline void store_le32(uint8_t *p, uint32_t v)
 }
 
 /*
- * Swap index bit k of the word number with index bit k of the bit position, for k = 0, 1,
- * 2 (an involution). Word w, bit p <-> word w ^ (1 << k) ... where the pairs exchanged are
- * (word with bit k clear, position with bit k set) and (word with bit k set, position with
- * bit k clear).
+ * View the 512 bits of w[0..7] as indexed by 9 bits: word number (3) and bit position (6).
+ * For k = 0, 1, 2, exchange index bit k of the word number with index bit k of the bit
+ * position: bit p of word a (a with bit k clear, p with bit k set) trades places with bit
+ * p - 2^k of word a + 2^k. Each step is a delta swap with a constant shift and mask; the
+ * whole is an involution, so it serves both pack and unpack.
  */
 static inline void swap_index_bits(uint64_t w[8])
 {
