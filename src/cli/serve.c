@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <net/if.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,13 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-static int bad(const char *fmt, const char *v)
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 {
+	va_list ap;
 	fprintf(stderr, "secho serve: ");
-	fprintf(stderr, fmt, v);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, " (see secho serve --help)\n");
 	return 2;
 }

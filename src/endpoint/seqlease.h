@@ -20,6 +20,8 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ch
                                            size_t errlen);
 /* A new lease; 0, or -1 when no number can be reserved durably. */
 int secho_seqlease_refill(struct secho_seqlease *s, uint64_t *next, uint64_t *end);
+/* The next number the shared counter would hand out. */
+uint64_t secho_seqlease_next(struct secho_seqlease *s);
 /* The highest number reserved on disk (every number handed out is below it). */
 uint64_t secho_seqlease_high_water(struct secho_seqlease *s);
 /* Flush and close; 0 or -1 with a reason. */

@@ -166,7 +166,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		       secho_impl_name(secho_gcm_key_impl(gk)), secho_offload_backend_name(cfg->offload),
 		       cfg->offload_ring);
 		printf("secho serve: key id %u, sequence numbers from %" PRIu64 "%s\n", w.key_id,
-		       secho_seqlease_high_water(seq), locked ? "" : " (key memory not locked)");
+		       secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
 		fflush(stdout);
 	}
 

@@ -8,6 +8,7 @@
 #include "engine/offload_backend.h"
 
 #include <intel-ipsec-mb.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,11 @@
 #include "secho/aes.h"
 
 struct imb_state {
+	/* The library's AVX-512 code uses aligned loads on the expanded key: keep it first
+	 * and 64-byte aligned (the allocation is too). */
+	alignas(64) struct gcm_key_data kd;
+	alignas(64) struct gcm_context_data ctx;
 	IMB_MGR *mgr;
-	struct gcm_key_data kd; /* 64-byte aligned by its declaration */
-	struct gcm_context_data ctx;
 };
 
 static int imb_probe(char *why, size_t whylen)
