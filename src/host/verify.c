@@ -271,15 +271,17 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 		return;
 	}
 	if (res->mask & (UINT64_C(1) << SECHO_VF_LENGTH)) {
-		fail(res, SECHO_VF_PAYLOAD);
 		fail(res, SECHO_VF_CIPHERTEXT);
+		fail(res, SECHO_VF_PAYLOAD);
 		fail(res, SECHO_VF_TAG);
 		return;
 	}
 	/* Three separate comparisons, as the original host tool reports them:
 	 *  payload: SHA-256(oracle-decrypt(received ciphertext)) vs SHA-256(sent payload)
 	 *  ciphertext: SHA-256(received ciphertext) vs SHA-256(oracle-encrypt(sent payload))
-	 *  tag: received tag vs the oracle's tag, byte for byte. */
+	 *  tag: received tag vs the oracle's tag, byte for byte.
+	 * A flipped ciphertext byte thus fails the first two and leaves the tag matching (the
+	 * tag is the oracle's over what we sent); a flipped tag fails only the third. */
 	(void)secho_oracle_open(&v->oracle, iv, d, SECHO_SEC_HDR_LEN, d + SECHO_SEC_HDR_LEN, len,
 	                        v->pt, d + SECHO_SEC_HDR_LEN + len);
 	secho_oracle_sha256(v->pt, len, h1);
@@ -290,10 +292,10 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 	secho_oracle_sha256(v->ct, len, h2);
 	res->ct_match = memcmp(h1, h2, sizeof(h1)) == 0;
 	res->tag_match = memcmp(tag, d + SECHO_SEC_HDR_LEN + len, 16) == 0;
-	if (!res->payload_match)
-		fail(res, SECHO_VF_PAYLOAD);
 	if (!res->ct_match)
 		fail(res, SECHO_VF_CIPHERTEXT);
+	if (!res->payload_match)
+		fail(res, SECHO_VF_PAYLOAD);
 	if (!res->tag_match)
 		fail(res, SECHO_VF_TAG);
 }
