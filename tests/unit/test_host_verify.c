@@ -12,7 +12,9 @@
  *  - key file permissions;
  *  - end to end over loopback UDP (127.0.0.1 only) against a fake responder thread:
  *    paired, counters and load pass; a responder that corrupts tags or repeats
- *    sequences makes paired fail with the right names.
+ *    sequences makes paired fail with the right names;
+ *  - raw AF_PACKET mode on lo against a raw fake responder (full L2/L3 checks; a wrong
+ *    TTL is named). SECHO_TEST_SHOW=1 prints the reports.
  */
 #include "harness.h"
 #include "host/session.h"
@@ -754,6 +756,7 @@ static void test_loopback(void)
 
 	o.size = -1;
 	rc = capture(secho_host_counters, &o, &out);
+	if (getenv("SECHO_TEST_SHOW")) fputs(out, stderr);
 	T_CHECK(rc == 0 && strstr(out, "bad_checksum 3") && strstr(out, "767000") &&
 	                strstr(out, "openssl"),
 	        "counters rc %d:\n%s", rc, out);
@@ -809,6 +812,170 @@ static void test_loopback(void)
 	t_end();
 }
 
+
+/* ---- raw mode over lo: an AF_PACKET responder thread ---- */
+
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+
+#define RAW_PORT0 47100 /* requests to 47100..47102; nothing binds them: lo drops them */
+
+struct rawresp {
+	int fd;
+	atomic_int stop;
+	bool bad_ttl;
+	uint64_t seq;
+	unsigned long served;
+};
+
+static void *rawresp_main(void *arg)
+{
+	struct rawresp *rp = arg;
+	static uint8_t in[2048], out[2048];
+	static const uint8_t ep_mac[6] = {0x02, 0, 0, 0, 0, 2};
+
+	for (int iter = 0; !atomic_load(&rp->stop) && iter < 1200000; iter++) {
+		struct pollfd p = {.fd = rp->fd, .events = POLLIN};
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		for (int burst = 0; burst < 64; burst++) {
+			ssize_t n = recv(rp->fd, in, sizeof(in), MSG_DONTWAIT);
+			uint8_t *ip = in + 14, *u = in + 34;
+			uint16_t dport, sport, ulen;
+			struct fx h;
+			size_t sl;
+
+			if (n < 0)
+				break;
+			if (n < 42 || in[12] != 0x08 || in[13] != 0 || ip[0] != 0x45 || ip[9] != 17 ||
+			    memcmp(in, ep_mac, 6) != 0)
+				continue;
+			dport = (uint16_t)(u[2] << 8 | u[3]);
+			sport = (uint16_t)(u[0] << 8 | u[1]);
+			ulen = (uint16_t)(u[4] << 8 | u[5]);
+			if (dport < RAW_PORT0 || dport > RAW_PORT0 + 2 || ulen < 8 ||
+			    34 + (size_t)ulen > (size_t)n)
+				continue;
+			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - RAW_PORT0));
+			if (dport == RAW_PORT0 + 2) {
+				static const char js[] = "{\"engines\":{\"streaming\":{\"latency_ns\":"
+							 "{\"mean\":1000}},\"offload\":{\"latency_ns\":"
+							 "{\"mean\":2000}}}}";
+				sl = fx_secure(&h, (const uint8_t *)js, sizeof(js) - 1, out + 42);
+			} else {
+				sl = fx_secure(&h, u + 8, (size_t)ulen - 8, out + 42);
+			}
+			/* Swap every address, as the endpoint does. */
+			memcpy(out, in + 6, 6);
+			memcpy(out + 6, ep_mac, 6);
+			out[12] = 0x08;
+			out[13] = 0;
+			uint8_t *oip = out + 14, *ou = out + 34;
+			uint16_t tot = (uint16_t)(28 + sl);
+			memset(oip, 0, 20);
+			oip[0] = 0x45;
+			oip[2] = (uint8_t)(tot >> 8);
+			oip[3] = (uint8_t)tot;
+			oip[6] = 0x40;
+			oip[8] = (rp->bad_ttl && rp->served % 5 == 2) ? 63 : 64;
+			oip[9] = 17;
+			memcpy(oip + 12, ip + 16, 4);
+			memcpy(oip + 16, ip + 12, 4);
+			fx_fix_ip(out);
+			ou[0] = (uint8_t)(dport >> 8);
+			ou[1] = (uint8_t)dport;
+			ou[2] = (uint8_t)(sport >> 8);
+			ou[3] = (uint8_t)sport;
+			ou[4] = (uint8_t)((8 + sl) >> 8);
+			ou[5] = (uint8_t)(8 + sl);
+			fx_fix_udp(out);
+			rp->served++;
+			(void)send(rp->fd, out, 14 + (size_t)tot, 0);
+		}
+	}
+	return NULL;
+}
+
+static int rawresp_start(struct rawresp *rp, pthread_t *th, bool bad_ttl)
+{
+	struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP)};
+	int one = 1;
+
+	memset(rp, 0, sizeof(*rp));
+	rp->bad_ttl = bad_ttl;
+	rp->seq = 5000;
+	rp->fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	if (rp->fd < 0)
+		return -1;
+	ll.sll_ifindex = (int)if_nametoindex("lo");
+	if (bind(rp->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
+		close(rp->fd);
+		return -1;
+	}
+	(void)setsockopt(rp->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
+	return pthread_create(th, NULL, rawresp_main, rp);
+}
+
+static void rawresp_stop(struct rawresp *rp, pthread_t th)
+{
+	atomic_store(&rp->stop, 1);
+	pthread_join(th, NULL);
+	close(rp->fd);
+}
+
+static void test_raw_lo(void)
+{
+	struct rawresp rp;
+	struct secho_host_opts o;
+	pthread_t th;
+	char *out = NULL;
+	int rc;
+
+	t_begin("host raw AF_PACKET mode on lo against a fake responder");
+	if (rawresp_start(&rp, &th, false) != 0) {
+		t_unavailable("AF_PACKET on lo: %s (needs CAP_NET_RAW)", strerror(errno));
+		return;
+	}
+	secho_host_opts_default(&o);
+	o.key_path = keypath;
+	o.iface = "lo";
+	o.dst_mac = "02:00:00:00:00:02";
+	o.dst_ip = "127.0.0.2";
+	o.port_stream = RAW_PORT0;
+	o.port_offload = RAW_PORT0 + 1;
+	o.port_counters = RAW_PORT0 + 2;
+	o.quiet = true;
+	o.timeout_ms = 500;
+	o.count = quick() ? 40 : 200;
+	rc = capture(secho_host_paired, &o, &out);
+	if (getenv("SECHO_TEST_SHOW")) fputs(out, stderr);
+	T_CHECK(rc == 0 && strstr(out, "raw mode") && strstr(out, "2.0x"), "raw paired rc %d:\n%s",
+		rc, out);
+	free(out);
+	o.seconds = 1;
+	o.size = 64;
+	o.max_loss = 1000000;
+	rc = capture(secho_host_load, &o, &out);
+	T_CHECK(rc == 0 && strstr(out, "raw mode") && !strstr(out, "failed check"),
+		"raw load rc %d:\n%s", rc, out);
+	free(out);
+	rawresp_stop(&rp, th);
+
+	if (rawresp_start(&rp, &th, true) == 0) {
+		o.count = 20;
+		o.max_loss = 0;
+		o.size = -1;
+		rc = capture(secho_host_paired, &o, &out);
+		T_CHECK(rc == 1 && strstr(out, "failed check ip-ttl"), "raw bad TTL rc %d:\n%s", rc,
+			out);
+		free(out);
+		rawresp_stop(&rp, th);
+	}
+	t_end();
+}
+
 int main(void)
 {
 	t_seed_init("test_host_verify");
@@ -816,6 +983,7 @@ int main(void)
 	test_verify_frames();
 	test_keyfile();
 	test_loopback();
+	test_raw_lo();
 	unlink(keypath);
 	return t_exit();
 }
