@@ -147,12 +147,13 @@ int cmd_host(int argc, char *argv[])
 	int c;
 	char **av;
 
-	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage("host", argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	sub = argv[1];
-	if (strcmp(sub, "paired") && strcmp(sub, "counters") && strcmp(sub, "load")) {
+	if (strcmp(sub, "paired") != 0 && strcmp(sub, "counters") != 0 &&
+	    strcmp(sub, "load") != 0) {
 		fprintf(stderr, "secho host: unknown subcommand '%s' (paired, counters, load)\n",
 		        sub);
 		return 2;
@@ -162,7 +163,7 @@ int cmd_host(int argc, char *argv[])
 
 	optind = 0; /* glibc: full re-initialisation */
 	opterr = 0;
-	while ((c = getopt_long(argc - 1, av, "", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc - 1, av, ":", longopts, NULL)) != -1) {
 		const char *a = optarg;
 
 		switch (c) {

@@ -238,7 +238,7 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 	if (s->unmatched || s->ps[0].late || s->ps[1].late)
 		fprintf(out, "responses matching no request: %llu; late (after --timeout): %llu\n",
 		        (unsigned long long)s->unmatched,
-		        (unsigned long long)(s->ps[0].late + s->ps[1].late));
+		        (unsigned long long)s->ps[0].late + s->ps[1].late);
 	if (s->v->seen.overflow)
 		fprintf(out, "warning: sequence set full, repeats not checked for every packet\n");
 	fprintf(out, "host RTT (us)   %10s%10s%10s%10s%10s\n", "min", "mean", "p50", "p99", "max");
@@ -293,7 +293,7 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 		fprintf(out, "overall deadline of %u s reached before all packets were sent\n",
 		        o->deadline_s);
 	fprintf(out, "%s: %llu verified, %lu failed, %lu lost (max %lu)\n", rc ? "FAIL" : "PASS",
-	        (unsigned long long)(s->ps[0].verified + s->ps[1].verified), failed, lost,
+	        (unsigned long long)s->ps[0].verified + s->ps[1].verified, failed, lost,
 	        o->max_loss);
 done:
 	json_decref(rep);

@@ -229,6 +229,8 @@ int secho_sess_send_batch(struct secho_sess *s, const uint8_t *paths, const size
 	}
 	t = secho_now_ns();
 	rc = secho_xport_send_batch(&s->x, dports, pp, ll, n);
+	if (rc > (int)n)
+		rc = (int)n; /* cannot happen; keeps the bounds obvious */
 	/* Give back the slots of whatever did not go out, newest first. */
 	for (int i = (int)n - 1; i >= (rc < 0 ? 0 : rc); i--)
 		unreserve(s, qs[i]);

@@ -342,7 +342,7 @@ int secho_xport_recv(struct secho_xport *x, struct secho_rxmsg *m, unsigned n, i
 		n = BATCH_MAX;
 	for (;;) {
 		struct pollfd pfd = {.fd = x->fd, .events = POLLIN};
-		uint64_t now = secho_now_ns();
+		uint64_t now;
 		int rc, ms;
 
 		memset(mm, 0, sizeof(mm[0]) * n);
