@@ -6,8 +6,9 @@
  * words, folded at the end); GCM against OpenSSL.
  *
  *   test_wire                     run the tests
- *   test_wire --write-pcap FILE   write the malformed corpus (and one good frame per port)
- *                                 to a pcap file for live tests, then exit
+ *   test_wire --write-pcap FILE   write the malformed corpus to a pcap file for live tests
+ *                                 (each frame's expected verdict is corpus_case()'s), exit
+ *   test_wire --write-seeds DIR   write the fuzzer's seed frames (tests/fuzz/corpus), exit
  */
 #include "harness.h"
 
@@ -1028,6 +1029,72 @@ static void test_pcap(const struct secho_wire_cfg *cfg)
 	t_end();
 }
 
+static int write_one(const char *dir, const char *name, const uint8_t *f, size_t len)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *fp = fopen(path, "wb");
+	if (!fp || fwrite(f, 1, len, fp) != len) {
+		perror(path);
+		if (fp)
+			fclose(fp);
+		return -1;
+	}
+	return fclose(fp) ? -1 : 0;
+}
+
+/* Seed frames for the fuzzer: good requests to each port, a padded one, ARP, and a few
+ * malformed ones. */
+static int write_seeds(const char *dir)
+{
+	static uint8_t f[2048];
+	static const uint16_t ports[3] = {4000, 4001, 4002};
+	static const size_t sizes[3] = {0, 12, 100};
+	char name[64];
+	int rc = 0;
+	for (int p = 0; p < 3; p++) {
+		for (int i = 0; i < 3; i++) {
+			struct req_spec s;
+			spec_default(&s, sizes[i], ports[p]);
+			s.no_udp_csum = (i == 2);
+			size_t len = build_req(&s, f);
+			snprintf(name, sizeof(name), "good-%u-%zu", ports[p], sizes[i]);
+			rc |= write_one(dir, name, f, len);
+		}
+	}
+	struct req_spec s;
+	spec_default(&s, 3, 4000);
+	s.pad_to = 60;
+	size_t len = build_req(&s, f);
+	rc |= write_one(dir, "good-padded", f, len);
+	spec_default(&s, 1440, 4001);
+	len = build_req(&s, f);
+	rc |= write_one(dir, "good-1440", f, len);
+	/* ARP request for the endpoint */
+	memset(f, 0, 60);
+	memset(f, 0xff, 6);
+	memcpy(f + 6, HOST_MAC, 6);
+	static const uint8_t arp[8] = {0x08, 0x06, 0, 1, 8, 0, 6, 4};
+	memcpy(f + 12, arp, 8);
+	f[21] = 1;
+	memcpy(f + 22, HOST_MAC, 6);
+	inet_pton(AF_INET, HOST_IP, f + 28);
+	inet_pton(AF_INET, EP_IP, f + 38);
+	rc |= write_one(dir, "arp-request", f, 60);
+	static struct corpus_case c;
+	static const char *const pick[] = {"vlan 802.1Q", "ip options ihl 6", "fragment MF",
+	                                   "udp length zero", "udp checksum off by one"};
+	for (unsigned i = 0; corpus_case(i, &c) == 0; i++) {
+		for (size_t k = 0; k < sizeof(pick) / sizeof(pick[0]); k++) {
+			if (strcmp(c.name, pick[k]) != 0)
+				continue;
+			snprintf(name, sizeof(name), "bad-%u", i);
+			rc |= write_one(dir, name, c.frame, c.len);
+		}
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct secho_wire_cfg cfg;
@@ -1039,6 +1106,8 @@ int main(int argc, char **argv)
 		printf("wrote %d frames to %s\n", n, argv[2]);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
+		return write_seeds(argv[2]) ? 1 : 0;
 	t_seed_init("test_wire");
 	test_csum();
 	test_good_frames(&cfg);
