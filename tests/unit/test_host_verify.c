@@ -756,7 +756,8 @@ static void test_loopback(void)
 
 	o.size = -1;
 	rc = capture(secho_host_counters, &o, &out);
-	if (getenv("SECHO_TEST_SHOW")) fputs(out, stderr);
+	if (getenv("SECHO_TEST_SHOW"))
+		fputs(out, stderr);
 	T_CHECK(rc == 0 && strstr(out, "bad_checksum 3") && strstr(out, "767000") &&
 	                strstr(out, "openssl"),
 	        "counters rc %d:\n%s", rc, out);
@@ -812,7 +813,6 @@ static void test_loopback(void)
 	t_end();
 }
 
-
 /* ---- raw mode over lo: an AF_PACKET responder thread ---- */
 
 #include <linux/if_packet.h>
@@ -849,8 +849,8 @@ static void *rawresp_main(void *arg)
 
 			if (n < 0)
 				break;
-			if (n < 42 || in[12] != 0x08 || in[13] != 0 || ip[0] != 0x45 || ip[9] != 17 ||
-			    memcmp(in, ep_mac, 6) != 0)
+			if (n < 42 || in[12] != 0x08 || in[13] != 0 || ip[0] != 0x45 ||
+			    ip[9] != 17 || memcmp(in, ep_mac, 6) != 0)
 				continue;
 			dport = (uint16_t)(u[2] << 8 | u[3]);
 			sport = (uint16_t)(u[0] << 8 | u[1]);
@@ -860,9 +860,10 @@ static void *rawresp_main(void *arg)
 				continue;
 			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - RAW_PORT0));
 			if (dport == RAW_PORT0 + 2) {
-				static const char js[] = "{\"engines\":{\"streaming\":{\"latency_ns\":"
-							 "{\"mean\":1000}},\"offload\":{\"latency_ns\":"
-							 "{\"mean\":2000}}}}";
+				static const char js[] =
+				        "{\"engines\":{\"streaming\":{\"latency_ns\":"
+				        "{\"mean\":1000}},\"offload\":{\"latency_ns\":"
+				        "{\"mean\":2000}}}}";
 				sl = fx_secure(&h, (const uint8_t *)js, sizeof(js) - 1, out + 42);
 			} else {
 				sl = fx_secure(&h, u + 8, (size_t)ulen - 8, out + 42);
@@ -950,16 +951,19 @@ static void test_raw_lo(void)
 	o.timeout_ms = 500;
 	o.count = quick() ? 40 : 200;
 	rc = capture(secho_host_paired, &o, &out);
-	if (getenv("SECHO_TEST_SHOW")) fputs(out, stderr);
+	if (getenv("SECHO_TEST_SHOW"))
+		fputs(out, stderr);
 	T_CHECK(rc == 0 && strstr(out, "raw mode") && strstr(out, "2.0x"), "raw paired rc %d:\n%s",
-		rc, out);
+	        rc, out);
 	free(out);
 	o.seconds = 1;
 	o.size = 64;
 	o.max_loss = 1000000;
 	rc = capture(secho_host_load, &o, &out);
+	if (getenv("SECHO_TEST_SHOW"))
+		fputs(out, stderr);
 	T_CHECK(rc == 0 && strstr(out, "raw mode") && !strstr(out, "failed check"),
-		"raw load rc %d:\n%s", rc, out);
+	        "raw load rc %d:\n%s", rc, out);
 	free(out);
 	rawresp_stop(&rp, th);
 
@@ -969,7 +973,7 @@ static void test_raw_lo(void)
 		o.size = -1;
 		rc = capture(secho_host_paired, &o, &out);
 		T_CHECK(rc == 1 && strstr(out, "failed check ip-ttl"), "raw bad TTL rc %d:\n%s", rc,
-			out);
+		        out);
 		free(out);
 		rawresp_stop(&rp, th);
 	}
