@@ -50,6 +50,7 @@ struct secho_host_opts {
 	unsigned long max_loss;
 	bool json;
 	bool quiet; /* no progress on stderr */
+	const char *seq_log; /* append every sequence number seen, one per line (NULL: none) */
 	/* load */
 	unsigned seconds;   /* 1..60 */
 	unsigned long rate; /* packets per second over all paths, 0 flat out */

@@ -35,6 +35,7 @@ enum {
 	O_WINDOW,
 	O_SEED,
 	O_QUIET,
+	O_SEQLOG,
 	O_HELP
 };
 
@@ -61,6 +62,7 @@ static const struct option longopts[] = {
         {"window", required_argument, NULL, O_WINDOW},
         {"seed", required_argument, NULL, O_SEED},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"seq-log", required_argument, NULL, O_SEQLOG},
         {"help", no_argument, NULL, O_HELP},
         {NULL, 0, NULL, 0},
 };
@@ -79,7 +81,9 @@ static const char common_help[] =
         "                        (only for a real lab network you own)\n"
         "  --port-stream N --port-offload N --port-counters N   (4000, 4001, 4002)\n"
         "  --timeout MS          per-packet answer timeout (default 200)\n"
-        "  --json                machine-readable output\n";
+        "  --json                machine-readable output\n"
+        "  --seq-log FILE        append every sequence number seen to FILE (one per line),\n"
+        "                        to check uniqueness across runs and endpoint restarts\n";
 
 static void usage(const char *sub, FILE *f)
 {
@@ -236,6 +240,9 @@ int cmd_host(int argc, char *argv[])
 			break;
 		case O_JSON:
 			o.json = true;
+			break;
+		case O_SEQLOG:
+			o.seq_log = a;
 			break;
 		case O_QUIET:
 			o.quiet = true;

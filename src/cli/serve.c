@@ -27,7 +27,8 @@ static const char usage[] =
 	"streaming engine, 4001 the offload engine, 4002 returns the encrypted counters.\n"
 	"\n"
 	"  --iface IF           interface to serve on (its MAC unless --mac)\n"
-	"  --ip ADDR            the endpoint's IPv4 address\n"
+	"  --ip ADDR[/PREFIX]   the endpoint's IPv4 address; with the prefix length, sources\n"
+	"                       that are the subnet's broadcast address are dropped too\n"
 	"  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
 	"  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
 	"  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
@@ -260,8 +261,21 @@ int cmd_serve(int argc, char **argv)
 		return bad("%s", "--key FILE is required");
 	if (!ip)
 		return bad("%s", "--ip ADDR is required");
-	if (inet_pton(AF_INET, ip, &cfg.wire.ip) != 1)
-		return bad("--ip: '%s' is not an IPv4 address", ip);
+	{
+		/* ADDR or ADDR/PREFIX: with a prefix, sources that are the subnet's broadcast
+		 * address are dropped too. */
+		char a[32];
+		const char *slash = strchr(ip, '/');
+		size_t alen = slash ? (size_t)(slash - ip) : strlen(ip);
+		unsigned long plen = 32;
+		if (alen >= sizeof(a) || (slash && !parse_uint(slash + 1, 1, 32, &plen)))
+			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
+		memcpy(a, ip, alen);
+		a[alen] = '\0';
+		if (inet_pton(AF_INET, a, &cfg.wire.ip) != 1)
+			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
+		cfg.wire.netmask = slash ? htonl(plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen)) : 0;
+	}
 	if (cfg.io.pcap_in) {
 		if (ifname)
 			return bad("%s", "--pcap-in and --iface are exclusive");

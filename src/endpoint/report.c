@@ -117,7 +117,7 @@ size_t secho_report_json(const struct secho_report_ctx *r, char *out, size_t cap
 		"{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:{s:o,s:o},s:o}", "v", 1, "uptime_s",
 		(json_int_t)((double)(now - r->start_tsc) / r->tsc_hz), "tsc_hz",
 		(json_int_t)r->tsc_hz, "seq_high_water",
-		(json_int_t)(r->seq_high_water ? r->seq_high_water(r->seq_arg) : 0), "rx_frames",
+		(json_int_t)(r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final), "rx_frames",
 		(json_int_t)c.rx_frames, "tx_frames", (json_int_t)c.tx_frames, "arp_answered",
 		(json_int_t)c.verdict[SECHO_WIRE_ARP], "io", r->io_desc ? r->io_desc : "", "engines",
 		"streaming", streaming, "offload", offload, "drops", drops);

@@ -38,6 +38,7 @@ struct secho_report_ctx {
 	size_t stream_key_bytes, offload_key_bytes, offload_staging_bytes, stream_staging_bytes;
 	uint64_t (*seq_high_water)(void *arg);
 	void *seq_arg;
+	uint64_t seq_final; /* the high-water mark at shutdown, once the state is closed */
 	const struct secho_offload *off;
 };
 

@@ -65,7 +65,7 @@ static void print_summary(const struct secho_report_ctx *r, struct secho_io *io)
 		printf("\n");
 	}
 	printf("  sequence  high-water %" PRIu64 "\n",
-	       r->seq_high_water ? r->seq_high_water(r->seq_arg) : 0);
+	       r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final);
 }
 
 int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop)
@@ -200,6 +200,8 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	while (secho_offload_inflight(off) && secho_rdtsc() < until)
 		secho_worker_completions(&w);
 	secho_io_tx_flush(io);
+	rep->seq_final = secho_seqlease_high_water(seq);
+	rep->seq_high_water = NULL; /* the lease is gone after close: report seq_final */
 	if (secho_seqlease_close(seq, err, sizeof(err)) != 0) {
 		fprintf(stderr, "secho serve: sequence state: %s\n", err);
 		rc = 1;

@@ -115,6 +115,14 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		secho_sess_close(s);
 		return -1;
 	}
+	if (o->seq_log) {
+		s->v->seq_log = fopen(o->seq_log, "a");
+		if (!s->v->seq_log) {
+			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log, strerror(errno));
+			secho_sess_close(s);
+			return -1;
+		}
+	}
 	for (unsigned i = 0; i < SECHO_RXBATCH; i++) {
 		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_HOST_MAX_MTU + 64);
 		s->rx[i].cap = SECHO_HOST_MAX_MTU + 64;
@@ -147,6 +155,8 @@ void secho_sess_close(struct secho_sess *s)
 {
 	secho_xport_close(&s->x);
 	if (s->v) {
+		if (s->v->seq_log)
+			fclose(s->v->seq_log);
 		secho_verifier_free(s->v);
 		free(s->v);
 		s->v = NULL;
@@ -285,7 +295,16 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 			}
 		}
 	}
-	/* Oldest outstanding request with the same port and size (counters: same port). */
+	/* Oldest outstanding request with the same port and size (counters: same port) whose
+	 * payload is what the response decrypts to: when an earlier request of that size was
+	 * lost, its successors' answers must not be taken for its own. Payloads of 1..7 bytes
+	 * are compared in full; an empty one cannot tell requests apart (any is as good).
+	 * When none compares equal, the oldest is taken and verification reports it. */
+	uint8_t mine[8], want[8];
+	size_t plen = len != SIZE_MAX && len < 8 ? len : 0;
+	if (plen && secho_verify_peek(s->v, m->udp, m->udp_len, mine, plen) != plen)
+		plen = 0;
+	struct secho_hreq *same = NULL;
 	for (unsigned i = 0; i < s->wcap; i++) {
 		struct secho_hreq *q = &s->win[i];
 
@@ -295,8 +314,13 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 			continue;
 		if (!best || q->id < best->id)
 			best = q;
+		if (plen) {
+			secho_sess_payload(s, q->id, plen, want);
+			if (!memcmp(want, mine, plen) && (!same || q->id < same->id))
+				same = q;
+		}
 	}
-	return best;
+	return same ? same : best;
 }
 
 static void account(struct secho_sess *s, struct secho_hreq *q, const struct secho_rxmsg *m,

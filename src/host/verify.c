@@ -250,6 +250,8 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 	/* Unrecordable (set full) is not a repeat; the caller sees seen.overflow. */
 	if (secho_seqset_add(&v->seen, res->seq) == 0)
 		fail(res, SECHO_VF_SEQ_REPEAT);
+	if (v->seq_log)
+		fprintf(v->seq_log, "%llu\n", (unsigned long long)res->seq);
 
 	if (len > SECHO_HOST_MAX_PAYLOAD)
 		return;

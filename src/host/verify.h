@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define SECHO_SEC_HDR_LEN    16
 #define SECHO_SEC_TAG_LEN    16
@@ -123,6 +124,7 @@ struct secho_verifier {
 	uint8_t salt[4];
 	uint16_t port_stream, port_offload, port_counters;
 	struct secho_seqset seen;
+	FILE *seq_log; /* every sequence number seen, for checks across runs; may be NULL */
 	uint8_t pt[SECHO_HOST_MAX_PAYLOAD]; /* decrypted response */
 	uint8_t ct[SECHO_HOST_MAX_PAYLOAD]; /* oracle's ciphertext */
 };
