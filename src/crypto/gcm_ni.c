@@ -377,18 +377,16 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
                                   size_t na, size_t nc, bool dec)
 {
 	const struct htab *t = HT(k);
-	size_t tot = na + nc + 1, p = tot;
-	__m128i b[8], x[7], c = _mm_shuffle_epi8(j0, CTR_MASK);
-	size_t r = len & 15, nf = len >> 4;
+	size_t p = na + nc + 1, r = len & 15, nf = len >> 4;
+	__m128i b[8], c = _mm_shuffle_epi8(j0, CTR_MASK);
 	struct acc a;
 
+	/* Every index into b[] below is a constant after unrolling, so the blocks stay in
+	 * registers; the branches test public lengths only. */
 	b[0] = j0;
-	for (size_t i = 1; i <= nc; i++)
-		b[i] = ctr_at(c, (int)i);
-	for (size_t i = 0; i < nf; i++)
-		x[i] = ni_loadu(in + 16 * i);
-	if (r)
-		x[nf] = load_part(in + 16 * nf, r);
+#pragma GCC unroll 7
+	for (int i = 1; i < 8; i++)
+		b[i] = ctr_at(c, i);
 
 	acc_init(&a);
 	for (size_t i = 0; i < aad_len >> 4; i++)
@@ -399,17 +397,50 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
 		                          BSWAP_MASK),
 		         p--);
 
-	enc_var(&k->aes, b, nc + 1);
-
-	for (size_t i = 0; i < nf; i++) {
-		__m128i o = _mm_xor_si128(x[i], b[i + 1]);
-		ni_storeu(out + 16 * i, o);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[i] : o, BSWAP_MASK), p--);
+	/* Exactly nc + 1 chains: back-to-back packets are bound by AES throughput. */
+	switch (nc) {
+	case 0:
+		ni_enc_n(&k->aes, b, 1);
+		break;
+	case 1:
+		ni_enc_n(&k->aes, b, 2);
+		break;
+	case 2:
+		ni_enc_n(&k->aes, b, 3);
+		break;
+	case 3:
+		ni_enc_n(&k->aes, b, 4);
+		break;
+	case 4:
+		ni_enc_n(&k->aes, b, 5);
+		break;
+	case 5:
+		ni_enc_n(&k->aes, b, 6);
+		break;
+	case 6:
+		ni_enc_n(&k->aes, b, 7);
+		break;
+	default:
+		ni_enc_n(&k->aes, b, 8);
+		break;
 	}
-	if (r) {
-		__m128i o = _mm_and_si128(_mm_xor_si128(x[nf], b[nf + 1]), keep_mask(r));
-		store_part(out + 16 * nf, o, r);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[nf] : o, BSWAP_MASK), p--);
+
+#pragma GCC unroll 7
+	for (int i = 0; i < 7; i++) {
+		if ((size_t)i < nf) {
+			__m128i x = ni_loadu(in + 16 * i);
+			__m128i o = _mm_xor_si128(x, b[i + 1]);
+			ni_storeu(out + 16 * i, o);
+			acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+		} else {
+			if (r) {
+				__m128i x = load_part(in + 16 * i, r);
+				__m128i o = _mm_and_si128(_mm_xor_si128(x, b[i + 1]), keep_mask(r));
+				store_part(out + 16 * i, o, r);
+				acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+			}
+			break;
+		}
 	}
 	acc_addp(&a, t, len_block(aad_len, len), 1);
 	return _mm_xor_si128(b[0], _mm_shuffle_epi8(acc_reduce(&a), BSWAP_MASK));
