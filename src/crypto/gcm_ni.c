@@ -171,7 +171,8 @@ SECHO_NI_INLINE __m128i j0_from_iv(const uint8_t iv[12])
  * low qword and len(A) in the high one. */
 SECHO_NI_INLINE __m128i len_block(size_t aad_len, size_t len)
 {
-	return _mm_set_epi64x((long long)((uint64_t)aad_len * 8), (long long)((uint64_t)len * 8));
+	uint64_t abits = (uint64_t)aad_len << 3, cbits = (uint64_t)len << 3;
+	return _mm_set_epi64x((long long)abits, (long long)cbits);
 }
 
 /* y (reversed) absorbs n whole blocks: groups of 8 with one reduction each. */

@@ -81,7 +81,7 @@ static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int
 		return 0;
 	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
 		return 0;
-	return (size_t)(n1 + n2) == len;
+	return (size_t)n1 + (size_t)n2 == len;
 }
 
 static int ossl_gcm_seal(const uint8_t *key, size_t kl, const uint8_t iv[12], const uint8_t *aad,
@@ -344,7 +344,7 @@ static void test_ghash(void)
 		size_t kl = key_lens[ki];
 		for (int i = 0; i <= 64 + rnd; i++) {
 			size_t n = nth_count(i);
-			uint8_t key[32], h[16], y[16], y2[16];
+			uint8_t key[32], h[16] = {0}, y[16], y2[16];
 			secho_gcm_key g;
 			t_randbytes(key, kl);
 			mk_gcm(&g, key, kl);
@@ -375,7 +375,8 @@ static void test_fused(void)
 		size_t kl = key_lens[ki];
 		for (int i = 0; i <= 64 + rnd; i++) {
 			size_t n = nth_count(i);
-			uint8_t key[32], h[16], iv[16], y0[16], c1[16], y1[16], c2[16], y2[16];
+			uint8_t key[32], h[16] = {0}, iv[16], y0[16], c1[16], y1[16], c2[16],
+			                 y2[16];
 			secho_gcm_key g;
 			t_randbytes(key, kl);
 			t_randbytes(iv, 16);
