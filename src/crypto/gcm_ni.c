@@ -514,7 +514,8 @@ SECHO_NI_TARGET static int ni_open96(const secho_gcm_key *k, const uint8_t iv[12
 	unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(s, g));
 	unsigned want = (1u << tag_len) - 1;
 	if ((eq & want) != want) {
-		memset(out, 0, len);
+		if (len)
+			memset(out, 0, len);
 		return SECHO_EAUTH;
 	}
 	return SECHO_OK;
