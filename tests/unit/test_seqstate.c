@@ -348,6 +348,17 @@ static void test_refusals(void)
 	        f);
 	if (rc == 0)
 		secho_seq_close(&s);
+	/* the example record of docs/PROTOCOL.md */
+	make_record(rec, sizeof(rec), 7, 1048576);
+	T_CHECK(strcmp(rec, "secho-seq 1 key-id 7 reserved 1048576 crc32 2f292d79\n") == 0,
+	        "documented example: %s", rec);
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 7, 10, err, sizeof(err));
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f == 1048577, "example opens: %s",
+	        err);
+	if (rc == 0)
+		secho_seq_close(&s);
+	make_record(rec, sizeof(rec), 4, 1000);
 	/* permissions too open */
 	static const mode_t modes[] = {0620, 0602, 0666, 0622};
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
