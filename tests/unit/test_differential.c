@@ -357,8 +357,11 @@ static void stream_case(int mode, const secho_aes_key *k, const uint8_t *key, si
 {
 	uint8_t iv[16];
 	t_randbytes(iv, 16);
-	if (mode == M_CTR && (t_rand64() & 1)) /* counter carries across 32/64-bit words */
-		memset(iv + 16 - t_randrange(1, 16), 0xff, 16);
+	/* CTR: often end the counter in 0xff bytes, so it carries across 32/64-bit words */
+	if (mode == M_CTR && (t_rand64() & 1)) {
+		size_t nff = t_randrange(1, 16);
+		memset(iv + 16 - nff, 0xff, nff);
+	}
 	t_randbytes(pt, len);
 	bool inplace = t_rand64() & 1;
 	int pat = pick_pattern(len);
