@@ -493,7 +493,7 @@ static int batch_run(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, bool
 		bulk(k, msgs, n);
 	} else if (bulk && nvalid) {
 		secho_gcm_msg v[SECHO_GCM_BATCH_MAX];
-		size_t idx[SECHO_GCM_BATCH_MAX], j = 0;
+		size_t idx[SECHO_GCM_BATCH_MAX] = {0}, j = 0;
 		for (size_t i = 0; i < n; i++)
 			if (!msgs[i].status) {
 				idx[j] = i;

@@ -84,9 +84,11 @@ static void test_keys(secho_impl_id id)
 		memset(&k, CAN, sizeof(k));
 		EXPECT(secho_aes_key_init(&k, key32, bad[i], id), SECHO_EINVAL, "key_len %zu",
 		       bad[i]);
-		uint8_t c[sizeof(k)];
-		memset(c, CAN, sizeof(c));
-		T_CHECK(memcmp(&k, c, sizeof(k)) == 0, "aes key written on key_len %zu", bad[i]);
+		const uint8_t *kb = (const uint8_t *)&k;
+		bool untouched = true;
+		for (size_t j = 0; j < sizeof(k); j++)
+			untouched &= kb[j] == CAN;
+		T_CHECK(untouched, "aes key written on key_len %zu", bad[i]);
 		memset(&gk, CAN, sizeof(gk));
 		EXPECT(secho_gcm_key_init(&gk, key32, bad[i], id), SECHO_EINVAL, "gcm key_len %zu",
 		       bad[i]);
@@ -634,10 +636,13 @@ static void test_strerror(void)
 	                            SECHO_EUNAVAIL, SECHO_ESTATE, SECHO_ELIMIT};
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
 		const char *s = secho_strerror(codes[i]);
-		T_CHECK(s && *s && strcmp(s, "unknown error"), "strerror(%d)", codes[i]);
-		for (size_t j = 0; j < i; j++)
-			T_CHECK(strcmp(s, secho_strerror(codes[j])), "strerror %d == %d", codes[i],
-			        codes[j]);
+		if (!s)
+			s = "";
+		T_CHECK(*s && strcmp(s, "unknown error") != 0, "strerror(%d)", codes[i]);
+		for (size_t j = 0; j < i; j++) {
+			const char *o = secho_strerror(codes[j]);
+			T_CHECK(!o || strcmp(s, o) != 0, "strerror %d == %d", codes[i], codes[j]);
+		}
 	}
 	T_CHECK(!strcmp(secho_strerror(-100), "unknown error"), "strerror(-100)");
 }

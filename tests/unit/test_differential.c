@@ -92,7 +92,7 @@ static bool ossl_encrypt(int mode, const uint8_t *key, size_t kl, const uint8_t 
 		return false;
 	if (EVP_EncryptFinal_ex(X, out + n1, &n2) != 1)
 		return false;
-	return (size_t)(n1 + n2) == len;
+	return (size_t)n1 + (size_t)n2 == len;
 }
 
 /* PCBC reference from its definition, one OpenSSL ECB block at a time:
