@@ -53,6 +53,8 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 LIBSECHO   := $(BUILD)/libsecho.a
 
 .PHONY: all lib tests bench test demo check format deps asan fuzz clean
+# Keep intermediate objects (test and bench objects are built through chained rules).
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/secho tests bench

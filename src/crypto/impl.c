@@ -13,10 +13,11 @@
 #include <strings.h>
 
 /*
- * The tables are weak references while the implementations are being brought up, so the
- * library links with any subset; a missing one reads as unavailable.
+ * The portable tables are always built and referenced strongly (a weak reference would not
+ * pull them out of the static library). The others are weak references while they are
+ * being brought up, so the library links with any subset; a missing one reads as
+ * unavailable.
  */
-extern const struct secho_gcm_impl secho_gcm_ct64_impl __attribute__((weak));
 extern const struct secho_gcm_impl secho_gcm_ni_impl __attribute__((weak));
 extern const struct secho_gcm_impl secho_gcm_vaes_impl __attribute__((weak));
 
@@ -26,7 +27,7 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 {
 	switch (id) {
 	case SECHO_IMPL_PORTABLE:
-		return &secho_gcm_ct64_impl ? &secho_gcm_ct64_impl : NULL;
+		return &secho_gcm_ct64_impl;
 	case SECHO_IMPL_AESNI:
 		return &secho_gcm_ni_impl ? &secho_gcm_ni_impl : NULL;
 	case SECHO_IMPL_VAES:
