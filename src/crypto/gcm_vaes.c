@@ -234,7 +234,8 @@ VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m
 			size_t nb = m - 4 * g < 4 ? m - 4 * g : 4;
 			__mmask8 msk = vaes_blkmask(nb);
 			__m512i b = _mm512_shuffle_epi8(*c, bs);
-			*c = _mm512_add_epi32(*c, four);
+			/* advance by the blocks used: the caller continues from *c */
+			*c = _mm512_add_epi32(*c, _mm512_maskz_set1_epi32(0x1111, (int)nb));
 			vaes_enc_n(&b, 1, r);
 			__m512i x = _mm512_maskz_loadu_epi64(msk, in + 64 * g);
 			b = _mm512_maskz_xor_epi64(msk, b, x);
