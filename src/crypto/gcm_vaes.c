@@ -24,7 +24,8 @@
  */
 #include "crypto/aes_vaes.h"
 
-#define NPOW 32 /* powers of K in htab */
+#define NPOW  32  /* powers of K in htab */
+#define HKOFF 512 /* offset of the Karatsuba halves: K_i.lo ^ K_i.hi in both qwords */
 
 /* K_i, i in 1..NPOW. */
 static inline const uint8_t *kpow(const secho_gcm_key *k, size_t i)
@@ -53,7 +54,8 @@ VAES_INLINE __m128i gf_dot(__m128i a, __m128i b)
 	return gf_red(lo, hi);
 }
 
-/* Unreduced sums of products, four lanes. */
+/* Unreduced sums of products, four lanes, Karatsuba: lo = sum x0 h0, hi = sum x1 h1,
+ * mid = sum (x0 + x1)(h0 + h1); the true middle term is mid + lo + hi (gacc_final). */
 struct gacc {
 	__m512i lo, mid, hi;
 };
@@ -63,19 +65,27 @@ VAES_INLINE void gacc_zero(struct gacc *a)
 	a->lo = a->mid = a->hi = _mm512_setzero_si512();
 }
 
-VAES_INLINE void gacc_mul(struct gacc *a, __m512i x, __m512i h)
+VAES_INLINE void gacc_mul(struct gacc *a, __m512i x, __m512i h, __m512i hk)
 {
+	__m512i xk = _mm512_xor_si512(x, _mm512_shuffle_epi32(x, _MM_PERM_BADC));
 	a->lo = _mm512_xor_si512(a->lo, _mm512_clmulepi64_epi128(x, h, 0x00));
 	a->hi = _mm512_xor_si512(a->hi, _mm512_clmulepi64_epi128(x, h, 0x11));
-	a->mid = _mm512_ternarylogic_epi64(a->mid, _mm512_clmulepi64_epi128(x, h, 0x01),
-	                                   _mm512_clmulepi64_epi128(x, h, 0x10), 0x96);
+	a->mid = _mm512_xor_si512(a->mid, _mm512_clmulepi64_epi128(xk, hk, 0x00));
+}
+
+/* x times the powers at p (a pointer into the K table; the halves are at p + HKOFF),
+ * lanes selected by the qword mask m. */
+VAES_INLINE void gacc_mulp(struct gacc *a, __m512i x, const uint8_t *p, __mmask8 m)
+{
+	gacc_mul(a, x, _mm512_maskz_loadu_epi64(m, p), _mm512_maskz_loadu_epi64(m, p + HKOFF));
 }
 
 /* Sum the four lanes and reduce: the POLYVAL sum of all accumulated products. */
 VAES_INLINE __m128i gacc_final(const struct gacc *a)
 {
-	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(a->mid, 8));
-	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(a->mid, 8));
+	__m512i mid = _mm512_ternarylogic_epi64(a->mid, a->lo, a->hi, 0x96);
+	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(mid, 8));
+	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(mid, 8));
 	__m256i l4 = _mm256_xor_si256(_mm512_castsi512_si256(lo), _mm512_extracti64x4_epi64(lo, 1));
 	__m256i h4 = _mm256_xor_si256(_mm512_castsi512_si256(hi), _mm512_extracti64x4_epi64(hi, 1));
 	__m128i l2 = _mm_xor_si128(_mm256_castsi256_si128(l4), _mm256_extracti128_si256(l4, 1));
@@ -87,8 +97,9 @@ VAES_INLINE __m128i gacc_final(const struct gacc *a)
 VAES_INLINE __m512i gacc_final4(const struct gacc *a)
 {
 	const __m512i c = _mm512_set1_epi64((long long)0xc200000000000000ull);
-	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(a->mid, 8));
-	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(a->mid, 8));
+	__m512i mid = _mm512_ternarylogic_epi64(a->mid, a->lo, a->hi, 0x96);
+	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(mid, 8));
+	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(mid, 8));
 	/* The constant's high qword is never selected (imm 0x00), so a broadcast works. */
 	__m512i v = _mm512_xor_si512(_mm512_shuffle_epi32(lo, _MM_PERM_BADC),
 	                             _mm512_clmulepi64_epi128(lo, c, 0x00));
@@ -132,9 +143,10 @@ VAES_TARGET static void vaes_hinit(secho_gcm_key *k)
 	__m128i p = k1;
 	for (unsigned i = 1; i <= NPOW; i++) {
 		_mm_storeu_si128((__m128i *)kpow(k, i), p);
+		__m128i hk = _mm_xor_si128(p, _mm_shuffle_epi32(p, 0x4e));
+		_mm_storeu_si128((__m128i *)(kpow(k, i) + HKOFF), hk);
 		p = gf_dot(p, k1);
 	}
-	memset(k->htab + 16 * NPOW, 0, sizeof(k->htab) - 16 * NPOW);
 }
 
 /* ---- bulk GHASH ---- */
@@ -155,7 +167,7 @@ VAES_INLINE __m128i ghash_mem(const secho_gcm_key *k, __m128i s, const uint8_t *
 			        _mm512_shuffle_epi8(_mm512_maskz_loadu_epi64(msk, in + 64 * g), bs);
 			if (g == 0)
 				x = _mm512_xor_si512(x, _mm512_zextsi128_si512(s));
-			gacc_mul(&a, x, _mm512_maskz_loadu_epi64(msk, t + 64 * g));
+			gacc_mulp(&a, x, t + 64 * g, msk);
 		}
 		s = gacc_final(&a);
 		in += 16 * m;
@@ -219,7 +231,7 @@ VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m
 				__m512i g = _mm512_shuffle_epi8(mode == 1 ? b[j] : x[j], bs);
 				if (j == 0)
 					g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-				gacc_mul(&a, g, _mm512_loadu_si512(htab + 64 * j));
+				gacc_mulp(&a, g, htab + 64 * j, 0xff);
 			}
 		}
 		if (mode)
@@ -244,7 +256,7 @@ VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m
 				__m512i y = _mm512_shuffle_epi8(mode == 1 ? b : x, bs);
 				if (g == 0)
 					y = _mm512_xor_si512(y, _mm512_zextsi128_si512(s));
-				gacc_mul(&a, y, _mm512_maskz_loadu_epi64(msk, t + 64 * g));
+				gacc_mulp(&a, y, t + 64 * g, msk);
 			}
 		}
 		if (mode)
@@ -351,8 +363,7 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 	gacc_zero(&a);
 	if (na) {
 		__m512i x = _mm512_maskz_loadu_epi8(bytemask64(aad_len), aad);
-		gacc_mul(&a, _mm512_shuffle_epi8(x, bs),
-		         _mm512_maskz_loadu_epi64(vaes_blkmask(na), t));
+		gacc_mulp(&a, _mm512_shuffle_epi8(x, bs), t, vaes_blkmask(na));
 		t += 16 * na;
 	}
 #pragma GCC unroll 8
@@ -362,11 +373,9 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 		__m512i x = _mm512_maskz_loadu_epi8(bm, in + 64 * j);
 		__m512i y = _mm512_maskz_mov_epi8(bm, _mm512_xor_si512(b[j], x));
 		_mm512_mask_storeu_epi8(out + 64 * j, bm, y);
-		gacc_mul(&a, _mm512_shuffle_epi8(enc ? y : x, bs),
-		         _mm512_maskz_loadu_epi64(vaes_blkmask(nb), t + 64 * j));
+		gacc_mulp(&a, _mm512_shuffle_epi8(enc ? y : x, bs), t + 64 * j, vaes_blkmask(nb));
 	}
-	gacc_mul(&a, _mm512_zextsi128_si512(lenblk(aad_len, len)),
-	         _mm512_zextsi128_si512(_mm_loadu_si128((const __m128i *)kpow(k, 1))));
+	gacc_mulp(&a, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow(k, 1), 0x03);
 	__m128i s = gacc_final(&a);
 	__m128i tg = _mm_xor_si128(bswap128(s), _mm512_castsi512_si128(b[nz]));
 	return tag_out(tg, enc, tag, tag_len, out, len);
@@ -553,19 +562,23 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 				p[i] = act ? x->aad + 16 * (size_t)v : k->htab;
 				h[i] = kpow(k, act ? x->na + x->nc + 1 - v : 1);
 			}
-			__m512i xa, hk;
+			__m512i xa, hp, hk;
 			LANE_LOAD4(xa, m, p);
 			__mmask16 all[4] = {0xffff, 0xffff, 0xffff, 0xffff};
+			LANE_LOAD4(hp, all, h);
+			for (int i = 0; i < 4; i++)
+				h[i] += HKOFF;
 			LANE_LOAD4(hk, all, h);
-			gacc_mul(&acc[q], _mm512_shuffle_epi8(xa, bs), hk);
+			gacc_mul(&acc[q], _mm512_shuffle_epi8(xa, bs), hp, hk);
 		}
 	}
 
 	/* Text, right-aligned, broadcast powers. */
 	const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
 	for (unsigned u = 0; u < maxc; u++) {
-		__m512i hk = _mm512_broadcast_i32x4(
-		        _mm_loadu_si128((const __m128i *)kpow(k, maxc + 1 - u)));
+		const uint8_t *pp = kpow(k, maxc + 1 - u);
+		__m512i hp = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)pp));
+		__m512i hk = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(pp + HKOFF)));
 		__m512i kb[4];
 #pragma GCC unroll 4
 		for (int q = 0; q < Q; q++) {
@@ -593,14 +606,15 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 			LANE_LOAD4(xt, m, p);
 			y = _mm512_maskz_mov_epi8(m64, _mm512_xor_si512(kb[q], xt));
 			LANE_STORE4(o, m, y);
-			gacc_mul(&acc[q], _mm512_shuffle_epi8(enc ? y : xt, bs), hk);
+			gacc_mul(&acc[q], _mm512_shuffle_epi8(enc ? y : xt, bs), hp, hk);
 		}
 	}
-
 	const __m512i k1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kpow(k, 1)));
+	const __m512i k1k =
+	        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(kpow(k, 1) + HKOFF)));
 #pragma GCC unroll 4
 	for (int q = 0; q < Q; q++) {
-		gacc_mul(&acc[q], _mm512_load_si512(lb[4 * q]), k1);
+		gacc_mul(&acc[q], _mm512_load_si512(lb[4 * q]), k1, k1k);
 		__m512i s = gacc_final4(&acc[q]);
 		_mm512_store_si512(tg[4 * q], _mm512_xor_si512(_mm512_shuffle_epi8(s, bs), ej[q]));
 	}
