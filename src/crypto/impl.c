@@ -13,13 +13,12 @@
 #include <strings.h>
 
 /*
- * The portable tables are always built and referenced strongly (a weak reference would not
- * pull them out of the static library). The others are weak references while they are
+ * The portable and vaes tables are always built and referenced strongly (a weak reference
+ * would not pull them out of the static library). The others are weak references while they are
  * being brought up, so the library links with any subset; a missing one reads as
  * unavailable.
  */
 extern const struct secho_gcm_impl secho_gcm_ni_impl __attribute__((weak));
-extern const struct secho_gcm_impl secho_gcm_vaes_impl __attribute__((weak));
 
 static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
 
@@ -31,7 +30,7 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 	case SECHO_IMPL_AESNI:
 		return &secho_gcm_ni_impl ? &secho_gcm_ni_impl : NULL;
 	case SECHO_IMPL_VAES:
-		return &secho_gcm_vaes_impl ? &secho_gcm_vaes_impl : NULL;
+		return &secho_gcm_vaes_impl;
 	default:
 		return NULL;
 	}
