@@ -197,11 +197,60 @@ SECHO_NI_TARGET static __m128i ghash_rev(const struct htab *t, __m128i y, const 
 }
 
 /*
+ * One group of 8 CTR blocks with, stitched into its AES rounds, the GHASH of 8 other
+ * blocks at g (when gh): one Karatsuba multiply per round 1..8, the reduction in round 9
+ * (every key size has at least 10 rounds). AESENC and PCLMULQDQ compete for the same
+ * vector pipes here; interleaving them in one instruction stream lets the scheduler fill
+ * both instead of running a burst of AES and then a burst of multiplies. For encryption
+ * g is the previous group's ciphertext (already stored to out, re-read from L1); for
+ * decryption it is this group's input, read before any output is stored (in place is
+ * safe). Returns the new y; *c advances by 8.
+ */
+SECHO_NI_INLINE __m128i group8(const secho_gcm_key *k, __m128i *c, __m128i y, uint8_t *out,
+                               const uint8_t *in, const uint8_t *g, bool gh)
+{
+	const struct htab *t = HT(k);
+	const __m128i *rk = (const __m128i *)k->aes.u.rk[0];
+	__m128i b[8], key = _mm_load_si128(rk);
+	struct acc a;
+
+	acc_init(&a);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		b[i] = _mm_xor_si128(ctr_at(*c, i), key);
+	*c = _mm_add_epi32(*c, _mm_set_epi32(8, 0, 0, 0));
+#pragma GCC unroll 13
+	for (unsigned r = 1; r < 14; r++) {
+		if (r >= k->aes.rounds)
+			break;
+		key = _mm_load_si128(rk + r);
+#pragma GCC unroll 8
+		for (int i = 0; i < 8; i++)
+			b[i] = _mm_aesenc_si128(b[i], key);
+		if (gh && r <= 8) {
+			__m128i x = load_rev(g + 16 * (r - 1));
+			if (r == 1)
+				x = _mm_xor_si128(x, y);
+			acc_addp(&a, t, x, 9 - r);
+		}
+		if (gh && r == 9)
+			y = acc_reduce(&a);
+	}
+	key = _mm_load_si128(rk + k->aes.rounds);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		b[i] = _mm_aesenclast_si128(b[i], key);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		ni_storeu(out + 16 * i, _mm_xor_si128(b[i], ni_loadu(in + 16 * i)));
+	return y;
+}
+
+/*
  * The fused bulk: n whole blocks of CTR (counter c in shuffled form, advanced) with the
- * ciphertext absorbed into y (reversed). For dec the input is the ciphertext; for enc
- * the output is. Per group of 8 the AES chains and the multiplies of the same group are
- * in one basic block; the multiplies of group i and the AES of group i+1 are
- * independent, so the out-of-order core overlaps them.
+ * ciphertext absorbed into y (reversed). Encryption is software-pipelined by one group
+ * (group i's AES carries group i-1's GHASH); the last group and a tail of 1..7 blocks are
+ * hashed after their AES.
  */
 SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *yp, uint8_t *out,
                                   const uint8_t *in, size_t n, bool dec)
@@ -210,27 +259,17 @@ SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *
 	__m128i c = *cp, y = *yp, b[8], x[8];
 	struct acc a;
 
-	for (; n >= 8; n -= 8, in += 128, out += 128) {
-		for (int i = 0; i < 8; i++)
-			b[i] = ctr_at(c, i);
-		c = _mm_add_epi32(c, _mm_set_epi32(8, 0, 0, 0));
-		if (dec)
-			for (int i = 0; i < 8; i++)
-				x[i] = ni_loadu(in + 16 * i);
-		ni_enc_n(&k->aes, b, 8);
-		for (int i = 0; i < 8; i++) {
-			if (dec) {
-				ni_storeu(out + 16 * i, _mm_xor_si128(b[i], x[i]));
-			} else {
-				x[i] = _mm_xor_si128(b[i], ni_loadu(in + 16 * i));
-				ni_storeu(out + 16 * i, x[i]);
-			}
+	if (dec) {
+		for (; n >= 8; n -= 8, in += 128, out += 128)
+			y = group8(k, &c, y, out, in, in, true);
+	} else if (n >= 8) {
+		const uint8_t *prev = out;
+		group8(k, &c, y, out, in, NULL, false);
+		for (n -= 8, in += 128, out += 128; n >= 8; n -= 8, in += 128, out += 128) {
+			y = group8(k, &c, y, out, in, prev, true);
+			prev = out;
 		}
-		acc_init(&a);
-		acc_addp(&a, t, _mm_xor_si128(y, _mm_shuffle_epi8(x[0], BSWAP_MASK)), 8);
-		for (int i = 1; i < 8; i++)
-			acc_addp(&a, t, _mm_shuffle_epi8(x[i], BSWAP_MASK), 8 - (size_t)i);
-		y = acc_reduce(&a);
+		y = ghash_rev(t, y, prev, 8);
 	}
 	if (n) {
 		for (size_t i = 0; i < n; i++)
