@@ -578,17 +578,8 @@ static void test_dispatch(void)
 	/* force each available implementation: AUTO keys follow it */
 	for (int i = SECHO_IMPL_PORTABLE; i < SECHO_IMPL_COUNT; i++) {
 		secho_impl_id want = (secho_impl_id)i;
-		if (!secho_impl_available(want)) {
-			EXPECT(secho_impl_force(want), SECHO_EUNAVAIL, "force unavailable %s",
-			       names[i]);
-			secho_aes_key k;
-			secho_gcm_key gk;
-			EXPECT(secho_aes_key_init(&k, key32, 16, want), SECHO_EUNAVAIL, "%s",
-			       names[i]);
-			EXPECT(secho_gcm_key_init(&gk, key32, 16, want), SECHO_EUNAVAIL, "%s",
-			       names[i]);
-			continue;
-		}
+		if (!secho_impl_available(want))
+			continue; /* test_force_unavailable() */
 		EXPECT(secho_impl_force(want), SECHO_OK, "force %s", names[i]);
 		T_CHECK(secho_impl_resolve(SECHO_IMPL_AUTO) == want, "AUTO -> %s after force",
 		        names[secho_impl_resolve(SECHO_IMPL_AUTO)]);
@@ -628,6 +619,30 @@ static void test_dispatch(void)
 	/* secho_impl_force wins over the environment */
 	ok = child_resolve("aesni", "portable", out, sizeof(out), err, sizeof(err));
 	T_CHECK(ok && !strcmp(out, "portable portable"), "force over env: child said '%s'", out);
+}
+
+/* Forcing (or asking a key for) an implementation the CPU lacks: SECHO_EUNAVAIL, and AUTO
+ * keeps resolving as before. Returns false when every implementation is available. */
+static bool test_force_unavailable(void)
+{
+	static const char *const names[] = {"auto", "portable", "aesni", "vaes"};
+	int u = 0;
+	for (int i = SECHO_IMPL_PORTABLE; i < SECHO_IMPL_COUNT && !u; i++)
+		if (!secho_impl_available((secho_impl_id)i))
+			u = i;
+	if (!u)
+		return false;
+	secho_impl_id before = secho_impl_resolve(SECHO_IMPL_AUTO);
+	EXPECT(secho_impl_force((secho_impl_id)u), SECHO_EUNAVAIL, "force %s", names[u]);
+	T_CHECK(secho_impl_resolve(SECHO_IMPL_AUTO) == before, "failed force changed AUTO");
+	secho_aes_key k;
+	secho_gcm_key gk;
+	memset(&gk, CAN, sizeof(gk));
+	EXPECT(secho_aes_key_init(&k, key32, 16, (secho_impl_id)u), SECHO_EUNAVAIL, "%s", names[u]);
+	EXPECT(secho_gcm_key_init(&gk, key32, 16, (secho_impl_id)u), SECHO_EUNAVAIL, "%s",
+	       names[u]);
+	T_CHECK(((uint8_t *)&gk)[0] == CAN, "gcm key written on EUNAVAIL");
+	return true;
 }
 
 static void test_strerror(void)
@@ -681,6 +696,11 @@ int main(int argc, char **argv)
 	t_begin("api dispatch (force, names, SECHO_IMPL)");
 	test_dispatch();
 	t_end();
+	t_begin("api force an unavailable implementation");
+	if (test_force_unavailable())
+		t_end();
+	else
+		t_unavailable("every implementation is available on this CPU, none to refuse");
 	t_begin("api strerror");
 	test_strerror();
 	t_end();
