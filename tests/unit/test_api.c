@@ -287,6 +287,16 @@ static void test_stream_modes(secho_impl_id id)
 		EXPECT(s_upd(m, false, &s, o, NULL, 8), SECHO_EINVAL, "%s NULL in", nm[m]);
 		EXPECT(s_upd(m, true, &s, NULL, NULL, 0), SECHO_OK, "%s NULL, 0", nm[m]);
 		T_CHECK(gb_ok(&ob, true), "%s: rejected call wrote", nm[m]);
+		/* the rejected calls left the position alone: same bytes as a fresh context */
+		{
+			secho_stream f;
+			uint8_t a[8], b[8];
+			EXPECT(s_upd(m, true, &s, a, src, 8), SECHO_OK, "");
+			EXPECT(s_init(m, &f, &k, iv), SECHO_OK, "");
+			EXPECT(s_upd(m, true, &f, b, src, 8), SECHO_OK, "");
+			T_CHECK(!memcmp(a, b, 8), "%s: rejected calls moved the stream", nm[m]);
+			secho_stream_wipe(&f);
+		}
 		/* canaries, every length 0..80 as one call after a 0..17-byte prefix call */
 		for (size_t pre = 0; pre <= 17; pre += 17) {
 			for (size_t len = 0; len <= 80; len++) {
