@@ -140,7 +140,14 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	secho_report_init(rep, cfg->report_rate);
 	rep->workers = workers;
 	rep->nworkers = 1;
-	rep->io_desc = secho_io_describe(io);
+	/* The report carries the short form (what was opened, not why): it must fit the MTU. */
+	char io_short[48];
+	const char *desc = secho_io_describe(io);
+	size_t dl = strcspn(desc, "(;,");
+	while (dl && desc[dl - 1] == ' ')
+		dl--;
+	snprintf(io_short, sizeof(io_short), "%.*s", (int)dl, desc);
+	rep->io_desc = io_short;
 	rep->offload_backend = secho_offload_backend_name(cfg->offload);
 	rep->off = off;
 	rep->stream_key_bytes = sizeof(*gk);
