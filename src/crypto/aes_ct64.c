@@ -136,6 +136,8 @@ static void unpack(uint8_t *out, uint64_t q[8], size_t nblocks)
 		}
 	}
 	if (dst == buf) {
+		/* buf was written through dst above (cppcheck does not follow the alias) */
+		// cppcheck-suppress uninitvar
 		memcpy(out, buf, nblocks * 16);
 		secho_wipe(buf, sizeof(buf));
 	}

@@ -115,11 +115,8 @@ static void post_offload(struct secho_worker *w, struct secho_io_pkt *p,
 		secho_offload_slot_put(w->off, (uint32_t)slot);
 		return;
 	}
-	struct secho_offload_job j;
-	j.slot = (uint32_t)slot;
-	j.len = req->payload_len;
-	j.cookie = (uint64_t)slot;
-	j.status = 0;
+	struct secho_offload_job j = {.slot = (uint32_t)slot, .len = req->payload_len,
+	                              .cookie = (uint64_t)slot};
 	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD, w->key_id, w->salt, seq);
 	memcpy(secho_offload_staging(w->off, j.slot), p->data + req->payload_off, j.len);
 	struct secho_pending *pd = &w->pending[slot];
