@@ -270,6 +270,20 @@ static const struct secho_io_ops xdp_ops = {
         .read_kernel_stats = xdp_read_kernel_stats,
 };
 
+/* libbpf and libxdp log to stderr by default (e.g. "No bpffs found", which is expected
+ * here); keep them quiet unless SECHO_IO_DEBUG is set. */
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return getenv("SECHO_IO_DEBUG") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int quiet_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return getenv("SECHO_IO_DEBUG") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
 /* One complete attempt: UMEM + socket with these flags. Returns 0 or -errno; on failure
  * nothing is left behind (a failed bind leaves the rings set on the UMEM's socket, so a
  * retry needs a fresh UMEM). */
@@ -327,6 +341,8 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 		errno = EINVAL;
 		return NULL;
 	}
+	libbpf_set_print(quiet_libbpf);
+	libxdp_set_print(quiet_libxdp);
 	x = calloc(1, sizeof(*x));
 	if (!x) {
 		secho_io_err(err, errlen, "AF_XDP: out of memory");

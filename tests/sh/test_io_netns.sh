@@ -17,7 +17,7 @@ BIN="$ROOT/${BUILD:-build}/bench"
 . "$ROOT/tests/sh/netns.sh"
 
 if why=$(netns_unavailable); then
-	for b in packet-v3 packet-v2 packet-v2-sendmmsg xdp-native xdp-skb; do
+	for b in packet-v3 packet-v2 packet-v2-sendmmsg xdp-native xdp-skb auto; do
 		echo "UNAVAILABLE io $b: $why"
 	done
 	exit 0
@@ -88,4 +88,10 @@ run_backend packet-v2 --io packet --packet-version 2
 run_backend packet-v2-sendmmsg --io packet --packet-version 2 --sendmmsg
 run_backend xdp-native --io xdp --xdp-mode native
 run_backend xdp-skb --io xdp --xdp-mode skb
+# auto must say what it chose and why.
+run_backend auto --io auto
+if [ -f "$TMP/ready" ] && ! grep -q 'auto: \|AF_XDP zero-copy' "$TMP/ready"; then
+	echo "FAIL io auto: description gives no reason: $(cat "$TMP/ready")"
+	failed=1
+fi
 exit $failed
