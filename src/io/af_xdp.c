@@ -415,9 +415,13 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 			snprintf(drv_why, sizeof(drv_why), "native XDP: %s", strerror(-r));
 	}
 	if (r) {
-		secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s", cfg->ifname,
-		             cfg->queue, zc_only ? "no zero-copy" : strerror(-r),
-		             zc_why[0] ? " (" : "", zc_why, zc_why[0] ? ")" : "");
+		if (zc_only)
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s", cfg->ifname,
+			             cfg->queue, zc_why);
+		else
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s", cfg->ifname,
+			             cfg->queue, strerror(-r), zc_why[0] ? " (" : "", zc_why,
+			             zc_why[0] ? ")" : "");
 		goto fail_map;
 	}
 	x->xdp_flags = modes[m].flags;
