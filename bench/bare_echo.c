@@ -110,6 +110,9 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (!a)
+			break;
+
 		if (!strcmp(a, "--io")) {
 			if (!val || !secho_io_kind_parse(val, &cfg.kind)) {
 				fprintf(stderr, "bare_echo: --io: bad value '%s'\n",

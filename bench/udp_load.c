@@ -229,6 +229,7 @@ static unsigned udp_recv(struct load *L)
 	struct sockaddr_in from[BATCH];
 
 	memset(m, 0, sizeof(m));
+	memset(from, 0, sizeof(from));
 	for (unsigned i = 0; i < BATCH; i++) {
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = sizeof(bufs[i]);
@@ -396,11 +397,16 @@ static int run(struct load *L)
 	L->t_last_event = start;
 	while (1) {
 		uint64_t now = now_ns();
-
-		if (now >= deadline)
-			break;
 		uint64_t inflight = L->sent - L->replies - lost_marked;
 
+		/* Past the deadline: send no more, collect what is in flight for at most one
+		 * more timeout (the run lasts at most seconds + timeout). */
+		if (now >= deadline) {
+			if (L->count > L->sent)
+				L->count = L->sent;
+			if (now >= deadline + timeout)
+				break;
+		}
 		if (L->sent >= L->count && (inflight == 0 || now - L->t_last_event > timeout))
 			break;
 		if (inflight && now - L->t_last_event > timeout) {
@@ -465,12 +471,15 @@ int main(int argc, char **argv)
 	L.check = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!a)
+			break;
 		bool takes = true;
 
 		if (!strcmp(a, "--mode") && val) {
 			if (!strcmp(val, "packet"))
 				L.packet_mode = true;
-			else if (strcmp(val, "udp")) {
+			else if (strcmp(val, "udp") != 0) {
 				fprintf(stderr, "udp_load: --mode: bad value '%s'\n", val);
 				return 2;
 			}
@@ -600,8 +609,10 @@ int main(int argc, char **argv)
 
 	if (L.nrtt) {
 		qsort(L.rtt_ns, L.nrtt, sizeof(uint64_t), cmp_u64);
-		p50 = (double)L.rtt_ns[L.nrtt / 2] / 1e3;
-		p99 = (double)L.rtt_ns[(L.nrtt * 99) / 100] / 1e3;
+		size_t i50 = L.nrtt / 2, i99 = L.nrtt * 99 / 100;
+
+		p50 = (double)L.rtt_ns[i50] / 1e3;
+		p99 = (double)L.rtt_ns[i99] / 1e3;
 		pmax = (double)L.rtt_ns[L.nrtt - 1] / 1e3;
 	}
 	printf("udp_load: sent %llu replies %llu lost %llu bad %llu dup %llu other %llu size %u "

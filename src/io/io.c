@@ -23,7 +23,7 @@ void secho_io_err(char *err, size_t errlen, const char *fmt, ...)
 	if (!err || !errlen)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	va_end(ap);
 }
 

@@ -19,8 +19,8 @@
 #define MAXF 1514u
 
 struct frame {
-	uint32_t len;
 	struct timeval ts;
+	uint32_t len;
 	uint8_t b[MAXF];
 };
 
@@ -100,14 +100,16 @@ static void round_trip(bool tx_copy, struct frame *f, unsigned n)
 			const struct frame *rq = &f[got + i];
 			struct secho_io_pkt *p = &pkts[i];
 
-			if (p->len != rq->len || memcmp(p->data, rq->b, rq->len))
+			if (p->len != rq->len || memcmp(p->data, rq->b, rq->len) != 0)
 				data_ok = false;
 			if (p->headroom < 16 || p->tailroom < 32)
 				room_ok = false;
 			uint8_t *o = secho_io_tx_slot(io, p, p->len + 32, 16);
 
-			if (!T_CHECK(o != NULL, "tx_slot for frame %u", got + i))
+			if (!o) {
+				T_CHECK(0, "tx_slot for frame %u", got + i);
 				continue;
+			}
 			T_CHECK(tx_copy ? o != p->data - 16 : o == p->data - 16,
 			        "slot position for frame %u", got + i);
 			if (tx_copy)
