@@ -66,7 +66,9 @@ struct pkt_io {
 	/* sendmmsg */
 	uint8_t *mm_slot;
 	unsigned nmsg;
-	uint8_t *mm_buf; /* SECHO_IO_BURST x frame_size: responses that do not fit in place */
+	/* SECHO_IO_BURST x frame_size, one per queued message: standalone responses (rx ==
+	 * NULL) and responses that do not fit in their RX frame */
+	uint8_t *mm_buf;
 	struct iovec iov[SECHO_IO_BURST];
 	struct mmsghdr msgs[SECHO_IO_BURST];
 
@@ -254,7 +256,8 @@ static uint8_t *pkt_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32
 
 	if (!p->sendmmsg_mode)
 		return ring_tx_slot(p, len);
-	if (front <= rx->headroom && len <= (uint64_t)front + rx->len + rx->tailroom)
+	/* nmsg < BURST here: commit flushes when the batch is full */
+	if (rx && front <= rx->headroom && len <= (uint64_t)front + rx->len + rx->tailroom)
 		p->mm_slot = rx->data - front;
 	else if (len <= p->frame_size)
 		p->mm_slot = p->mm_buf + (size_t)p->nmsg * p->frame_size; /* out of place */
