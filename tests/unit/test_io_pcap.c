@@ -240,6 +240,56 @@ static void refusals(struct frame *f)
 	t_end();
 }
 
+/* Standalone responses (rx == NULL), as the offload engine's completions send them. */
+static void standalone(void)
+{
+	char out[96], err[256], ebuf[PCAP_ERRBUF_SIZE];
+	uint8_t want[3][200];
+	unsigned m = 0;
+
+	t_begin("pcap standalone responses (tx_slot without a request)");
+	snprintf(out, sizeof(out), "%s/solo.pcap", dir);
+	struct secho_io_cfg cfg = {.kind = SECHO_IO_PCAP, .pcap_out = out};
+	struct secho_io *io = secho_io_open(&cfg, err, sizeof(err));
+
+	if (!T_CHECK(io != NULL, "open: %s", err)) {
+		t_end();
+		return;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		uint32_t len = 60 + 50 * i;
+		uint8_t *o = secho_io_tx_slot(io, NULL, len, 16);
+
+		if (!o) {
+			T_CHECK(0, "standalone slot %u", i);
+			continue;
+		}
+		t_randbytes(want[i], len);
+		memcpy(o, want[i], len);
+		secho_io_tx_commit(io, NULL, len);
+	}
+	secho_io_tx_flush(io);
+	T_CHECK(secho_io_tx_slot(io, NULL, 1u << 20, 0) == NULL, "oversized standalone refused");
+	secho_io_close(io);
+	pcap_t *rd = pcap_open_offline(out, ebuf);
+
+	if (T_CHECK(rd != NULL, "open %s: %s", out, ebuf)) {
+		struct pcap_pkthdr *h;
+		const u_char *d;
+
+		while (pcap_next_ex(rd, &h, &d) == 1) {
+			if (m < 3)
+				T_CHECK(h->caplen == 60 + 50 * m && !memcmp(d, want[m], h->caplen),
+				        "standalone frame %u", m);
+			m++;
+		}
+		pcap_close(rd);
+	}
+	T_CHECK(m == 3, "%u standalone frames written, want 3", m);
+	unlink(out);
+	t_end();
+}
+
 static void generic(void)
 {
 	enum secho_io_kind k = SECHO_IO_PCAP;
@@ -289,6 +339,7 @@ int main(void)
 	round_trip(false, f, n);
 	round_trip(true, f, n);
 	refusals(f);
+	standalone();
 	generic();
 	rmdir(dir);
 	return t_exit();
