@@ -135,8 +135,10 @@ unsigned secho_io_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsig
  * front <= rx->headroom and len - front <= rx->len + rx->tailroom: the response then
  * overlaps the request, so a response whose payload stays at the same offset can be
  * encrypted in place. Other backends return a separate buffer (a TX ring slot, a scratch
- * buffer) and ignore front. At most one reservation is open at a time; the next tx_slot
- * without tx_commit reuses it.
+ * buffer) and ignore front; AF_PACKET in sendmmsg mode falls back to a per-burst buffer
+ * when the frame has no room (TPACKET_V3 packs frames with only alignment gaps between).
+ * Callers tell the cases apart by comparing the result with rx->data - front.
+ * At most one reservation is open at a time; the next tx_slot without tx_commit reuses it.
  * rx may be NULL: a standalone response that answers no frame of the current burst (the
  * offload engine's completions arrive after their requests were released). It is built
  * in a TX buffer of the backend's own (AF_XDP: a UMEM frame reserved for this, returned
