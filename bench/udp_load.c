@@ -4,7 +4,7 @@
  *   udp_load [--mode udp|packet] [--iface IF] [--dst 192.0.2.2] [--port 4000]
  *            [--src-port 40000] [--size 64] [--count 1000] [--seconds 10] [--rate PPS]
  *            [--window W] [--timeout-ms 200] [--busy-poll] [--dst-mac MAC] [--src-mac MAC]
- *            [--min-replies N] [--echo-check|--no-check] [--grow]
+ *            [--min-replies N] [--echo-check|--no-check] [--grow] [--secho-key FILE]
  *
  * Sends --count UDP datagrams of --size payload bytes (stopping after --seconds whatever
  * happens), keeping at most --window unanswered (1 = ping-pong, for round trips; 0 = no
@@ -17,6 +17,10 @@
  * connected kernel UDP socket, sendmmsg/recvmmsg. packet: raw Ethernet frames through the AF_PACKET
  * backend (src/io) on --iface. The frames use --src-mac (default 02:00:00:00:01:01, not the
  * interface's), so the replies are seen by the packet ring but ignored by the host's IP stack.
+ * --secho-key FILE: the replies are secho responses (secure header, ciphertext, tag) under
+ * that key: the first 20 plaintext bytes (magic, sequence, send time) are recovered with
+ * the GCM keystream (counter blocks IV || 2 and IV || 3) to match replies and time them;
+ * nothing else is checked (that is `secho host`'s job), so this stays a cheap generator.
  * Safety: refuses destinations outside 192.0.2.0/24 (TEST-NET-1) and 127.0.0.0/8.
  * Exit status: 0, or 1 when fewer than --min-replies replies or any bad reply, 2 on usage.
  */
@@ -33,7 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "secho/aes.h"
 #include "secho/io.h"
+#include "secho/keyfile.h"
 
 #define MAGIC       0x48434553u /* "SECH" little-endian */
 #define HDR         20u         /* magic 4, seq 8, send time 8 */
@@ -43,7 +49,8 @@
 #define BATCH       32u
 
 struct load {
-	bool packet_mode, busy_poll, check, grow;
+	bool packet_mode, busy_poll, check, grow, secho;
+	secho_aes_key key; /* --secho-key: AES-256 key schedule for the keystream */
 	uint32_t size, window, timeout_ms;
 	uint64_t count, rate, min_replies;
 	double seconds;
@@ -145,6 +152,44 @@ static void on_reply(struct load *L, const uint8_t *p, uint32_t len, bool addr_o
 	uint64_t seq, t, now = now_ns();
 	bool shape_ok = true;
 
+	uint8_t clear[HDR];
+	if (L->secho) {
+		/* secure header (16) | ciphertext | tag (16): decrypt the first HDR bytes */
+		if (len < 32 + HDR) {
+			L->late_or_unknown++;
+			return;
+		}
+		uint8_t ctr[16], ks[32];
+		memcpy(ctr, p + 4, 12);
+		ctr[12] = ctr[13] = ctr[14] = 0;
+		ctr[15] = 2;
+		secho_aes_encrypt_block(&L->key, ks, ctr);
+		ctr[15] = 3;
+		secho_aes_encrypt_block(&L->key, ks + 16, ctr);
+		for (uint32_t i = 0; i < HDR; i++)
+			clear[i] = p[16 + i] ^ ks[i];
+		len -= 32;
+		uint32_t magic0;
+		memcpy(&magic0, clear, 4);
+		uint64_t seq0 = get64(clear + 4), t0 = get64(clear + 12);
+		if (magic0 != MAGIC || seq0 >= L->sent || len != L->size) {
+			L->late_or_unknown++;
+			return;
+		}
+		if (L->seen[seq0 >> 3] & (1u << (seq0 & 7))) {
+			L->dup++;
+			return;
+		}
+		L->seen[seq0 >> 3] |= (uint8_t)(1u << (seq0 & 7));
+		if (L->check && !addr_ok)
+			L->bad++;
+		L->replies++;
+		if (L->nrtt < MAX_SAMPLES && now >= t0)
+			L->rtt_ns[L->nrtt++] = now - t0;
+		L->t_last_reply = now;
+		L->t_last_event = now;
+		return;
+	}
 	if (L->grow) {
 		/* 16 x 0xA5, the request payload, 16 x 0x5A (bare_echo --grow) */
 		if (len < 32 + HDR) {
@@ -543,6 +588,16 @@ int main(int argc, char **argv)
 			if (!parse_u64(a, val, 1, 10000, &v))
 				return 2;
 			L.timeout_ms = (uint32_t)v;
+		} else if (!strcmp(a, "--secho-key") && val) {
+			struct secho_keyfile kf;
+			if (secho_keyfile_load(val, &kf, err, sizeof(err)) != 0 ||
+			    secho_aes_key_init(&L.key, kf.key, 32, SECHO_IMPL_AUTO) != SECHO_OK) {
+				fprintf(stderr, "udp_load: --secho-key %s: %s\n", val, err);
+				secho_keyfile_wipe(&kf);
+				return 2;
+			}
+			secho_keyfile_wipe(&kf);
+			L.secho = true;
 		} else if (!strcmp(a, "--min-replies")) {
 			if (!parse_u64(a, val, 0, MAX_COUNT, &L.min_replies))
 				return 2;
