@@ -67,7 +67,9 @@ struct secho_io_cfg {
 	uint32_t queue;       /* XDP: the queue the socket binds to (PACKET sees all) */
 	const char *pcap_in;  /* PCAP: frames to read; NULL = no input (rx ends at once) */
 	const char *pcap_out; /* PCAP: every TX frame written here; NULL = discarded */
-	bool busy_poll;       /* secho_io_wait() spins on the rings instead of sleeping */
+	/* secho_io_wait() spins on the rings instead of sleeping. Pointless with TPACKET_V3:
+	 * blocks still wait for the retire timer, whose softirq a spinning thread delays. */
+	bool busy_poll;
 	enum secho_io_hint hint;
 	int packet_version;     /* PACKET: 2 or 3; 0 = from hint */
 	uint32_t v3_block_size; /* PACKET V3: block bytes (power of 2); 0 = 64 KiB */
