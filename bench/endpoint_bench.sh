@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# bench/endpoint_bench.sh - the endpoint on a veth pair between two namespaces, in ONE run,
+# beside the references it is measured against:
+#
+#   bare      bench/bare_echo --grow: header-swap echo over the same I/O backend, no crypto,
+#             responses 32 bytes longer like ours (the I/O limit)
+#   stream    secho serve, port 4000 (streaming engine)
+#   offload   secho serve, port 4001 (offload engine, OpenSSL EVP)
+#   naive     bench/naive_peer: UDP socket server, OpenSSL EVP per packet, kernel IP stack
+#
+# Load: bench/udp_load in raw AF_PACKET mode from the host namespace (the same generator for
+# every target), flat out with a window of 1024, for SECONDS per point; replies to secho are
+# matched with --secho-key. Then the in-endpoint latency per engine with the data path
+# busy-polling and one packet in flight (udp_load --window 1), read from the endpoint's own
+# counters report. Prints markdown tables (docs/PERFORMANCE.md).
+#
+# usage: bench/endpoint_bench.sh [SECONDS (default 4)] [REPEAT (default 3; the median is kept)]
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${BUILD:-build}
+S=$ROOT/$BUILD/secho
+B=$ROOT/$BUILD/bench
+SECS=${1:-4}
+REP=${2:-3}
+# shellcheck source=tests/sh/netns.sh
+. "$ROOT/tests/sh/netns.sh"
+if why=$(netns_unavailable); then echo "endpoint_bench: needs $why" >&2; exit 1; fi
+D=$(mktemp -d /tmp/secho-bench.XXXXXX)
+P=
+stop_p() { [ -n "$P" ] && kill -TERM "$P" 2>/dev/null && wait "$P" 2>/dev/null; P=; }
+cleanup() { stop_p; netns_cleanup; rm -rf "$D"; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+netns_setup || exit 1
+"$S" keygen --key-id 9 --out "$D/key" >/dev/null || exit 1
+GEN_MAC=02:00:00:00:01:01 # udp_load's source MAC (not the host interface's)
+
+wait_file() { for _ in $(seq 1 50); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done; return 1; }
+
+load() { # port size [extra udp_load args]: prints replies/s
+	local port=$1 size=$2
+	shift 2
+	in_h "$B/udp_load" --mode packet --iface "$IF_H" --dst-mac "$MAC_E" --dst "$IP_E" \
+		--port "$port" --size "$size" --count 100000000 --seconds "$SECS" --window 1024 \
+		--timeout-ms 500 "$@" 2>&1 | sed -n 's/.* \([0-9.]*\) replies\/s.*/\1/p'
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+
+run_bare() { # size -> "pps cpu_ns"
+	ip netns exec "$NS_E" "$B/bare_echo" --io packet --iface "$IF_E" --seconds $((SECS + 3)) --grow \
+		>"$D/bare.log" 2>&1 &
+	P=$!
+	wait_file "$D/bare.log" 'bare_echo: AF_' || true
+	local pps
+	pps=$(load 4000 "$1" --grow)
+	stop_p
+	echo "$pps $(sed -n 's/.* = \([0-9]*\) ns.*/\1/p' "$D/bare.log" | tail -1)"
+}
+run_secho() { # port size [serve args] -> "pps cpu_ns"
+	local port=$1 size=$2
+	shift 2
+	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" --io packet "$@" >"$D/serve.log" 2>&1 &
+	P=$!
+	wait_file "$D/serve.log" '^secho serve: key id' || { cat "$D/serve.log" >&2; return 1; }
+	local pps
+	pps=$(load "$port" "$size" --secho-key "$D/key")
+	stop_p
+	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns per answered packet/\1/p' "$D/serve.log")"
+}
+run_naive() { # size -> "pps cpu_ns"
+	in_e ip addr add "$IP_E/24" dev "$IF_E"
+	in_e ip neigh replace "$IP_H" lladdr "$GEN_MAC" dev "$IF_E" nud permanent
+	ip netns exec "$NS_E" "$B/naive_peer" --key "$D/key" --ip "$IP_E" --seconds $((SECS + 3)) >"$D/naive.log" 2>&1 &
+	P=$!
+	sleep 0.5
+	local pps
+	pps=$(load 4000 "$1" --secho-key "$D/key")
+	stop_p
+	in_e ip addr del "$IP_E/24" dev "$IF_E"
+	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns cpu per packet/\1/p' "$D/naive.log")"
+}
+
+point() { # name size -> median pps, median cpu
+	local name=$1 size=$2 i out pps=() cpu=()
+	for i in $(seq 1 "$REP"); do
+		case $name in
+		bare) out=$(run_bare "$size") ;;
+		stream) out=$(run_secho 4000 "$size") ;;
+		offload) out=$(run_secho 4001 "$size") ;;
+		naive) out=$(run_naive "$size") ;;
+		esac
+		pps+=("${out%% *}")
+		cpu+=("${out##* }")
+	done
+	echo "$(printf '%s\n' "${pps[@]}" | median) $(printf '%s\n' "${cpu[@]}" | median)"
+}
+
+echo "## Sustained rate on a veth pair (AF_PACKET, blocking; ${SECS} s per point, median of $REP)"
+echo
+echo "| payload | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs naive |"
+echo "|---|---|---|---|---|---|---|"
+for size in 64 1440; do
+	declare -A R C
+	for t in bare stream offload naive; do
+		out=$(point "$t" "$size")
+		R[$t]=${out%% *}
+		C[$t]=${out##* }
+	done
+	for t in bare stream offload naive; do
+		rb=$(awk -v a="${R[$t]}" -v b="${R[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
+		cb=$(awk -v a="${C[$t]}" -v b="${C[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
+		rn=$(awk -v a="${R[$t]}" -v b="${R[naive]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
+		echo "| $size | $t | ${R[$t]} | ${C[$t]} | $rb | $cb | $rn |"
+	done
+	unset R C
+done
+
+echo
+echo "## In-endpoint latency (secho serve --busy-poll, one packet in flight, 64 B)"
+echo
+echo "| engine | p50 ns | p99 ns | p50 TSC cycles | mean ns | headroom pps |"
+echo "|---|---|---|---|---|---|"
+ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+	--state "$D/seq.state" --io packet --busy-poll >"$D/serve.log" 2>&1 &
+P=$!
+wait_file "$D/serve.log" '^secho serve: key id'
+for port in 4000 4001; do
+	in_h "$B/udp_load" --mode packet --iface "$IF_H" --dst-mac "$MAC_E" --dst "$IP_E" \
+		--port "$port" --size 64 --count 5000 --seconds 20 --window 1 --busy-poll \
+		--secho-key "$D/key" >"$D/lat$port.log" 2>&1
+done
+in_h "$S" host counters --key "$D/key" --iface "$IF_H" --dst-mac "$MAC_E" --json >"$D/c.json"
+stop_p
+for e in streaming offload; do
+	jq -r --arg e "$e" '.report.engines[$e] | "| \($e) | \(.latency_ns.p50) | \(.latency_ns.p99) | \(.latency_cycles.p50) | \(.latency_ns.mean) | \(.headroom_pps) |"' "$D/c.json"
+done
+ratio=$(jq -r '.report.engines | (.offload.latency_ns.p50 / .streaming.latency_ns.p50 * 10 | floor / 10)' "$D/c.json")
+echo
+echo "offload/streaming p50 latency ratio: ${ratio}x (the seed's: 14.7x)"
+echo
+echo "host RTT with one packet in flight (udp_load --busy-poll): streaming $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4000.log"); offload $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4001.log")"
