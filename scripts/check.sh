@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
 # Static analysis: cppcheck and clang-tidy over every C file. Exits non-zero on findings.
+# clang-tidy runs one process per file (in parallel, one per core): its path-sensitive
+# checkers keep state across the files of one invocation and then report false positives
+# (uninitialised va_list) in later files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files=$(git ls-files '*.c' 2>/dev/null || find src tests bench -name '*.c')
+files=$(git ls-files '*.c' 2>/dev/null || true)
 [ -n "$files" ] || files=$(find src tests bench -name '*.c')
 rc=0
 echo "  CPPCHECK"
+# shellcheck disable=SC2086
 cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --std=c11 -Iinclude -Isrc -D__x86_64__ -D__GNUC__ \
 	--suppress=missingIncludeSystem --suppress=unknownMacro \
 	$files || rc=1
 echo "  CLANG-TIDY"
-checks='-*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-implicit-widening-of-multiplication-result,-bugprone-macro-parentheses,-clang-analyzer-security.insecureAPI.strcpy'
+checks='-*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-implicit-widening-of-multiplication-result,-bugprone-macro-parentheses,-clang-analyzer-security.insecureAPI.strcpy,-clang-analyzer-optin.performance.Padding'
+out=$(mktemp /tmp/secho-tidy.XXXXXX)
 # shellcheck disable=SC2086
-if ! clang-tidy --quiet --warnings-as-errors='*' --checks="$checks" $files -- \
-	-Iinclude -Isrc -Itests/unit -D_GNU_SOURCE -std=c17 2>/tmp/secho-tidy.err; then
+if ! printf '%s\n' $files | xargs -P "$(nproc)" -n 1 clang-tidy --quiet --warnings-as-errors='*' \
+	--checks="$checks" --extra-arg=-Iinclude --extra-arg=-Isrc --extra-arg=-Itests/unit \
+	--extra-arg=-D_GNU_SOURCE --extra-arg=-std=c17 --extra-arg=-I"$(pwd)/build/gen" \
+	>"$out" 2>&1; then
 	rc=1
 fi
-grep -v 'warnings generated\|Suppressed\|Use -header-filter\|^$' /tmp/secho-tidy.err || true
+grep -v 'warnings generated\|Suppressed\|Use -header-filter\|^$\|Error while processing' \
+	"$out" || true
+rm -f "$out"
 [ $rc -eq 0 ] && echo "  check: clean"
 exit $rc
