@@ -13,11 +13,10 @@
 #include <strings.h>
 
 /*
- * The tables are weak references while the implementations are being brought up, so the
- * library links with any subset; a missing one reads as unavailable.
+ * The portable and AES-NI tables are referenced strongly (a weak reference would not pull
+ * them out of the static library). VAES is a weak reference while it is being brought up,
+ * so the library links without it; a missing one reads as unavailable.
  */
-extern const struct secho_gcm_impl secho_gcm_ct64_impl __attribute__((weak));
-extern const struct secho_gcm_impl secho_gcm_ni_impl __attribute__((weak));
 extern const struct secho_gcm_impl secho_gcm_vaes_impl __attribute__((weak));
 
 static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
@@ -26,9 +25,9 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 {
 	switch (id) {
 	case SECHO_IMPL_PORTABLE:
-		return &secho_gcm_ct64_impl ? &secho_gcm_ct64_impl : NULL;
+		return &secho_gcm_ct64_impl;
 	case SECHO_IMPL_AESNI:
-		return &secho_gcm_ni_impl ? &secho_gcm_ni_impl : NULL;
+		return &secho_gcm_ni_impl;
 	case SECHO_IMPL_VAES:
 		return &secho_gcm_vaes_impl ? &secho_gcm_vaes_impl : NULL;
 	default:
