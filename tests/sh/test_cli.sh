@@ -86,7 +86,7 @@ check $? "--version"
 for c in $cmds; do
 	"$S" "$c" --help >"$T/out" 2>"$T/err"
 	r=$?
-	[ $r -eq 0 ] && grep -q "^Usage: secho $c" "$T/out" && [ ! -s "$T/err" ]
+	[ $r -eq 0 ] && grep -qi "^usage: secho $c" "$T/out" && [ ! -s "$T/err" ]
 	check $? "$c --help: exit $r or no usage"
 	"$S" help "$c" >"$T/out2" 2>/dev/null && cmp -s "$T/out" "$T/out2"
 	check $? "help $c differs from $c --help"
