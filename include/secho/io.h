@@ -137,6 +137,11 @@ unsigned secho_io_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsig
  * encrypted in place. Other backends return a separate buffer (a TX ring slot, a scratch
  * buffer) and ignore front. At most one reservation is open at a time; the next tx_slot
  * without tx_commit reuses it.
+ * rx may be NULL: a standalone response that answers no frame of the current burst (the
+ * offload engine's completions arrive after their requests were released). It is built
+ * in a TX buffer of the backend's own (AF_XDP: a UMEM frame reserved for this, returned
+ * by TX completion; AF_PACKET: a TX ring slot or a scratch buffer sent by the next
+ * flush; pcap: a scratch buffer) and committed with tx_commit(io, NULL, len).
  */
 uint8_t *secho_io_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len,
                           uint32_t front);

@@ -66,6 +66,8 @@ struct pkt_io {
 	/* sendmmsg */
 	uint8_t *mm_slot;
 	unsigned nmsg;
+	/* standalone responses (rx == NULL) in sendmmsg mode, one per queued message */
+	uint8_t mm_solo[SECHO_IO_BURST][2048];
 	struct iovec iov[SECHO_IO_BURST];
 	struct mmsghdr msgs[SECHO_IO_BURST];
 
@@ -251,6 +253,12 @@ static uint8_t *pkt_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32
 
 	if (!p->sendmmsg_mode)
 		return ring_tx_slot(p, len);
+	if (!rx) {
+		if (len > sizeof(p->mm_solo[0]))
+			return NULL;
+		p->mm_slot = p->mm_solo[p->nmsg]; /* nmsg < BURST: commit flushes at BURST */
+		return p->mm_slot;
+	}
 	if (front > rx->headroom || len > (uint64_t)front + rx->len + rx->tailroom)
 		return NULL;
 	p->mm_slot = rx->data - front;

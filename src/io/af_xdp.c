@@ -53,6 +53,11 @@ struct xdp_io {
 	uint64_t slot_addr;   /* UMEM address of the open tx_slot() reservation */
 	uint32_t nfree;
 	uint64_t *free; /* frame base addresses owned by us and unused */
+	/* Frames kept out of the FILL ring for standalone responses (tx_slot with rx ==
+	 * NULL): the top XDP_SOLO frames of the UMEM; completion returns them here. */
+	uint64_t solo_base;
+	uint32_t nsolo;
+	uint64_t solo[64];
 
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
@@ -95,9 +100,13 @@ static void reap_completions(struct xdp_io *x)
 
 	while ((n = xsk_ring_cons__peek(&x->comp, SECHO_IO_BURST * 2, &idx)) > 0) {
 		/* acquire (in peek): the kernel is done with these frames */
-		for (uint32_t i = 0; i < n; i++)
-			x->free[x->nfree++] =
-			        frame_base(x, *xsk_ring_cons__comp_addr(&x->comp, idx + i));
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t b = frame_base(x, *xsk_ring_cons__comp_addr(&x->comp, idx + i));
+			if (b >= x->solo_base)
+				x->solo[x->nsolo++] = b;
+			else
+				x->free[x->nfree++] = b;
+		}
 		xsk_ring_cons__release(&x->comp, n);
 		x->outstanding -= n < x->outstanding ? n : x->outstanding;
 	}
@@ -139,6 +148,15 @@ static uint8_t *xdp_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32
 {
 	struct xdp_io *x = (struct xdp_io *)io;
 
+	if (!rx) {
+		if (!x->nsolo)
+			reap_completions(x);
+		if (!x->nsolo || len > x->frame_size - XDP_PACKET_HEADROOM ||
+		    xsk_prod_nb_free(&x->tx, 1) < 1)
+			return NULL;
+		x->slot_addr = x->solo[x->nsolo - 1] + XDP_PACKET_HEADROOM;
+		return x->area + x->slot_addr;
+	}
 	if (front > rx->headroom || len > (uint64_t)front + rx->len + rx->tailroom)
 		return NULL;
 	/* Reserved-but-unsubmitted descriptors already count as used here. */
@@ -161,7 +179,10 @@ static void xdp_tx_commit(struct secho_io *io, struct secho_io_pkt *rx, uint32_t
 	d->len = len;
 	d->options = 0;
 	x->tx_reserved++;
-	rx->flags |= SECHO_IO_PKT_SENT; /* the frame now belongs to the TX ring */
+	if (rx)
+		rx->flags |= SECHO_IO_PKT_SENT; /* the frame now belongs to the TX ring */
+	else
+		x->nsolo--; /* the solo frame belongs to the TX ring until completion */
 	io->stats.tx++;
 }
 
@@ -408,7 +429,11 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	x->io.fd = xsk_socket__fd(x->xsk);
 	/* Every frame starts on the free stack; refill hands them all to the FILL ring,
 	 * which has room for twice as many. */
-	for (uint32_t i = 0; i < x->nframes; i++)
+	uint32_t nsolo = x->nframes / 8 < 64 ? x->nframes / 8 : 64;
+	x->solo_base = (uint64_t)(x->nframes - nsolo) * x->frame_size;
+	for (uint32_t i = 0; i < nsolo; i++)
+		x->solo[x->nsolo++] = x->solo_base + (uint64_t)i * x->frame_size;
+	for (uint32_t i = nsolo; i < x->nframes; i++)
 		x->free[x->nfree++] = (uint64_t)(x->nframes - 1 - i) * x->frame_size;
 	refill(x);
 	if (x->nfree) {

@@ -31,6 +31,7 @@ struct pcap_io {
 	struct timeval ts[SECHO_IO_BURST];
 	uint8_t rx[SECHO_IO_BURST][PCAP_SLOT];
 	uint8_t tx[SECHO_IO_BURST][PCAP_SLOT];
+	uint8_t solo[PCAP_SLOT]; /* standalone responses (tx_slot with rx == NULL) */
 };
 
 static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsigned max)
@@ -81,6 +82,12 @@ static uint8_t *pcap_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint3
 {
 	struct pcap_io *p = (struct pcap_io *)io;
 
+	if (!rx) {
+		if (len > PCAP_SLOT)
+			return NULL;
+		p->slot_open = p->solo;
+		return p->slot_open;
+	}
 	if (rx->handle >= SECHO_IO_BURST)
 		return NULL;
 	if (p->tx_copy) {
@@ -104,7 +111,7 @@ static void pcap_tx_commit(struct secho_io *io, struct secho_io_pkt *rx, uint32_
 	if (!p->out || !p->slot_open)
 		return;
 	memset(&h, 0, sizeof(h));
-	h.ts = p->ts[rx->handle < SECHO_IO_BURST ? rx->handle : 0];
+	h.ts = p->ts[rx && rx->handle < SECHO_IO_BURST ? rx->handle : 0];
 	h.caplen = len;
 	h.len = len;
 	pcap_dump((u_char *)p->out, &h, p->slot_open);

@@ -7,6 +7,7 @@
  */
 #include "harness.h"
 
+/* NOLINTNEXTLINE(bugprone-suspicious-include): cmd_keygen is compiled in */
 #include "cli/keygen.c"
 
 #include <secho/keyfile.h>
