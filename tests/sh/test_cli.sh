@@ -381,6 +381,39 @@ for impl in "${impls[@]}"; do
 done
 end_group
 
+# ---- the same binary built with ASan+UBSan (make asan), when present: one pass of each
+# command path; any sanitizer report makes the command exit non-zero or print to stderr.
+A=$ROOT/${BUILD:-build}/asan/secho
+if [ -x "$A" ]; then
+	group "asan+ubsan build: crypt every mode, selftest, errors, speed"
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99
+	export UBSAN_OPTIONS=halt_on_error=1:exitcode=99
+	rnd_hex 32
+	key=$hex
+	for mode in gcm ecb cbc pcbc ctr cfb ofb; do
+		f=$T/m1000 ivarg=(--iv "$IV")
+		case $mode in ecb) f=$T/m992 ivarg=() ;; cbc | pcbc) f=$T/m992 ;; esac
+		"$A" crypt -e --mode $mode --key "$key" "${ivarg[@]}" <"$f" >"$T/ct" 2>"$T/err" &&
+			"$A" crypt -d --mode $mode --key "$key" "${ivarg[@]}" <"$T/ct" >"$T/out" \
+				2>>"$T/err" && cmp -s "$T/out" "$f" && [ ! -s "$T/err" ]
+		check $? "$mode round trip under ASan: $(head -3 "$T/err" | tr '\n' '|')"
+	done
+	"$A" crypt -d --mode gcm --key "$key" --iv "$IV" <"$T/m1000" >"$T/out" 2>"$T/err"
+	[ $? -eq 1 ] && [ "$(lines "$T/err")" -eq 1 ]
+	check $? "gcm tag failure under ASan: $(head -3 "$T/err" | tr '\n' '|')"
+	"$A" crypt -e --mode cbc --key 0g --iv "$IV" <"$T/empty" >/dev/null 2>"$T/err"
+	[ $? -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ]
+	check $? "bad key under ASan: $(head -3 "$T/err" | tr '\n' '|')"
+	"$A" selftest >"$T/out" 2>"$T/err"
+	check $? "selftest under ASan: $(head -3 "$T/err" | tr '\n' '|')"
+	"$A" speed --mode gcm,cbc --sizes 16,1472 --seconds 0.3 --repeat 1 --json >"$T/out" \
+		2>"$T/err" && jq -e . "$T/out" >/dev/null && [ ! -s "$T/err" ]
+	check $? "speed under ASan: $(head -3 "$T/err" | tr '\n' '|')"
+	end_group
+else
+	unavailable "asan+ubsan build" "$A not built (make asan)"
+fi
+
 # ---- speed --quick --json ----
 group "speed --quick --json"
 secs=2
