@@ -21,8 +21,8 @@ trap 'rm -rf "$T"' EXIT
 QUICK=${SECHO_TEST_QUICK:-0}
 
 # ---- reporting: a group collects checks; end_group prints one line ----
-g_name="" g_n=0 g_f=0 g_first=""
-group() { g_name=$1 g_n=0 g_f=0 g_first=""; }
+g_name="" g_n=0 g_f=0
+group() { g_name=$1 g_n=0 g_f=0; }
 check() { # ok(0/1) message
 	g_n=$((g_n + 1))
 	if [ "$1" -ne 0 ]; then
@@ -247,7 +247,7 @@ for impl in "${impls[@]}"; do
 			iv=$hex
 			rnd_hex $((n % 40 + 1))
 			aad=$hex
-			a=(crypt --mode gcm --key "$key" --iv "$iv" --aad "$aad" --impl $impl)
+			a=(crypt --mode gcm --key "$key" --iv "$iv" --aad "$aad" --impl "$impl")
 			run -o "$T/ct" "$T/m$n" "${a[@]}" -e
 			[ $rc -eq 0 ] && [ "$(stat -c %s "$T/ct")" -eq $((n + 16)) ]
 			check $? "$n bytes aes-$bits iv $ivlen: encrypt (exit $rc)"
@@ -326,7 +326,7 @@ bad $E "--impl" crypt -e --mode ctr --key $KEY --iv $IV --impl
 bad $E "extra" crypt -e --mode ctr --key $KEY --iv $IV extra
 bad $E "--bogus" crypt -e --mode ctr --key $KEY --iv $IV --bogus
 for m in ecb cbc pcbc; do
-	ivarg=(--iv $IV)
+	ivarg=(--iv "$IV")
 	[ $m = ecb ] && ivarg=()
 	for n in 1 15 17 1000; do
 		bad "$T/m$n" "$n bytes" crypt -e --mode $m --key $KEY "${ivarg[@]}"
