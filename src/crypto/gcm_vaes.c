@@ -1,0 +1,712 @@
+/*
+ * src/crypto/gcm_vaes.c - AES-GCM with VAES + VPCLMULQDQ on 512-bit registers.
+ *
+ * GHASH arithmetic. SP 800-38D uses a bit-reflected field; we compute it as POLYVAL
+ * (RFC 8452, appendix A): with every block byte-reversed (so the 16 bytes read as one
+ * big-endian 128-bit integer, held little-endian in a register) and H replaced by
+ * K = mulX(ByteReverse(H)), GHASH becomes Y = (Y + X) . K with the POLYVAL product
+ * a . b = a * b * x^-128 mod Q, Q = x^128 + x^127 + x^126 + x^121 + 1. The x^-128 is a
+ * Montgomery reduction folded in two 64-bit steps with one carry-less multiply each by
+ * c = x^63 + x^62 + x^57 (0xc200000000000000), since Q = x^128 + c * x^64 + 1.
+ *
+ * Aggregation: with K_1 = K and K_(i+1) = K_i . K, the product A . K_i equals
+ * A * K^i * x^(-128 i), so n Horner steps collapse into sum_j X_j . K_(n-j+1): products are
+ * summed unreduced and reduced once. htab holds K_32..K_1 (entry j = K_(32-j)), so four
+ * consecutive entries are the powers for four consecutive blocks in one register.
+ *
+ * Single messages process up to 32 blocks (8 registers) per reduction; short messages
+ * (AAD <= 64 bytes, at most 27 text blocks) take one pass with a single reduction. The
+ * batch engine puts one message per 128-bit lane (up to 16 messages in four registers)
+ * so that every lane of every instruction does useful work: see batch_group().
+ *
+ * Constant-time: no table lookups, no branch or address depends on key, text or tag;
+ * branches and addresses depend on lengths only (public). Tags compare by OR of XORs.
+ */
+#include "crypto/aes_vaes.h"
+
+#define NPOW  32  /* powers of K in htab */
+#define HKOFF 512 /* offset of the Karatsuba halves: K_i.lo ^ K_i.hi in both qwords */
+
+/* K_i, i in 1..NPOW. */
+static inline const uint8_t *kpow(const secho_gcm_key *k, size_t i)
+{
+	return k->htab + 16 * (NPOW - i);
+}
+
+/* ---- GF(2^128) arithmetic, POLYVAL representation ---- */
+
+VAES_INLINE __m128i gf_red(__m128i lo, __m128i hi)
+{
+	const __m128i c = _mm_set_epi64x(0, (long long)0xc200000000000000ull);
+	__m128i v = _mm_xor_si128(_mm_shuffle_epi32(lo, 0x4e), _mm_clmulepi64_si128(lo, c, 0x00));
+	v = _mm_xor_si128(_mm_shuffle_epi32(v, 0x4e), _mm_clmulepi64_si128(v, c, 0x00));
+	return _mm_xor_si128(hi, v);
+}
+
+VAES_INLINE __m128i gf_dot(__m128i a, __m128i b)
+{
+	__m128i lo = _mm_clmulepi64_si128(a, b, 0x00);
+	__m128i hi = _mm_clmulepi64_si128(a, b, 0x11);
+	__m128i mid =
+	        _mm_xor_si128(_mm_clmulepi64_si128(a, b, 0x01), _mm_clmulepi64_si128(a, b, 0x10));
+	lo = _mm_xor_si128(lo, _mm_slli_si128(mid, 8));
+	hi = _mm_xor_si128(hi, _mm_srli_si128(mid, 8));
+	return gf_red(lo, hi);
+}
+
+/* Unreduced sums of products, four lanes, Karatsuba: lo = sum x0 h0, hi = sum x1 h1,
+ * mid = sum (x0 + x1)(h0 + h1); the true middle term is mid + lo + hi (gacc_final). */
+struct gacc {
+	__m512i lo, mid, hi;
+};
+
+VAES_INLINE void gacc_zero(struct gacc *a)
+{
+	a->lo = a->mid = a->hi = _mm512_setzero_si512();
+}
+
+VAES_INLINE void gacc_mul(struct gacc *a, __m512i x, __m512i h, __m512i hk)
+{
+	__m512i xk = _mm512_xor_si512(x, _mm512_shuffle_epi32(x, _MM_PERM_BADC));
+	a->lo = _mm512_xor_si512(a->lo, _mm512_clmulepi64_epi128(x, h, 0x00));
+	a->hi = _mm512_xor_si512(a->hi, _mm512_clmulepi64_epi128(x, h, 0x11));
+	a->mid = _mm512_xor_si512(a->mid, _mm512_clmulepi64_epi128(xk, hk, 0x00));
+}
+
+/* x times the powers at p (a pointer into the K table; the halves are at p + HKOFF),
+ * lanes selected by the qword mask m. */
+VAES_INLINE void gacc_mulp(struct gacc *a, __m512i x, const uint8_t *p, __mmask8 m)
+{
+	gacc_mul(a, x, _mm512_maskz_loadu_epi64(m, p), _mm512_maskz_loadu_epi64(m, p + HKOFF));
+}
+
+/* Sum the four lanes and reduce: the POLYVAL sum of all accumulated products. */
+VAES_INLINE __m128i gacc_final(const struct gacc *a)
+{
+	__m512i mid = _mm512_ternarylogic_epi64(a->mid, a->lo, a->hi, 0x96);
+	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(mid, 8));
+	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(mid, 8));
+	__m256i l4 = _mm256_xor_si256(_mm512_castsi512_si256(lo), _mm512_extracti64x4_epi64(lo, 1));
+	__m256i h4 = _mm256_xor_si256(_mm512_castsi512_si256(hi), _mm512_extracti64x4_epi64(hi, 1));
+	__m128i l2 = _mm_xor_si128(_mm256_castsi256_si128(l4), _mm256_extracti128_si256(l4, 1));
+	__m128i h2 = _mm_xor_si128(_mm256_castsi256_si128(h4), _mm256_extracti128_si256(h4, 1));
+	return gf_red(l2, h2);
+}
+
+/* Reduce each lane separately (four independent results). */
+VAES_INLINE __m512i gacc_final4(const struct gacc *a)
+{
+	const __m512i c = _mm512_set1_epi64((long long)0xc200000000000000ull);
+	__m512i mid = _mm512_ternarylogic_epi64(a->mid, a->lo, a->hi, 0x96);
+	__m512i lo = _mm512_xor_si512(a->lo, _mm512_bslli_epi128(mid, 8));
+	__m512i hi = _mm512_xor_si512(a->hi, _mm512_bsrli_epi128(mid, 8));
+	/* The constant's high qword is never selected (imm 0x00), so a broadcast works. */
+	__m512i v = _mm512_xor_si512(_mm512_shuffle_epi32(lo, _MM_PERM_BADC),
+	                             _mm512_clmulepi64_epi128(lo, c, 0x00));
+	v = _mm512_xor_si512(_mm512_shuffle_epi32(v, _MM_PERM_BADC),
+	                     _mm512_clmulepi64_epi128(v, c, 0x00));
+	return _mm512_xor_si512(hi, v);
+}
+
+VAES_INLINE __m128i bswap128(__m128i x)
+{
+	return _mm_shuffle_epi8(x,
+	                        _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+/* Byte mask of the first n (0..64) bytes. */
+VAES_INLINE __mmask64 bytemask64(size_t n)
+{
+	return n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1);
+}
+
+VAES_INLINE __mmask16 bytemask16(size_t n)
+{
+	return (__mmask16)(n >= 16 ? 0xffffu : ((1u << n) - 1));
+}
+
+/* ---- key setup ---- */
+
+/*
+ * H = E_K(0); K_1 = mulX(ByteReverse(H)) (RFC 8452 appendix A: multiply by x modulo Q,
+ * i.e. shift left by one and fold the carried-out bit back as x^127 + x^126 + x^121 + 1);
+ * K_(i+1) = K_i . K_1.
+ */
+VAES_TARGET static void vaes_hinit(secho_gcm_key *k)
+{
+	__m128i h = bswap128(vaes_enc1(&k->aes, _mm_setzero_si128()));
+	__m128i carry = _mm_slli_si128(_mm_srli_epi64(h, 63), 8);
+	__m128i top = _mm_shuffle_epi32(_mm_srai_epi32(h, 31), 0xff);
+	__m128i k1 = _mm_or_si128(_mm_slli_epi64(h, 1), carry);
+	k1 = _mm_xor_si128(k1,
+	                   _mm_and_si128(top, _mm_set_epi64x((long long)0xc200000000000000ull, 1)));
+	__m128i p = k1;
+	for (unsigned i = 1; i <= NPOW; i++) {
+		_mm_storeu_si128((__m128i *)kpow(k, i), p);
+		__m128i hk = _mm_xor_si128(p, _mm_shuffle_epi32(p, 0x4e));
+		_mm_storeu_si128((__m128i *)(kpow(k, i) + HKOFF), hk);
+		p = gf_dot(p, k1);
+	}
+}
+
+/* ---- bulk GHASH ---- */
+
+/* s = GHASH state (POLYVAL form) after absorbing nblocks blocks from memory. */
+VAES_INLINE __m128i ghash_mem(const secho_gcm_key *k, __m128i s, const uint8_t *in, size_t nblocks)
+{
+	const __m512i bs = vaes_bswap_mask();
+	while (nblocks) {
+		size_t m = nblocks < NPOW ? nblocks : NPOW;
+		const uint8_t *t = kpow(k, m);
+		struct gacc a;
+		gacc_zero(&a);
+		for (size_t g = 0; 4 * g < m; g++) {
+			size_t nb = m - 4 * g < 4 ? m - 4 * g : 4;
+			__mmask8 msk = vaes_blkmask(nb);
+			__m512i x =
+			        _mm512_shuffle_epi8(_mm512_maskz_loadu_epi64(msk, in + 64 * g), bs);
+			if (g == 0)
+				x = _mm512_xor_si512(x, _mm512_zextsi128_si512(s));
+			gacc_mulp(&a, x, t + 64 * g, msk);
+		}
+		s = gacc_final(&a);
+		in += 16 * m;
+		nblocks -= m;
+	}
+	return s;
+}
+
+VAES_TARGET static void vaes_ghash(const secho_gcm_key *k, uint8_t y[16], const uint8_t *in,
+                                   size_t nblocks)
+{
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	s = ghash_mem(k, s, in, nblocks);
+	_mm_storeu_si128((__m128i *)y, bswap128(s));
+}
+
+/* ---- counter mode, inc32 ---- */
+
+/*
+ * Counters are kept byte-reversed per lane, where the GCM 32-bit counter (the last four
+ * bytes, big-endian) is dword 0: a 32-bit add there is inc32 modulo 2^32 (SP 800-38D 6.2)
+ * and never touches the other 96 bits. c holds blocks ctr+0..ctr+3.
+ */
+VAES_INLINE __m512i ctr32_first(__m128i ctr_be)
+{
+	__m512i c = _mm512_broadcast_i32x4(bswap128(ctr_be));
+	return _mm512_add_epi32(c,
+	                        _mm512_set_epi32(0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0));
+}
+
+VAES_INLINE __m512i ctr32_four(void)
+{
+	return _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4);
+}
+
+/*
+ * GCTR over nblocks whole blocks from counter register *c, optionally GHASHing (mode 1:
+ * the output, i.e. encryption; mode 2: the input, decryption; mode 0: no GHASH). 32 blocks
+ * per round of registers, one reduction each. htab (the powers) is used only with GHASH.
+ */
+VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, __m128i s,
+                               uint8_t *out, const uint8_t *in, size_t nblocks, int mode)
+{
+	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+	for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512) {
+		__m512i b[8], x[8];
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++) {
+			b[j] = _mm512_shuffle_epi8(*c, bs);
+			*c = _mm512_add_epi32(*c, four);
+		}
+		vaes_enc_n(b, 8, r);
+		struct gacc a;
+		gacc_zero(&a);
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++) {
+			x[j] = _mm512_loadu_si512(in + 64 * j);
+			b[j] = _mm512_xor_si512(b[j], x[j]);
+			_mm512_storeu_si512(out + 64 * j, b[j]);
+			if (mode) {
+				__m512i g = _mm512_shuffle_epi8(mode == 1 ? b[j] : x[j], bs);
+				if (j == 0)
+					g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
+				gacc_mulp(&a, g, htab + 64 * j, 0xff);
+			}
+		}
+		if (mode)
+			s = gacc_final(&a);
+	}
+	if (nblocks) {
+		const size_t m = nblocks;
+		const uint8_t *t = mode ? htab + 16 * (NPOW - m) : NULL;
+		struct gacc a;
+		gacc_zero(&a);
+		for (size_t g = 0; 4 * g < m; g++) {
+			size_t nb = m - 4 * g < 4 ? m - 4 * g : 4;
+			__mmask8 msk = vaes_blkmask(nb);
+			__m512i b = _mm512_shuffle_epi8(*c, bs);
+			/* advance by the blocks used: the caller continues from *c */
+			*c = _mm512_add_epi32(*c, _mm512_maskz_set1_epi32(0x1111, (int)nb));
+			vaes_enc_n(&b, 1, r);
+			__m512i x = _mm512_maskz_loadu_epi64(msk, in + 64 * g);
+			b = _mm512_maskz_xor_epi64(msk, b, x);
+			_mm512_mask_storeu_epi64(out + 64 * g, msk, b);
+			if (mode) {
+				__m512i y = _mm512_shuffle_epi8(mode == 1 ? b : x, bs);
+				if (g == 0)
+					y = _mm512_xor_si512(y, _mm512_zextsi128_si512(s));
+				gacc_mulp(&a, y, t + 64 * g, msk);
+			}
+		}
+		if (mode)
+			s = gacc_final(&a);
+	}
+	return s;
+}
+
+VAES_TARGET static void vaes_ctr32(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out,
+                                   const uint8_t *in, size_t nblocks)
+{
+	struct vaes_rk r;
+	vaes_load_rk(&r, k, 0);
+	__m512i c = ctr32_first(_mm_loadu_si128((const __m128i *)ctr));
+	(void)gctr_ghash(NULL, &r, &c, _mm_setzero_si128(), out, in, nblocks, 0);
+	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)nblocks);
+}
+
+VAES_TARGET static void vaes_enc_blocks(const secho_gcm_key *k, uint8_t ctr[16], uint8_t y[16],
+                                        uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	__m512i c = ctr32_first(_mm_loadu_si128((const __m128i *)ctr));
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	s = gctr_ghash(k->htab, &r, &c, s, out, in, nblocks, 1);
+	_mm_storeu_si128((__m128i *)y, bswap128(s));
+	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)nblocks);
+}
+
+VAES_TARGET static void vaes_dec_blocks(const secho_gcm_key *k, uint8_t ctr[16], uint8_t y[16],
+                                        uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	__m512i c = ctr32_first(_mm_loadu_si128((const __m128i *)ctr));
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	s = gctr_ghash(k->htab, &r, &c, s, out, in, nblocks, 2);
+	_mm_storeu_si128((__m128i *)y, bswap128(s));
+	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)nblocks);
+}
+
+/* ---- whole messages, 96-bit IV ---- */
+
+/* J0 = IV || 0^31 || 1 (SP 800-38D 7.1 step 2), as bytes in a register. */
+VAES_INLINE __m128i j0_of(const uint8_t iv[12])
+{
+	__m128i j = _mm_maskz_loadu_epi8(0x0fff, iv);
+	return _mm_insert_epi32(j, 0x01000000, 3);
+}
+
+/* The length block len(A) || len(C) in bits, byte-reversed: qword 1 = AAD bits. */
+VAES_INLINE __m128i lenblk(size_t aad_len, size_t len)
+{
+	return _mm_set_epi64x((long long)((uint64_t)aad_len * 8), (long long)((uint64_t)len * 8));
+}
+
+/*
+ * Tag output: seal stores tag_len bytes and returns OK; open compares tag_len bytes in
+ * constant time and on mismatch zeroes out[0..len) and returns SECHO_EAUTH.
+ */
+VAES_INLINE int tag_out(__m128i t, int enc, uint8_t *tag, size_t tag_len, uint8_t *out, size_t len)
+{
+	__mmask16 tm = bytemask16(tag_len);
+	if (enc) {
+		_mm_mask_storeu_epi8(tag, tm, t);
+		return SECHO_OK;
+	}
+	__m128i d = _mm_maskz_mov_epi8(tm, _mm_xor_si128(t, _mm_maskz_loadu_epi8(tm, tag)));
+	if (!_mm_testz_si128(d, d)) {
+		secho_wipe(out, len);
+		return SECHO_EAUTH;
+	}
+	return SECHO_OK;
+}
+
+/*
+ * Short messages in one pass: nz = ceil(len / 16 / 4) text registers (0..7) plus one for
+ * E(J0) go through the rounds together; AAD (<= 4 blocks), text and length blocks are
+ * multiplied by K_n..K_1 (n = total blocks <= 32) and reduced once.
+ */
+VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                          size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                          size_t tag_len, int enc, const int nz)
+{
+	const __m512i bs = vaes_bswap_mask();
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	const __m128i j0 = j0_of(iv);
+	__m512i c = _mm512_add_epi32(
+	        ctr32_first(j0), _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1));
+	__m512i b[8];
+#pragma GCC unroll 8
+	for (int j = 0; j < nz; j++) {
+		b[j] = _mm512_shuffle_epi8(c, bs);
+		c = _mm512_add_epi32(c, ctr32_four());
+	}
+	b[nz] = _mm512_broadcast_i32x4(j0);
+	vaes_enc_n(b, nz + 1, &r);
+
+	const size_t na = (aad_len + 15) / 16, nc = (len + 15) / 16, n = na + nc + 1;
+	const uint8_t *t = kpow(k, n);
+	struct gacc a;
+	gacc_zero(&a);
+	if (na) {
+		__m512i x = _mm512_maskz_loadu_epi8(bytemask64(aad_len), aad);
+		gacc_mulp(&a, _mm512_shuffle_epi8(x, bs), t, vaes_blkmask(na));
+		t += 16 * na;
+	}
+#pragma GCC unroll 8
+	for (int j = 0; j < nz; j++) {
+		__mmask64 bm = bytemask64(len - 64 * (size_t)j);
+		size_t nb = nc - 4 * (size_t)j < 4 ? nc - 4 * (size_t)j : 4;
+		__m512i x = _mm512_maskz_loadu_epi8(bm, in + 64 * j);
+		__m512i y = _mm512_maskz_mov_epi8(bm, _mm512_xor_si512(b[j], x));
+		_mm512_mask_storeu_epi8(out + 64 * j, bm, y);
+		gacc_mulp(&a, _mm512_shuffle_epi8(enc ? y : x, bs), t + 64 * j, vaes_blkmask(nb));
+	}
+	gacc_mulp(&a, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow(k, 1), 0x03);
+	__m128i s = gacc_final(&a);
+	__m128i tg = _mm_xor_si128(bswap128(s), _mm512_castsi512_si128(b[nz]));
+	return tag_out(tg, enc, tag, tag_len, out, len);
+}
+
+/* General path: AAD, then the text 32 blocks per reduction, then the partial block and
+ * the length block. */
+VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                         size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                         size_t tag_len, int enc)
+{
+	const __m512i bs = vaes_bswap_mask();
+	const __m128i k1 = _mm_loadu_si128((const __m128i *)kpow(k, 1));
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	const __m128i j0 = j0_of(iv);
+	const __m128i ej0 = vaes_enc1(&k->aes, j0);
+	__m512i c = _mm512_add_epi32(
+	        ctr32_first(j0), _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1));
+	__m128i s = ghash_mem(k, _mm_setzero_si128(), aad, aad_len / 16);
+	if (aad_len % 16) {
+		__m128i x = _mm_maskz_loadu_epi8(bytemask16(aad_len % 16), aad + aad_len / 16 * 16);
+		s = gf_dot(_mm_xor_si128(s, bswap128(x)), k1);
+	}
+	const size_t full = len / 16, rem = len % 16;
+	s = gctr_ghash(k->htab, &r, &c, s, out, in, full, enc ? 1 : 2);
+	if (rem) {
+		__mmask16 m = bytemask16(rem);
+		__m512i kb = _mm512_shuffle_epi8(c, bs);
+		vaes_enc_n(&kb, 1, &r);
+		__m128i x = _mm_maskz_loadu_epi8(m, in + 16 * full);
+		__m128i y = _mm_maskz_mov_epi8(m, _mm_xor_si128(_mm512_castsi512_si128(kb), x));
+		_mm_mask_storeu_epi8(out + 16 * full, m, y);
+		s = gf_dot(_mm_xor_si128(s, bswap128(enc ? y : x)), k1);
+	}
+	s = gf_dot(_mm_xor_si128(s, lenblk(aad_len, len)), k1);
+	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out, len);
+}
+
+/* Dispatch on size; the short path is instantiated once per register count. */
+VAES_INLINE int msg96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                      size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                      size_t tag_len, int enc)
+{
+	if (aad_len <= 64 && len <= 27 * 16) {
+		switch ((len + 63) / 64) {
+		case 0:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0);
+		case 1:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 1);
+		case 2:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 2);
+		case 3:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 3);
+		case 4:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 4);
+		case 5:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 5);
+		case 6:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 6);
+		default:
+			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 7);
+		}
+	}
+	return long_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc);
+}
+
+VAES_TARGET static int vaes_seal96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                                   size_t aad_len, uint8_t *out, const uint8_t *in, size_t len,
+                                   uint8_t *tag, size_t tag_len)
+{
+	return msg96(k, iv, aad, aad_len, out, in, len, tag, tag_len, 1);
+}
+
+VAES_TARGET static int vaes_open96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                                   size_t aad_len, uint8_t *out, const uint8_t *in, size_t len,
+                                   const uint8_t *tag, size_t tag_len)
+{
+	return msg96(k, iv, aad, aad_len, out, in, len, (uint8_t *)(uintptr_t)tag, tag_len, 0);
+}
+
+/* ---- batch engine ---- */
+
+/*
+ * One message per 128-bit lane, lanes 4q..4q+3 in register q (Q registers, up to 16
+ * messages). Lane l has A_l AAD blocks and C_l text blocks, total n_l = A_l + C_l + 1 <= 32.
+ *
+ * Text is right-aligned: at text step u (0..maxC-1) lane l handles its block
+ * u - (maxC - C_l) (idle before), so every lane's last text block comes at the last step
+ * and every active lane needs the same power, K_(maxC + 1 - u): one broadcast. The counter
+ * of lane l at step u is 2 + u - (maxC - C_l); idle lanes compute an unused keystream.
+ * AAD is left-aligned with per-lane powers K_(A_l + C_l + 1 - v) (AAD is usually one
+ * block, so this costs one small gather per register); then the length block times K_1;
+ * then one reduction per register gives four tags.
+ *
+ * Lanes past cnt are idle throughout (zero lengths, zero masks: no memory touched).
+ */
+struct lane {
+	const uint8_t *aad, *in;
+	uint8_t *out;
+	size_t aad_len, len;
+	unsigned na, nc;
+};
+
+/* Load lane data: mask m (bytes) of p, or zero. */
+#define LANE_LOAD4(dst, m, p)                                                                      \
+	do {                                                                                       \
+		__m512i z_ = _mm512_castsi128_si512(_mm_maskz_loadu_epi8((m)[0], (p)[0]));         \
+		z_ = _mm512_inserti32x4(z_, _mm_maskz_loadu_epi8((m)[1], (p)[1]), 1);              \
+		z_ = _mm512_inserti32x4(z_, _mm_maskz_loadu_epi8((m)[2], (p)[2]), 2);              \
+		z_ = _mm512_inserti32x4(z_, _mm_maskz_loadu_epi8((m)[3], (p)[3]), 3);              \
+		(dst) = z_;                                                                        \
+	} while (0)
+
+#define LANE_STORE4(p, m, v)                                                                       \
+	do {                                                                                       \
+		_mm_mask_storeu_epi8((p)[0], (m)[0], _mm512_castsi512_si128(v));                   \
+		_mm_mask_storeu_epi8((p)[1], (m)[1], _mm512_extracti32x4_epi32((v), 1));           \
+		_mm_mask_storeu_epi8((p)[2], (m)[2], _mm512_extracti32x4_epi32((v), 2));           \
+		_mm_mask_storeu_epi8((p)[3], (m)[3], _mm512_extracti32x4_epi32((v), 3));           \
+	} while (0)
+
+VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
+                             secho_gcm_msg *const *msgs, unsigned cnt, const int Q, const int enc)
+{
+	const __m512i bs = vaes_bswap_mask();
+	struct lane ln[16];
+	alignas(64) uint8_t j0b[16][16];
+	alignas(64) uint32_t dlt[16][4];
+	alignas(64) uint64_t lb[16][2];
+	alignas(64) uint8_t tg[16][16];
+	unsigned maxa = 0, maxc = 0;
+
+	memset(j0b, 0, sizeof(j0b));
+	memset(dlt, 0, sizeof(dlt));
+	for (int l = 0; l < 4 * Q; l++) {
+		struct lane *x = &ln[l];
+		if ((unsigned)l < cnt) {
+			const secho_gcm_msg *m = msgs[l];
+			x->aad = m->aad;
+			x->in = m->in;
+			x->out = m->out;
+			x->aad_len = m->aad_len;
+			x->len = m->len;
+			memcpy(j0b[l], m->iv, 12);
+			j0b[l][15] = 1;
+		} else {
+			x->aad = x->in = NULL;
+			x->out = NULL;
+			x->aad_len = x->len = 0;
+		}
+		x->na = (unsigned)((x->aad_len + 15) / 16);
+		x->nc = (unsigned)((x->len + 15) / 16);
+		maxa = x->na > maxa ? x->na : maxa;
+		maxc = x->nc > maxc ? x->nc : maxc;
+		lb[l][0] = (uint64_t)x->len * 8;
+		lb[l][1] = (uint64_t)x->aad_len * 8;
+	}
+	for (int l = 0; l < 4 * Q; l++)
+		dlt[l][0] = ln[l].nc - maxc; /* J0 + this + (u + 1) = 2 + u - (maxc - nc) */
+
+	__m512i j0[4], ctr[4], ej[4];
+	struct gacc acc[4];
+#pragma GCC unroll 4
+	for (int q = 0; q < Q; q++) {
+		j0[q] = _mm512_load_si512(j0b[4 * q]);
+		ctr[q] = _mm512_add_epi32(_mm512_shuffle_epi8(j0[q], bs),
+		                          _mm512_load_si512(dlt[4 * q]));
+		ej[q] = j0[q];
+		gacc_zero(&acc[q]);
+	}
+	vaes_enc_n(ej, Q, r);
+
+	/* AAD, left-aligned, per-lane powers. */
+	for (unsigned v = 0; v < maxa; v++) {
+#pragma GCC unroll 4
+		for (int q = 0; q < Q; q++) {
+			__mmask16 m[4];
+			const uint8_t *p[4], *h[4];
+			for (int i = 0; i < 4; i++) {
+				const struct lane *x = &ln[4 * q + i];
+				int act = v < x->na;
+				m[i] = act ? bytemask16(x->aad_len - 16 * (size_t)v) : 0;
+				p[i] = act ? x->aad + 16 * (size_t)v : k->htab;
+				h[i] = kpow(k, act ? x->na + x->nc + 1 - v : 1);
+			}
+			__m512i xa, hp, hk;
+			LANE_LOAD4(xa, m, p);
+			__mmask16 all[4] = {0xffff, 0xffff, 0xffff, 0xffff};
+			LANE_LOAD4(hp, all, h);
+			for (int i = 0; i < 4; i++)
+				h[i] += HKOFF;
+			LANE_LOAD4(hk, all, h);
+			gacc_mul(&acc[q], _mm512_shuffle_epi8(xa, bs), hp, hk);
+		}
+	}
+
+	/* Text, right-aligned, broadcast powers. */
+	const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
+	for (unsigned u = 0; u < maxc; u++) {
+		const uint8_t *pp = kpow(k, maxc + 1 - u);
+		__m512i hp = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)pp));
+		__m512i hk = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(pp + HKOFF)));
+		__m512i kb[4];
+#pragma GCC unroll 4
+		for (int q = 0; q < Q; q++) {
+			ctr[q] = _mm512_add_epi32(ctr[q], one);
+			kb[q] = _mm512_shuffle_epi8(ctr[q], bs);
+		}
+		vaes_enc_n(kb, Q, r);
+#pragma GCC unroll 4
+		for (int q = 0; q < Q; q++) {
+			__mmask16 m[4];
+			const uint8_t *p[4];
+			uint8_t *o[4];
+			__mmask64 m64 = 0;
+			for (int i = 0; i < 4; i++) {
+				const struct lane *x = &ln[4 * q + i];
+				unsigned off = maxc - x->nc;
+				int act = u >= off;
+				size_t blk = act ? u - off : 0;
+				m[i] = act ? bytemask16(x->len - 16 * blk) : 0;
+				p[i] = act ? x->in + 16 * blk : k->htab;
+				o[i] = act ? x->out + 16 * blk : (uint8_t *)tg; /* masked off */
+				m64 |= (__mmask64)m[i] << (16 * i);
+			}
+			__m512i xt, y;
+			LANE_LOAD4(xt, m, p);
+			y = _mm512_maskz_mov_epi8(m64, _mm512_xor_si512(kb[q], xt));
+			LANE_STORE4(o, m, y);
+			gacc_mul(&acc[q], _mm512_shuffle_epi8(enc ? y : xt, bs), hp, hk);
+		}
+	}
+	const __m512i k1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kpow(k, 1)));
+	const __m512i k1k =
+	        _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(kpow(k, 1) + HKOFF)));
+#pragma GCC unroll 4
+	for (int q = 0; q < Q; q++) {
+		gacc_mul(&acc[q], _mm512_load_si512(lb[4 * q]), k1, k1k);
+		__m512i s = gacc_final4(&acc[q]);
+		_mm512_store_si512(tg[4 * q], _mm512_xor_si512(_mm512_shuffle_epi8(s, bs), ej[q]));
+	}
+
+	for (unsigned l = 0; l < cnt; l++) {
+		secho_gcm_msg *m = msgs[l];
+		if (enc) {
+			memcpy(m->tag, tg[l], 16);
+			m->status = SECHO_OK;
+		} else if (secho_ct_diff(tg[l], m->tag, 16)) {
+			secho_wipe(m->out, m->len);
+			m->status = SECHO_EAUTH;
+		} else {
+			m->status = SECHO_OK;
+		}
+	}
+	secho_wipe(tg, sizeof(tg));
+}
+
+/* A message goes into a lane when all its blocks fit the 32 powers of K. */
+static int lane_ok(const secho_gcm_msg *m)
+{
+	return m->aad_len <= 16 * NPOW && m->len <= 16 * NPOW &&
+	       (m->aad_len + 15) / 16 + (m->len + 15) / 16 + 1 <= NPOW;
+}
+
+/* Structural checks the batch cannot do without (the public layer checks these too). */
+static int msg_bad(const secho_gcm_msg *m)
+{
+	return !m->iv || !m->tag || (m->len && (!m->in || !m->out)) || (m->aad_len && !m->aad) ||
+	       (uint64_t)m->len > SECHO_GCM_MAX_TEXT;
+}
+
+VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, const int enc)
+{
+	secho_gcm_msg *sel[SECHO_GCM_BATCH_MAX];
+	unsigned ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		secho_gcm_msg *m = &msgs[i];
+		if (msg_bad(m)) {
+			m->status = SECHO_EINVAL;
+		} else if (lane_ok(m)) {
+			sel[ns++] = m;
+		} else {
+			m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in, m->len,
+			                  m->tag, 16, enc);
+		}
+	}
+	if (!ns)
+		return;
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	for (unsigned g = 0; g < ns; g += 16) {
+		unsigned cnt = ns - g < 16 ? ns - g : 16;
+		switch ((cnt + 3) / 4) {
+		case 1:
+			batch_group(k, &r, sel + g, cnt, 1, enc);
+			break;
+		case 2:
+			batch_group(k, &r, sel + g, cnt, 2, enc);
+			break;
+		case 3:
+			batch_group(k, &r, sel + g, cnt, 3, enc);
+			break;
+		default:
+			batch_group(k, &r, sel + g, cnt, 4, enc);
+			break;
+		}
+	}
+}
+
+VAES_TARGET static void vaes_seal_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
+{
+	batch(k, msgs, n, 1);
+}
+
+VAES_TARGET static void vaes_open_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
+{
+	batch(k, msgs, n, 0);
+}
+
+const struct secho_gcm_impl secho_gcm_vaes_impl = {
+        .name = "vaes",
+        .id = SECHO_IMPL_VAES,
+        .aes = &secho_aes_vaes_impl,
+        .hinit = vaes_hinit,
+        .ghash = vaes_ghash,
+        .ctr32 = vaes_ctr32,
+        .enc_blocks = vaes_enc_blocks,
+        .dec_blocks = vaes_dec_blocks,
+        .seal96 = vaes_seal96,
+        .open96 = vaes_open96,
+        .seal_batch = vaes_seal_batch,
+        .open_batch = vaes_open_batch,
+};
