@@ -62,8 +62,8 @@ int cmd_keygen(int argc, char *argv[])
 			        argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "secho keygen: unknown option %s\n", argv[optind - 1]);
-			keygen_usage(stderr);
+			fprintf(stderr, "secho keygen: unknown option %s (see secho keygen --help)\n",
+			        argv[optind - 1]);
 			return 2;
 		}
 	}
@@ -72,8 +72,8 @@ int cmd_keygen(int argc, char *argv[])
 		return 2;
 	}
 	if (!id_arg || !out) {
-		fprintf(stderr, "secho keygen: --key-id and --out are required\n");
-		keygen_usage(stderr);
+		fprintf(stderr, "secho keygen: --key-id and --out are required (see secho keygen "
+		                "--help)\n");
 		return 2;
 	}
 	char *end = NULL;
