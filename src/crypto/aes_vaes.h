@@ -40,14 +40,14 @@ VAES_INLINE void vaes_load_rk(struct vaes_rk *r, const secho_aes_key *k, int dec
  * is outermost so that the n independent vaesenc chains interleave and hide latency. */
 VAES_INLINE void vaes_enc_n(__m512i *b, int n, const struct vaes_rk *r)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_xor_si512(b[j], r->k[0]);
 	for (unsigned i = 1; i < r->rounds; i++)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 		for (int j = 0; j < n; j++)
 			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_aesenclast_epi128(b[j], r->k[r->rounds]);
 }
@@ -55,14 +55,14 @@ VAES_INLINE void vaes_enc_n(__m512i *b, int n, const struct vaes_rk *r)
 /* Same with the decryption round keys (equivalent inverse cipher, FIPS-197 5.3.5). */
 VAES_INLINE void vaes_dec_n(__m512i *b, int n, const struct vaes_rk *r)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_xor_si512(b[j], r->k[0]);
 	for (unsigned i = 1; i < r->rounds; i++)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 		for (int j = 0; j < n; j++)
 			b[j] = _mm512_aesdec_epi128(b[j], r->k[i]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_aesdeclast_epi128(b[j], r->k[r->rounds]);
 }

@@ -480,6 +480,19 @@ struct lane {
 	unsigned na, nc;
 };
 
+/* o[j] = lane j of every input: the 4x4 transpose of 128-bit lanes (its own inverse). */
+VAES_INLINE void transpose4(__m512i *o, const __m512i *in)
+{
+	__m512i t0 = _mm512_shuffle_i64x2(in[0], in[1], 0x44); /* a0 a1 b0 b1 */
+	__m512i t1 = _mm512_shuffle_i64x2(in[0], in[1], 0xee); /* a2 a3 b2 b3 */
+	__m512i t2 = _mm512_shuffle_i64x2(in[2], in[3], 0x44); /* c0 c1 d0 d1 */
+	__m512i t3 = _mm512_shuffle_i64x2(in[2], in[3], 0xee); /* c2 c3 d2 d3 */
+	o[0] = _mm512_shuffle_i64x2(t0, t2, 0x88);             /* a0 b0 c0 d0 */
+	o[1] = _mm512_shuffle_i64x2(t0, t2, 0xdd);
+	o[2] = _mm512_shuffle_i64x2(t1, t3, 0x88);
+	o[3] = _mm512_shuffle_i64x2(t1, t3, 0xdd);
+}
+
 /* Load lane data: mask m (bytes) of p, or zero. */
 #define LANE_LOAD4(dst, m, p)                                                                      \
 	do {                                                                                       \
@@ -573,40 +586,65 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 		}
 	}
 
-	/* Text, right-aligned, broadcast powers. */
+	/*
+	 * Text, right-aligned, broadcast powers, four steps at a time: each lane's 64-byte
+	 * window (blocks u0 - off .. u0 + 3 - off of its message, masked to the bytes that
+	 * exist) is one masked load; a 4x4 transpose of 128-bit lanes turns four such
+	 * windows into four step registers (lane = message) and back for the stores.
+	 * Window addresses may precede the buffer: those bytes are masked off, and masked
+	 * AVX-512 loads and stores neither touch nor fault on masked-off bytes.
+	 */
 	const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
-	for (unsigned u = 0; u < maxc; u++) {
-		const uint8_t *pp = kpow(k, maxc + 1 - u);
-		__m512i hp = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)pp));
-		__m512i hk = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(pp + HKOFF)));
-		__m512i kb[4];
+	for (unsigned u0 = 0; u0 < maxc; u0 += 4) {
+		__m512i hp[4], hk[4], kb[16];
 #pragma GCC unroll 4
-		for (int q = 0; q < Q; q++) {
-			ctr[q] = _mm512_add_epi32(ctr[q], one);
-			kb[q] = _mm512_shuffle_epi8(ctr[q], bs);
+		for (int st = 0; st < 4; st++) {
+			long pi = (long)maxc + 1 - (long)u0 - st; /* K index of step u0 + st */
+			const uint8_t *pp = kpow(k, pi < 1 ? 1 : (size_t)pi);
+			hp[st] = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)pp));
+			hk[st] = _mm512_broadcast_i32x4(
+			        _mm_loadu_si128((const __m128i *)(pp + HKOFF)));
 		}
-		vaes_enc_n(kb, Q, r);
+#pragma GCC unroll 16
+		for (int j = 0; j < 4 * Q; j++) {
+			ctr[j / 4] = _mm512_add_epi32(ctr[j / 4], one);
+			kb[j] = _mm512_shuffle_epi8(ctr[j / 4], bs);
+		}
+		vaes_enc_n(kb, 4 * Q, r);
 #pragma GCC unroll 4
 		for (int q = 0; q < Q; q++) {
-			__mmask16 m[4];
-			const uint8_t *p[4];
-			uint8_t *o[4];
-			__mmask64 m64 = 0;
+			__mmask64 m64[4], ms[4] = {0, 0, 0, 0};
+			uintptr_t pin[4], pout[4];
+			__m512i w[4], xt[4], y[4];
+#pragma GCC unroll 4
 			for (int i = 0; i < 4; i++) {
 				const struct lane *x = &ln[4 * q + i];
-				unsigned off = maxc - x->nc;
-				int act = u >= off;
-				size_t blk = act ? u - off : 0;
-				m[i] = act ? bytemask16(x->len - 16 * blk) : 0;
-				p[i] = act ? x->in + 16 * blk : k->htab;
-				o[i] = act ? x->out + 16 * blk : (uint8_t *)tg; /* masked off */
-				m64 |= (__mmask64)m[i] << (16 * i);
+				long b =
+				        (long)u0 - (long)(maxc - x->nc); /* first block in window */
+				long lo = b < 0 ? -16 * b : 0, hi = (long)x->len - 16 * b;
+				lo = lo > 64 ? 64 : lo;
+				hi = hi < lo ? lo : hi;
+				m64[i] = bytemask64((size_t)hi) & ~bytemask64((size_t)lo);
+				pin[i] = (uintptr_t)x->in + (uintptr_t)(16 * b);
+				pout[i] = (uintptr_t)x->out + (uintptr_t)(16 * b);
+				w[i] = _mm512_maskz_loadu_epi8(m64[i], (const void *)pin[i]);
+#pragma GCC unroll 4
+				for (int st = 0; st < 4; st++)
+					ms[st] |= ((m64[i] >> (16 * st)) & 0xffff) << (16 * i);
 			}
-			__m512i xt, y;
-			LANE_LOAD4(xt, m, p);
-			y = _mm512_maskz_mov_epi8(m64, _mm512_xor_si512(kb[q], xt));
-			LANE_STORE4(o, m, y);
-			gacc_mul(&acc[q], _mm512_shuffle_epi8(enc ? y : xt, bs), hp, hk);
+			transpose4(xt, w);
+#pragma GCC unroll 4
+			for (int st = 0; st < 4; st++)
+				y[st] = _mm512_xor_si512(kb[4 * q + st], xt[st]);
+			transpose4(w, y);
+#pragma GCC unroll 4
+			for (int i = 0; i < 4; i++)
+				_mm512_mask_storeu_epi8((void *)pout[i], m64[i], w[i]);
+#pragma GCC unroll 4
+			for (int st = 0; st < 4; st++) {
+				__m512i g = enc ? _mm512_maskz_mov_epi8(ms[st], y[st]) : xt[st];
+				gacc_mul(&acc[q], _mm512_shuffle_epi8(g, bs), hp[st], hk[st]);
+			}
 		}
 	}
 	const __m512i k1 = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kpow(k, 1)));
