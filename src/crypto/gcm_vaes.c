@@ -381,13 +381,115 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 	return tag_out(tg, enc, tag, tag_len, out, len);
 }
 
-/* General path: AAD, then the text 32 blocks per reduction, then the partial block and
- * the length block. */
+/*
+ * One round of registers (32 blocks) of GCTR, software-pipelined with GHASH: the eight
+ * multiplies of the blocks in gh[] (with the state s folded into the first) are issued
+ * between the first eight AES rounds, so that the carry-less multiplier and the AES unit
+ * work at the same time instead of one waiting for the other. Returns the reduced GHASH of
+ * gh[] when do_gh, else s unchanged. b[] holds counter blocks on entry, keystream XOR in
+ * (the output) on return; x[] the input.
+ */
+VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512i *b,
+                            const __m512i *x, const __m512i *gh, __m128i s, int do_gh)
+{
+	const __m512i bs = vaes_bswap_mask();
+	struct gacc a;
+	gacc_zero(&a);
+#pragma GCC unroll 8
+	for (int j = 0; j < 8; j++)
+		b[j] = _mm512_xor_si512(b[j], r->k[0]);
+#pragma GCC unroll 8
+	for (int i = 1; i <= 8; i++) {
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+		if (do_gh) {
+			__m512i g = _mm512_shuffle_epi8(gh[i - 1], bs);
+			if (i == 1)
+				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
+			gacc_mulp(&a, g, htab + 64 * (i - 1), 0xff);
+		}
+	}
+	for (unsigned i = 9; i < r->rounds; i++)
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+#pragma GCC unroll 8
+	for (int j = 0; j < 8; j++)
+		b[j] = _mm512_xor_si512(_mm512_aesenclast_epi128(b[j], r->k[r->rounds]), x[j]);
+	return do_gh ? gacc_final(&a) : s;
+}
+
+/*
+ * The end of a long message: GHASH of the last full round (encryption, when have), then
+ * tbytes (0..511) of text in nz registers (the last block possibly partial, masked) and
+ * the length block under one reduction (32 blocks + length: a separate last multiply).
+ */
+VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, __m512i c, __m128i s,
+                              const __m512i *prev, int have, uint8_t *out, const uint8_t *in,
+                              size_t tbytes, size_t aad_len, size_t len, int enc, const int nz)
+{
+	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+	const size_t tb = (tbytes + 15) / 16;
+	const int fold_len = tb <= 31;
+	const size_t n = tb + (size_t)fold_len;
+	__m512i ks[9];
+#pragma GCC unroll 8
+	for (int g = 0; g < nz; g++) {
+		ks[g] = _mm512_shuffle_epi8(c, bs);
+		c = _mm512_add_epi32(c, four);
+	}
+	vaes_enc_n(ks, nz, r);
+	if (have) {
+		struct gacc a;
+		gacc_zero(&a);
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++) {
+			__m512i g = _mm512_shuffle_epi8(prev[j], bs);
+			if (j == 0)
+				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
+			gacc_mulp(&a, g, kpow(k, 32) + 64 * j, 0xff);
+		}
+		s = gacc_final(&a);
+	}
+	struct gacc a;
+	gacc_zero(&a);
+	const uint8_t *t = kpow(k, n ? n : 1);
+	__m512i sx = _mm512_zextsi128_si512(s);
+#pragma GCC unroll 8
+	for (int g = 0; g < nz; g++) {
+		size_t nb = tb - 4 * (size_t)g < 4 ? tb - 4 * (size_t)g : 4;
+		__mmask64 bm = bytemask64(tbytes - 64 * (size_t)g);
+		__m512i x = _mm512_maskz_loadu_epi8(bm, in + 64 * g);
+		__m512i y = _mm512_maskz_mov_epi8(bm, _mm512_xor_si512(ks[g], x));
+		_mm512_mask_storeu_epi8(out + 64 * g, bm, y);
+		__m512i h = _mm512_shuffle_epi8(enc ? y : x, bs);
+		if (g == 0) {
+			h = _mm512_xor_si512(h, sx);
+			sx = _mm512_setzero_si512();
+		}
+		gacc_mulp(&a, h, t + 64 * g, vaes_blkmask(nb));
+	}
+	__m128i lb = lenblk(aad_len, len);
+	if (fold_len) {
+		gacc_mulp(&a, _mm512_xor_si512(_mm512_zextsi128_si512(lb), sx), kpow(k, 1), 0x03);
+		return gacc_final(&a);
+	}
+	s = gacc_final(&a);
+	return gf_dot(_mm_xor_si128(s, lb), _mm_loadu_si128((const __m128i *)kpow(k, 1)));
+}
+
+/*
+ * General path: AAD first (its GHASH overlaps the first AES rounds), then the text 32
+ * blocks at a time, pipelined (encryption hashes round i - 1 while computing round i;
+ * decryption hashes the input of the round it computes), then a last group of at most 31
+ * blocks (the partial block masked) together with the length block under one reduction.
+ */
 VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
                          size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
                          size_t tag_len, int enc)
 {
-	const __m512i bs = vaes_bswap_mask();
+	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
 	const __m128i k1 = _mm_loadu_si128((const __m128i *)kpow(k, 1));
 	struct vaes_rk r;
 	vaes_load_rk(&r, &k->aes, 0);
@@ -400,19 +502,67 @@ VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 		__m128i x = _mm_maskz_loadu_epi8(bytemask16(aad_len % 16), aad + aad_len / 16 * 16);
 		s = gf_dot(_mm_xor_si128(s, bswap128(x)), k1);
 	}
-	const size_t full = len / 16, rem = len % 16;
-	s = gctr_ghash(k->htab, &r, &c, s, out, in, full, enc ? 1 : 2);
-	if (rem) {
-		__mmask16 m = bytemask16(rem);
-		__m512i kb = _mm512_shuffle_epi8(c, bs);
-		vaes_enc_n(&kb, 1, &r);
-		__m128i x = _mm_maskz_loadu_epi8(m, in + 16 * full);
-		__m128i y = _mm_maskz_mov_epi8(m, _mm_xor_si128(_mm512_castsi512_si128(kb), x));
-		_mm_mask_storeu_epi8(out + 16 * full, m, y);
-		s = gf_dot(_mm_xor_si128(s, bswap128(enc ? y : x)), k1);
+
+	/* Whole rounds of 32 blocks; the end keeps the 0..511 bytes after them. */
+	const size_t nch = len / 512;
+	__m512i prev[8] = {0}; /* zero: not read before the first round sets it (have) */
+	int have = 0;
+	for (size_t ch = 0; ch < nch; ch++, in += 512, out += 512) {
+		__m512i b[8], x[8];
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++) {
+			b[j] = _mm512_shuffle_epi8(c, bs);
+			c = _mm512_add_epi32(c, four);
+			x[j] = _mm512_loadu_si512(in + 64 * j);
+		}
+		if (enc) {
+			s = chunk32(kpow(k, 32), &r, b, x, prev, s, have);
+#pragma GCC unroll 8
+			for (int j = 0; j < 8; j++) {
+				_mm512_storeu_si512(out + 64 * j, b[j]);
+				prev[j] = b[j];
+			}
+			have = 1;
+		} else {
+			s = chunk32(kpow(k, 32), &r, b, x, x, s, 1);
+#pragma GCC unroll 8
+			for (int j = 0; j < 8; j++)
+				_mm512_storeu_si512(out + 64 * j, b[j]);
+		}
 	}
-	s = gf_dot(_mm_xor_si128(s, lenblk(aad_len, len)), k1);
-	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out, len);
+
+	/* The end: 0..511 bytes, nz = 0..8 registers, instantiated per register count. */
+	const size_t tbytes = len - 512 * nch;
+	switch ((tbytes + 63) / 64) {
+	case 0:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 0);
+		break;
+	case 1:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 1);
+		break;
+	case 2:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 2);
+		break;
+	case 3:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 3);
+		break;
+	case 4:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 4);
+		break;
+	case 5:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 5);
+		break;
+	case 6:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 6);
+		break;
+	case 7:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 7);
+		break;
+	default:
+		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 8);
+		break;
+	}
+	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out - 512 * nch, len);
 }
 
 /* Dispatch on size; the short path is instantiated once per register count. */
