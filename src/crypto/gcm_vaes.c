@@ -727,11 +727,18 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 			}
 			__m512i xa, hp, hk;
 			LANE_LOAD4(xa, m, p);
-			__mmask16 all[4] = {0xffff, 0xffff, 0xffff, 0xffff};
-			LANE_LOAD4(hp, all, h);
-			for (int i = 0; i < 4; i++)
-				h[i] += HKOFF;
-			LANE_LOAD4(hk, all, h);
+			if (h[0] == h[1] && h[0] == h[2] && h[0] == h[3]) {
+				/* the usual case: same lengths, one power for all lanes */
+				hp = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)h[0]));
+				hk = _mm512_broadcast_i32x4(
+				        _mm_loadu_si128((const __m128i *)(h[0] + HKOFF)));
+			} else {
+				__mmask16 all[4] = {0xffff, 0xffff, 0xffff, 0xffff};
+				LANE_LOAD4(hp, all, h);
+				for (int i = 0; i < 4; i++)
+					h[i] += HKOFF;
+				LANE_LOAD4(hk, all, h);
+			}
 			gacc_mul(&acc[q], _mm512_shuffle_epi8(xa, bs), hp, hk);
 		}
 	}
@@ -763,7 +770,7 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 		vaes_enc_n(kb, 4 * Q, r);
 #pragma GCC unroll 4
 		for (int q = 0; q < Q; q++) {
-			__mmask64 m64[4], ms[4] = {0, 0, 0, 0};
+			__mmask64 m64[4], ms[4];
 			uintptr_t pin[4], pout[4];
 			__m512i w[4], xt[4], y[4];
 #pragma GCC unroll 4
@@ -778,9 +785,21 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 				pin[i] = (uintptr_t)x->in + (uintptr_t)(16 * b);
 				pout[i] = (uintptr_t)x->out + (uintptr_t)(16 * b);
 				w[i] = _mm512_maskz_loadu_epi8(m64[i], (const void *)pin[i]);
-#pragma GCC unroll 4
-				for (int st = 0; st < 4; st++)
-					ms[st] |= ((m64[i] >> (16 * st)) & 0xffff) << (16 * i);
+			}
+			{
+				/* Step masks: the 4x4 transpose of the 16-bit fields of m64[]. */
+				const __m256i idx = _mm256_set_epi16(15, 11, 7, 3, 14, 10, 6, 2, 13,
+				                                     9, 5, 1, 12, 8, 4, 0);
+				__m256i mv =
+				        _mm256_set_epi64x((long long)m64[3], (long long)m64[2],
+				                          (long long)m64[1], (long long)m64[0]);
+				mv = _mm256_permutexvar_epi16(idx, mv);
+				__m128i lo = _mm256_castsi256_si128(mv);
+				__m128i hi = _mm256_extracti128_si256(mv, 1);
+				ms[0] = (__mmask64)_mm_cvtsi128_si64(lo);
+				ms[1] = (__mmask64)_mm_extract_epi64(lo, 1);
+				ms[2] = (__mmask64)_mm_cvtsi128_si64(hi);
+				ms[3] = (__mmask64)_mm_extract_epi64(hi, 1);
 			}
 			transpose4(xt, w);
 #pragma GCC unroll 4
@@ -809,17 +828,23 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 
 	for (unsigned l = 0; l < cnt; l++) {
 		secho_gcm_msg *m = msgs[l];
+		__m128i t = _mm_load_si128((const __m128i *)tg[l]);
 		if (enc) {
-			memcpy(m->tag, tg[l], 16);
+			_mm_storeu_si128((__m128i *)m->tag, t);
 			m->status = SECHO_OK;
-		} else if (secho_ct_diff(tg[l], m->tag, 16)) {
+			continue;
+		}
+		__m128i d = _mm_xor_si128(t, _mm_loadu_si128((const __m128i *)m->tag));
+		if (!_mm_testz_si128(d, d)) { /* all 16 bytes compared, then one branch */
 			secho_wipe(m->out, m->len);
 			m->status = SECHO_EAUTH;
 		} else {
 			m->status = SECHO_OK;
 		}
 	}
-	secho_wipe(tg, sizeof(tg));
+	/* Seal's tags are output anyway; open's expected tags must not linger. */
+	if (!enc)
+		secho_wipe(tg, sizeof(tg));
 }
 
 /* A message goes into a lane when all its blocks fit the 32 powers of K. */
@@ -855,22 +880,14 @@ VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, co
 		return;
 	struct vaes_rk r;
 	vaes_load_rk(&r, &k->aes, 0);
-	for (unsigned g = 0; g < ns; g += 16) {
-		unsigned cnt = ns - g < 16 ? ns - g : 16;
-		switch ((cnt + 3) / 4) {
-		case 1:
+	/* Groups of eight (two registers per step): measured faster here than four
+	 * registers, which spill (16 keystream + 12 accumulator registers do not fit in 32). */
+	for (unsigned g = 0; g < ns; g += 8) {
+		unsigned cnt = ns - g < 8 ? ns - g : 8;
+		if (cnt <= 4)
 			batch_group(k, &r, sel + g, cnt, 1, enc);
-			break;
-		case 2:
+		else
 			batch_group(k, &r, sel + g, cnt, 2, enc);
-			break;
-		case 3:
-			batch_group(k, &r, sel + g, cnt, 3, enc);
-			break;
-		default:
-			batch_group(k, &r, sel + g, cnt, 4, enc);
-			break;
-		}
 	}
 }
 
