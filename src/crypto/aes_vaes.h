@@ -43,6 +43,8 @@ VAES_INLINE void vaes_enc_n(__m512i *b, int n, const struct vaes_rk *r)
 #pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_xor_si512(b[j], r->k[0]);
+		/* fully unrolled when the caller's round count is a constant */
+#pragma GCC unroll 14
 	for (unsigned i = 1; i < r->rounds; i++)
 #pragma GCC unroll 16
 		for (int j = 0; j < n; j++)

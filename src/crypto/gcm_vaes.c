@@ -340,21 +340,24 @@ VAES_INLINE int tag_out(__m128i t, int enc, uint8_t *tag, size_t tag_len, uint8_
  */
 VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
                           size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
-                          size_t tag_len, int enc, const int nz)
+                          size_t tag_len, int enc, const int nz, const unsigned nr)
 {
 	const __m512i bs = vaes_bswap_mask();
 	struct vaes_rk r;
 	vaes_load_rk(&r, &k->aes, 0);
-	const __m128i j0 = j0_of(iv);
-	__m512i c = _mm512_add_epi32(
-	        ctr32_first(j0), _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1));
-	__m512i b[8];
+	if (nr)
+		r.rounds = nr; /* == k->aes.rounds; a constant lets the rounds unroll */
+	/* At most 27 text blocks: the counters 2..29 change the last byte only, so every
+	 * counter block is the IV OR-ed with a constant (no carries, no byte swaps). */
+	const __m512i ivb = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, iv));
+	__m512i b[9];
 #pragma GCC unroll 8
-	for (int j = 0; j < nz; j++) {
-		b[j] = _mm512_shuffle_epi8(c, bs);
-		c = _mm512_add_epi32(c, ctr32_four());
-	}
-	b[nz] = _mm512_broadcast_i32x4(j0);
+	for (int j = 0; j < nz; j++)
+		b[j] = _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
+		                                             (4 + 4 * j) << 24, 0, 0, 0,
+		                                             (3 + 4 * j) << 24, 0, 0, 0,
+		                                             (2 + 4 * j) << 24, 0, 0, 0));
+	b[nz] = _mm512_or_si512(ivb, _mm512_set4_epi32(1 << 24, 0, 0, 0));
 	vaes_enc_n(b, nz + 1, &r);
 
 	const size_t na = (aad_len + 15) / 16, nc = (len + 15) / 16, n = na + nc + 1;
@@ -566,29 +569,39 @@ VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 }
 
 /* Dispatch on size; the short path is instantiated once per register count. */
+VAES_INLINE int short_nr(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                         size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                         size_t tag_len, int enc, const unsigned nr)
+{
+	switch ((len + 63) / 64) {
+	case 0:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0, nr);
+	case 1:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 1, nr);
+	case 2:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 2, nr);
+	case 3:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 3, nr);
+	case 4:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 4, nr);
+	case 5:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 5, nr);
+	case 6:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 6, nr);
+	default:
+		return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 7, nr);
+	}
+}
+
 VAES_INLINE int msg96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
                       size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
                       size_t tag_len, int enc)
 {
 	if (aad_len <= 64 && len <= 27 * 16) {
-		switch ((len + 63) / 64) {
-		case 0:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0);
-		case 1:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 1);
-		case 2:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 2);
-		case 3:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 3);
-		case 4:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 4);
-		case 5:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 5);
-		case 6:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 6);
-		default:
-			return short_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 7);
-		}
+		/* AES-256 (the endpoint's cipher) gets fully unrolled rounds */
+		if (k->aes.rounds == 14)
+			return short_nr(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 14);
+		return short_nr(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0);
 	}
 	return long_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc);
 }
