@@ -16,7 +16,7 @@
  *
  * Single messages process up to 32 blocks (8 registers) per reduction; short messages
  * (AAD <= 64 bytes, at most 27 text blocks) take one pass with a single reduction. The
- * batch engine puts one message per 128-bit lane (up to 16 messages in four registers)
+ * batch engine puts one message per 128-bit lane (eight messages in two registers)
  * so that every lane of every instruction does useful work: see batch_group().
  *
  * Constant-time: no table lookups, no branch or address depends on key, text or tag;
@@ -311,7 +311,8 @@ VAES_INLINE __m128i j0_of(const uint8_t iv[12])
 /* The length block len(A) || len(C) in bits, byte-reversed: qword 1 = AAD bits. */
 VAES_INLINE __m128i lenblk(size_t aad_len, size_t len)
 {
-	return _mm_set_epi64x((long long)((uint64_t)aad_len * 8), (long long)((uint64_t)len * 8));
+	const uint64_t abits = (uint64_t)aad_len << 3, cbits = (uint64_t)len << 3;
+	return _mm_set_epi64x((long long)abits, (long long)cbits);
 }
 
 /*
@@ -623,7 +624,7 @@ VAES_TARGET static int vaes_open96(const secho_gcm_key *k, const uint8_t iv[12],
 /* ---- batch engine ---- */
 
 /*
- * One message per 128-bit lane, lanes 4q..4q+3 in register q (Q registers, up to 16
+ * One message per 128-bit lane, lanes 4q..4q+3 in register q (Q = 1 or 2 registers, up to 8
  * messages). Lane l has A_l AAD blocks and C_l text blocks, total n_l = A_l + C_l + 1 <= 32.
  *
  * Text is right-aligned: at text step u (0..maxC-1) lane l handles its block
@@ -678,13 +679,14 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
                              secho_gcm_msg *const *msgs, unsigned cnt, const int Q, const int enc)
 {
 	const __m512i bs = vaes_bswap_mask();
-	struct lane ln[16];
-	alignas(64) uint8_t j0b[16][16];
-	alignas(64) uint32_t dlt[16][4];
-	alignas(64) uint64_t lb[16][2];
-	alignas(64) uint8_t tg[16][16];
+	struct lane ln[8];
+	alignas(64) uint8_t j0b[8][16];
+	alignas(64) uint32_t dlt[8][4];
+	alignas(64) uint64_t lb[8][2];
+	alignas(64) uint8_t tg[8][16];
 	unsigned maxa = 0, maxc = 0;
 
+	memset(ln, 0, sizeof(ln));
 	memset(j0b, 0, sizeof(j0b));
 	memset(dlt, 0, sizeof(dlt));
 	for (int l = 0; l < 4 * Q; l++) {
@@ -713,8 +715,8 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 	for (int l = 0; l < 4 * Q; l++)
 		dlt[l][0] = ln[l].nc - maxc; /* J0 + this + (u + 1) = 2 + u - (maxc - nc) */
 
-	__m512i j0[4], ctr[4], ej[4];
-	struct gacc acc[4];
+	__m512i j0[2], ctr[2], ej[2];
+	struct gacc acc[2];
 #pragma GCC unroll 4
 	for (int q = 0; q < Q; q++) {
 		j0[q] = _mm512_load_si512(j0b[4 * q]);
@@ -766,7 +768,7 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 	 */
 	const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
 	for (unsigned u0 = 0; u0 < maxc; u0 += 4) {
-		__m512i hp[4], hk[4], kb[16];
+		__m512i hp[4], hk[4], kb[8];
 #pragma GCC unroll 4
 		for (int st = 0; st < 4; st++) {
 			long pi = (long)maxc + 1 - (long)u0 - st; /* K index of step u0 + st */
