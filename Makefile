@@ -44,12 +44,14 @@ TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TLIB_SRCS  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+TOOL_SRCS  := $(wildcard tests/tools/*.c)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TLIB_OBJS  := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 LIBSECHO   := $(BUILD)/libsecho.a
 
 .PHONY: all lib tests bench test demo check format deps asan fuzz clean
@@ -59,7 +61,7 @@ LIBSECHO   := $(BUILD)/libsecho.a
 
 all: $(BUILD)/secho tests bench
 lib: $(LIBSECHO)
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(TOOL_BINS)
 bench: $(BENCH_BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -80,6 +82,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TLIB_OBJS) $(LIBSECHO)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(LIBSECHO) $(LIBS)
+
+$(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBSECHO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
 	$(call msg,LD,$@)
@@ -102,14 +109,16 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 deps:
 	$(Q)scripts/deps.sh
 
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory asan
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) asan
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
 check: deps

@@ -66,10 +66,11 @@ static inline void store_le32(uint8_t *p, uint32_t v)
 }
 
 /*
- * Swap index bit k of the word number with index bit k of the bit position, for k = 0, 1,
- * 2 (an involution). Word w, bit p <-> word w ^ (1 << k) ... where the pairs exchanged are
- * (word with bit k clear, position with bit k set) and (word with bit k set, position with
- * bit k clear).
+ * View the 512 bits of w[0..7] as indexed by 9 bits: word number (3) and bit position (6).
+ * For k = 0, 1, 2, exchange index bit k of the word number with index bit k of the bit
+ * position: bit p of word a (a with bit k clear, p with bit k set) trades places with bit
+ * p - 2^k of word a + 2^k. Each step is a delta swap with a constant shift and mask; the
+ * whole is an involution, so it serves both pack and unpack.
  */
 static inline void swap_index_bits(uint64_t w[8])
 {
@@ -295,12 +296,16 @@ static void sbox(uint64_t q[8])
  */
 static void inv_affine(uint64_t q[8])
 {
-	uint64_t a[8];
-	for (unsigned i = 0; i < 8; i++)
-		a[i] = q[(i + 2) & 7] ^ q[(i + 5) & 7] ^ q[(i + 7) & 7];
-	a[0] = ~a[0];
-	a[2] = ~a[2];
-	memcpy(q, a, sizeof(a));
+	uint64_t q0 = q[0], q1 = q[1], q2 = q[2], q3 = q[3];
+	uint64_t q4 = q[4], q5 = q[5], q6 = q[6], q7 = q[7];
+	q[0] = ~(q2 ^ q5 ^ q7);
+	q[1] = q3 ^ q6 ^ q0;
+	q[2] = ~(q4 ^ q7 ^ q1);
+	q[3] = q5 ^ q0 ^ q2;
+	q[4] = q6 ^ q1 ^ q3;
+	q[5] = q7 ^ q2 ^ q4;
+	q[6] = q0 ^ q3 ^ q5;
+	q[7] = q1 ^ q4 ^ q6;
 }
 
 /* InvSbox = InvAff o Sbox o InvAff (Sbox = Aff o Inv, and Inv is an involution). */

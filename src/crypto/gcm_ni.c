@@ -171,7 +171,8 @@ SECHO_NI_INLINE __m128i j0_from_iv(const uint8_t iv[12])
  * low qword and len(A) in the high one. */
 SECHO_NI_INLINE __m128i len_block(size_t aad_len, size_t len)
 {
-	return _mm_set_epi64x((long long)((uint64_t)aad_len * 8), (long long)((uint64_t)len * 8));
+	uint64_t abits = (uint64_t)aad_len << 3, cbits = (uint64_t)len << 3;
+	return _mm_set_epi64x((long long)abits, (long long)cbits);
 }
 
 /* y (reversed) absorbs n whole blocks: groups of 8 with one reduction each. */
@@ -197,11 +198,60 @@ SECHO_NI_TARGET static __m128i ghash_rev(const struct htab *t, __m128i y, const 
 }
 
 /*
+ * One group of 8 CTR blocks with, stitched into its AES rounds, the GHASH of 8 other
+ * blocks at g (when gh): one Karatsuba multiply per round 1..8, the reduction in round 9
+ * (every key size has at least 10 rounds). AESENC and PCLMULQDQ compete for the same
+ * vector pipes here; interleaving them in one instruction stream lets the scheduler fill
+ * both instead of running a burst of AES and then a burst of multiplies. For encryption
+ * g is the previous group's ciphertext (already stored to out, re-read from L1); for
+ * decryption it is this group's input, read before any output is stored (in place is
+ * safe). Returns the new y; *c advances by 8.
+ */
+SECHO_NI_INLINE __m128i group8(const secho_gcm_key *k, __m128i *c, __m128i y, uint8_t *out,
+                               const uint8_t *in, const uint8_t *g, bool gh)
+{
+	const struct htab *t = HT(k);
+	const __m128i *rk = (const __m128i *)k->aes.u.rk[0];
+	__m128i b[8], key = _mm_load_si128(rk);
+	struct acc a;
+
+	acc_init(&a);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		b[i] = _mm_xor_si128(ctr_at(*c, i), key);
+	*c = _mm_add_epi32(*c, _mm_set_epi32(8, 0, 0, 0));
+#pragma GCC unroll 13
+	for (unsigned r = 1; r < 14; r++) {
+		if (r >= k->aes.rounds)
+			break;
+		key = _mm_load_si128(rk + r);
+#pragma GCC unroll 8
+		for (int i = 0; i < 8; i++)
+			b[i] = _mm_aesenc_si128(b[i], key);
+		if (gh && r <= 8) {
+			__m128i x = load_rev(g + 16 * (r - 1));
+			if (r == 1)
+				x = _mm_xor_si128(x, y);
+			acc_addp(&a, t, x, 9 - r);
+		}
+		if (gh && r == 9)
+			y = acc_reduce(&a);
+	}
+	key = _mm_load_si128(rk + k->aes.rounds);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		b[i] = _mm_aesenclast_si128(b[i], key);
+#pragma GCC unroll 8
+	for (int i = 0; i < 8; i++)
+		ni_storeu(out + 16 * i, _mm_xor_si128(b[i], ni_loadu(in + 16 * i)));
+	return y;
+}
+
+/*
  * The fused bulk: n whole blocks of CTR (counter c in shuffled form, advanced) with the
- * ciphertext absorbed into y (reversed). For dec the input is the ciphertext; for enc
- * the output is. Per group of 8 the AES chains and the multiplies of the same group are
- * in one basic block; the multiplies of group i and the AES of group i+1 are
- * independent, so the out-of-order core overlaps them.
+ * ciphertext absorbed into y (reversed). Encryption is software-pipelined by one group
+ * (group i's AES carries group i-1's GHASH); the last group and a tail of 1..7 blocks are
+ * hashed after their AES.
  */
 SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *yp, uint8_t *out,
                                   const uint8_t *in, size_t n, bool dec)
@@ -210,27 +260,17 @@ SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *
 	__m128i c = *cp, y = *yp, b[8], x[8];
 	struct acc a;
 
-	for (; n >= 8; n -= 8, in += 128, out += 128) {
-		for (int i = 0; i < 8; i++)
-			b[i] = ctr_at(c, i);
-		c = _mm_add_epi32(c, _mm_set_epi32(8, 0, 0, 0));
-		if (dec)
-			for (int i = 0; i < 8; i++)
-				x[i] = ni_loadu(in + 16 * i);
-		ni_enc_n(&k->aes, b, 8);
-		for (int i = 0; i < 8; i++) {
-			if (dec) {
-				ni_storeu(out + 16 * i, _mm_xor_si128(b[i], x[i]));
-			} else {
-				x[i] = _mm_xor_si128(b[i], ni_loadu(in + 16 * i));
-				ni_storeu(out + 16 * i, x[i]);
-			}
+	if (dec) {
+		for (; n >= 8; n -= 8, in += 128, out += 128)
+			y = group8(k, &c, y, out, in, in, true);
+	} else if (n >= 8) {
+		const uint8_t *prev = out;
+		group8(k, &c, y, out, in, NULL, false);
+		for (n -= 8, in += 128, out += 128; n >= 8; n -= 8, in += 128, out += 128) {
+			y = group8(k, &c, y, out, in, prev, true);
+			prev = out;
 		}
-		acc_init(&a);
-		acc_addp(&a, t, _mm_xor_si128(y, _mm_shuffle_epi8(x[0], BSWAP_MASK)), 8);
-		for (int i = 1; i < 8; i++)
-			acc_addp(&a, t, _mm_shuffle_epi8(x[i], BSWAP_MASK), 8 - (size_t)i);
-		y = acc_reduce(&a);
+		y = ghash_rev(t, y, prev, 8);
 	}
 	if (n) {
 		for (size_t i = 0; i < n; i++)
@@ -261,7 +301,8 @@ SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *
 /* ---- table entries ---- */
 
 /* H = E_K(0^128); H' = rev(H) * x^-1 (shift left, fold P on carry, without a branch);
- * then the powers H'^i = H'^(i-1) * H' (each product carries one x^-1, see top). */
+ * then the powers: the product of stored H'^i and H'^j is H'^(i+j) (the x of the multiply
+ * cancels one of the two x^-1, see the top of the file). */
 SECHO_NI_TARGET static void ni_hinit(secho_gcm_key *k)
 {
 	struct htab *t = (struct htab *)(void *)k->htab;
@@ -271,9 +312,13 @@ SECHO_NI_TARGET static void ni_hinit(secho_gcm_key *k)
 	__m128i poly = _mm_set_epi64x((long long)0xc200000000000000ull, 1);
 	h = _mm_xor_si128(sh, _mm_and_si128(carry, poly));
 
+	/* Depth 3 instead of 7: H^2; then H^3, H^4; then H^5..H^8 = H^4 * H^1..H^4. */
 	t->h[0] = h;
-	for (int i = 1; i < 8; i++)
-		t->h[i] = gf_mul(t->h[i - 1], h);
+	t->h[1] = gf_mul(h, h);
+	t->h[2] = gf_mul(t->h[1], h);
+	t->h[3] = gf_mul(t->h[1], t->h[1]);
+	for (int i = 4; i < 8; i++)
+		t->h[i] = gf_mul(t->h[3], t->h[i - 4]);
 	for (int i = 0; i < 8; i++)
 		t->kh[i] = _mm_xor_si128(t->h[i], _mm_shuffle_epi32(t->h[i], 0x4e));
 }
@@ -338,18 +383,16 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
                                   size_t na, size_t nc, bool dec)
 {
 	const struct htab *t = HT(k);
-	size_t tot = na + nc + 1, p = tot;
-	__m128i b[8], x[7], c = _mm_shuffle_epi8(j0, CTR_MASK);
-	size_t r = len & 15, nf = len >> 4;
+	size_t p = na + nc + 1, r = len & 15, nf = len >> 4;
+	__m128i b[8], c = _mm_shuffle_epi8(j0, CTR_MASK);
 	struct acc a;
 
+	/* Every index into b[] below is a constant after unrolling, so the blocks stay in
+	 * registers; the branches test public lengths only. */
 	b[0] = j0;
-	for (size_t i = 1; i <= nc; i++)
-		b[i] = ctr_at(c, (int)i);
-	for (size_t i = 0; i < nf; i++)
-		x[i] = ni_loadu(in + 16 * i);
-	if (r)
-		x[nf] = load_part(in + 16 * nf, r);
+#pragma GCC unroll 7
+	for (int i = 1; i < 8; i++)
+		b[i] = ctr_at(c, i);
 
 	acc_init(&a);
 	for (size_t i = 0; i < aad_len >> 4; i++)
@@ -360,17 +403,50 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
 		                          BSWAP_MASK),
 		         p--);
 
-	enc_var(&k->aes, b, nc + 1);
-
-	for (size_t i = 0; i < nf; i++) {
-		__m128i o = _mm_xor_si128(x[i], b[i + 1]);
-		ni_storeu(out + 16 * i, o);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[i] : o, BSWAP_MASK), p--);
+	/* Exactly nc + 1 chains: back-to-back packets are bound by AES throughput. */
+	switch (nc) {
+	case 0:
+		ni_enc_n(&k->aes, b, 1);
+		break;
+	case 1:
+		ni_enc_n(&k->aes, b, 2);
+		break;
+	case 2:
+		ni_enc_n(&k->aes, b, 3);
+		break;
+	case 3:
+		ni_enc_n(&k->aes, b, 4);
+		break;
+	case 4:
+		ni_enc_n(&k->aes, b, 5);
+		break;
+	case 5:
+		ni_enc_n(&k->aes, b, 6);
+		break;
+	case 6:
+		ni_enc_n(&k->aes, b, 7);
+		break;
+	default:
+		ni_enc_n(&k->aes, b, 8);
+		break;
 	}
-	if (r) {
-		__m128i o = _mm_and_si128(_mm_xor_si128(x[nf], b[nf + 1]), keep_mask(r));
-		store_part(out + 16 * nf, o, r);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[nf] : o, BSWAP_MASK), p--);
+
+#pragma GCC unroll 7
+	for (int i = 0; i < 7; i++) {
+		if ((size_t)i < nf) {
+			__m128i x = ni_loadu(in + 16 * i);
+			__m128i o = _mm_xor_si128(x, b[i + 1]);
+			ni_storeu(out + 16 * i, o);
+			acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+		} else {
+			if (r) {
+				__m128i x = load_part(in + 16 * i, r);
+				__m128i o = _mm_and_si128(_mm_xor_si128(x, b[i + 1]), keep_mask(r));
+				store_part(out + 16 * i, o, r);
+				acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+			}
+			break;
+		}
 	}
 	acc_addp(&a, t, len_block(aad_len, len), 1);
 	return _mm_xor_si128(b[0], _mm_shuffle_epi8(acc_reduce(&a), BSWAP_MASK));
@@ -443,7 +519,8 @@ SECHO_NI_TARGET static int ni_open96(const secho_gcm_key *k, const uint8_t iv[12
 	unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(s, g));
 	unsigned want = (1u << tag_len) - 1;
 	if ((eq & want) != want) {
-		memset(out, 0, len);
+		if (len)
+			memset(out, 0, len);
 		return SECHO_EAUTH;
 	}
 	return SECHO_OK;

@@ -13,12 +13,9 @@
 #include <strings.h>
 
 /*
- * The portable and vaes tables are always built and referenced strongly (a weak reference
- * would not pull them out of the static library). The others are weak references while they are
- * being brought up, so the library links with any subset; a missing one reads as
- * unavailable.
+ * Every table is referenced strongly: a weak reference would not pull it out of the
+ * static library. The tables are declared in inner.h.
  */
-extern const struct secho_gcm_impl secho_gcm_ni_impl __attribute__((weak));
 
 static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
 
@@ -28,7 +25,7 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 	case SECHO_IMPL_PORTABLE:
 		return &secho_gcm_ct64_impl;
 	case SECHO_IMPL_AESNI:
-		return &secho_gcm_ni_impl ? &secho_gcm_ni_impl : NULL;
+		return &secho_gcm_ni_impl;
 	case SECHO_IMPL_VAES:
 		return &secho_gcm_vaes_impl;
 	default:

@@ -653,7 +653,8 @@ static const char *unavailable_reason(secho_impl_id id)
 	if (id == SECHO_IMPL_AESNI)
 		need = SECHO_CPU_AESNI | SECHO_CPU_PCLMUL | SECHO_CPU_SSE41;
 	else if (id == SECHO_IMPL_VAES)
-		need = SECHO_CPU_VAES | SECHO_CPU_VPCLMUL | SECHO_CPU_AVX512F | SECHO_CPU_AVX512BW;
+		need = SECHO_CPU_VAES | SECHO_CPU_VPCLMUL | SECHO_CPU_AVX512F | SECHO_CPU_AVX512BW |
+		       SECHO_CPU_AVX512VL;
 	if ((f & need) != need)
 		return "the CPU lacks the instructions it needs";
 	return "its implementation table is not linked into this build";

@@ -1,0 +1,96 @@
+/*
+ * src/cli/cli.h - the secho command line: subcommand table and shared helpers.
+ *
+ * Adding a command: write src/cli/NAME.c with `int cmd_NAME(int argc, char *argv[])`
+ * and add one SECHO_CMD line to SECHO_COMMANDS below; main.c builds its table from
+ * this list (name, function, one-line help). A command receives argv[0] = its own
+ * name, parses its options with getopt_long (cli_getopt_reset() first), prints its full
+ * usage on --help and returns the process exit status:
+ *   0 success, 1 operation failed (e.g. GCM tag mismatch), 2 bad usage or argument.
+ */
+#ifndef SECHO_CLI_H
+#define SECHO_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "secho/aes.h"
+
+#define SECHO_VERSION "0.1.0"
+
+/* Exit statuses shared by every command. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* X-macro list of subcommands: SECHO_CMD(name, one-line help). */
+#define SECHO_COMMANDS                                                                             \
+	SECHO_CMD(crypt, "encrypt or decrypt stdin to stdout with any AES mode")                   \
+	SECHO_CMD(speed, "measure our AES implementations against OpenSSL and ipsec-mb")           \
+	SECHO_CMD(selftest, "run the built-in known-answer and consistency tests")               \
+	SECHO_CMD(keygen, "write a new key file (key id, AES-256 key, salt)")                      \
+	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")              \
+	SECHO_CMD(host, "send traffic to an endpoint and verify every response (paired, load, counters)")
+
+#define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
+SECHO_COMMANDS
+#undef SECHO_CMD
+
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char *argv[]);
+	const char *help;
+};
+
+/* ---- util.c ---- */
+
+/* Print "secho CMD: message" and a newline on stderr. Returns CLI_USAGE, so a parser can
+ * `return cli_usage_err(...)`. cli_err() is the same but returns CLI_FAIL. */
+int cli_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reset getopt_long's state before a command parses its own argv (glibc: optind = 0
+ * re-initialises fully). Errors are reported by the command (opterr = 0). */
+void cli_getopt_reset(void);
+/* Report the option getopt_long rejected ('?' unknown, ':' missing argument) as one line
+ * naming it; returns CLI_USAGE. */
+int cli_bad_option(const char *cmd, int c, char *argv[]);
+
+/*
+ * Parse hex (upper or lower case, even length, no separators; an empty string is zero
+ * bytes) into a new malloc'd buffer *out of *len bytes. Returns false on bad input with
+ * a reason in *why (static text: "odd number of digits", "not a hex digit"); *out is
+ * NULL then. The caller frees (and wipes, for keys) the buffer.
+ */
+bool cli_parse_hex(const char *s, uint8_t **out, size_t *len, const char **why);
+
+/* Strict decimal parsers: whole string, range checked. */
+bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+bool cli_parse_double(const char *s, double min, double max, double *out);
+
+/* "auto", "portable", "aesni", "vaes" -> id. Unknown or unavailable on this CPU:
+ * one line on stderr naming it, returns false. */
+bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
+
+/*
+ * Read all of fd into a malloc'd buffer (grown as needed; bounded by memory). Returns 0,
+ * or -errno on a read error or ENOMEM (buffer freed, *buf NULL). Always leaves at least
+ * one allocated byte so *buf is non-NULL on success even for empty input.
+ */
+int cli_read_all(int fd, uint8_t **buf, size_t *len);
+/* Write all n bytes (retrying short writes and EINTR). Returns 0 or -errno. */
+int cli_write_all(int fd, const uint8_t *p, size_t n);
+
+/* CPU model string from /proc/cpuinfo (or CPUID brand string), static storage. */
+const char *cli_cpu_model(void);
+
+/* ---- TSC (time stamp counter) ---- */
+/* Serialised reads for timing a code region: start = lfence; rdtsc; lfence, end = rdtscp;
+ * lfence (rdtscp waits for earlier instructions; the lfence keeps later ones out). */
+uint64_t cli_tsc_start(void);
+uint64_t cli_tsc_end(void);
+/* TSC frequency in Hz, measured once against CLOCK_MONOTONIC (about 100 ms). */
+double cli_tsc_hz(void);
+/* CLOCK_MONOTONIC in seconds. */
+double cli_now(void);
+
+#endif

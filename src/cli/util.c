@@ -1,0 +1,281 @@
+/*
+ * src/cli/util.c - helpers shared by the secho commands: error lines, option parsing,
+ * hex, whole-stream I/O, CPU model and TSC timing.
+ */
+#include "cli/cli.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void vmsg(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "secho%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int cli_usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cmd, fmt, ap);
+	va_end(ap);
+	return CLI_USAGE;
+}
+
+int cli_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg(cmd, fmt, ap);
+	va_end(ap);
+	return CLI_FAIL;
+}
+
+void cli_getopt_reset(void)
+{
+	optind = 0; /* glibc: 0 re-initialises, including the permutation state */
+	opterr = 0;
+}
+
+int cli_bad_option(const char *cmd, int c, char *argv[])
+{
+	/* optind has moved past the offending word; for a short option optopt names it. */
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+	if (c == ':')
+		return cli_usage_err(cmd, "option '%s' needs a value (see 'secho %s --help')", word,
+		                     cmd);
+	if (optopt && !(word[0] == '-' && word[1] == '-'))
+		return cli_usage_err(cmd, "unknown option '-%c' (see 'secho %s --help')", optopt,
+		                     cmd);
+	return cli_usage_err(cmd, "unknown option '%s' (see 'secho %s --help')", word, cmd);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool cli_parse_hex(const char *s, uint8_t **out, size_t *len, const char **why)
+{
+	*out = NULL;
+	*len = 0;
+	size_t n = strlen(s);
+	if (n % 2) {
+		*why = "odd number of hex digits";
+		return false;
+	}
+	uint8_t *b = malloc(n / 2 + 1);
+	if (!b) {
+		*why = "out of memory";
+		return false;
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		int hi = hexval((unsigned char)s[2 * i]), lo = hexval((unsigned char)s[2 * i + 1]);
+		if (hi < 0 || lo < 0) {
+			secho_wipe(b, i);
+			free(b);
+			*why = "not a hex digit";
+			return false;
+		}
+		b[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*out = b;
+	*len = n / 2;
+	return true;
+}
+
+bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_double(const char *s, double min, double max, double *out)
+{
+	if (!s || !*s)
+		return false;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
+{
+	secho_impl_id id;
+	if (secho_impl_from_name(s, &id) != SECHO_OK) {
+		cli_usage_err(cmd, "unknown implementation '%s' (auto, portable, aesni, vaes)", s);
+		return false;
+	}
+	if (!secho_impl_available(id)) {
+		cli_usage_err(cmd, "implementation '%s' is not available on this CPU or build", s);
+		return false;
+	}
+	*out = id;
+	return true;
+}
+
+int cli_read_all(int fd, uint8_t **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	uint8_t *b = malloc(cap);
+	*buf = NULL;
+	*len = 0;
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		if (n == cap) {
+			if (cap > SIZE_MAX / 2) {
+				free(b);
+				return -ENOMEM;
+			}
+			uint8_t *nb = realloc(b, cap * 2);
+			if (!nb) {
+				free(b);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, b + n, cap - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			free(b);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int cli_write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+const char *cli_cpu_model(void)
+{
+	static char model[128];
+	if (model[0])
+		return model;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10) != 0)
+			continue;
+		const char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		v++;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		snprintf(model, sizeof(model), "%s", v);
+		model[strcspn(model, "\n")] = 0;
+		break;
+	}
+	if (f)
+		fclose(f);
+	if (!model[0]) {
+		/* CPUID leaves 0x80000002..4 hold the 48-byte brand string. */
+		unsigned r[12] = {0};
+		if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000004u) {
+			for (unsigned i = 0; i < 3; i++)
+				__get_cpuid(0x80000002u + i, &r[4 * i], &r[4 * i + 1],
+				            &r[4 * i + 2], &r[4 * i + 3]);
+			memcpy(model, r, 48);
+			model[48] = 0;
+		} else {
+			snprintf(model, sizeof(model), "unknown x86-64");
+		}
+	}
+	return model;
+}
+
+uint64_t cli_tsc_start(void)
+{
+	unsigned lo, hi;
+	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+uint64_t cli_tsc_end(void)
+{
+	unsigned lo, hi, aux;
+	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double cli_tsc_hz(void)
+{
+	/*
+	 * Three 30 ms windows, each bracketed by CLOCK_MONOTONIC reads taken right next to
+	 * TSC reads; the median rejects a window disturbed by preemption. The vDSO clock
+	 * read costs tens of nanoseconds, negligible against 30 ms.
+	 */
+	static double hz;
+	if (hz > 0)
+		return hz;
+	double est[3];
+	for (int i = 0; i < 3; i++) {
+		double t0 = cli_now();
+		uint64_t c0 = cli_tsc_start();
+		double t1;
+		do
+			t1 = cli_now();
+		while (t1 - t0 < 0.030);
+		uint64_t c1 = cli_tsc_end();
+		est[i] = (double)(c1 - c0) / (t1 - t0);
+	}
+	/* median of three */
+	double a = est[0], b = est[1], c = est[2];
+	hz = fmax(fmin(a, b), fmin(fmax(a, b), c));
+	return hz;
+}
