@@ -676,8 +676,10 @@ VAES_INLINE void transpose4(__m512i *o, const __m512i *in)
 	} while (0)
 
 VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
-                             secho_gcm_msg *const *msgs, unsigned cnt, const int Q, const int enc)
+                             secho_gcm_msg *const *msgs, unsigned cnt, const int Q, const int enc,
+                             const unsigned nr)
 {
+	const unsigned rounds = nr ? nr : r->rounds; /* nr: the same, as a constant */
 	const __m512i bs = vaes_bswap_mask();
 	struct lane ln[8];
 	alignas(64) uint8_t j0b[8][16];
@@ -686,10 +688,8 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 	alignas(64) uint8_t tg[8][16];
 	unsigned maxa = 0, maxc = 0;
 
-	memset(ln, 0, sizeof(ln));
-	memset(j0b, 0, sizeof(j0b));
-	memset(dlt, 0, sizeof(dlt));
-	for (int l = 0; l < 4 * Q; l++) {
+	/* Every lane is written (idle ones as zero), so no memset is needed. */
+	for (int l = 0; l < 8; l++) {
 		struct lane *x = &ln[l];
 		if ((unsigned)l < cnt) {
 			const secho_gcm_msg *m = msgs[l];
@@ -699,11 +699,13 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 			x->aad_len = m->aad_len;
 			x->len = m->len;
 			memcpy(j0b[l], m->iv, 12);
+			j0b[l][12] = j0b[l][13] = j0b[l][14] = 0;
 			j0b[l][15] = 1;
 		} else {
 			x->aad = x->in = NULL;
 			x->out = NULL;
 			x->aad_len = x->len = 0;
+			memset(j0b[l], 0, 16);
 		}
 		x->na = (unsigned)((x->aad_len + 15) / 16);
 		x->nc = (unsigned)((x->len + 15) / 16);
@@ -712,8 +714,10 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 		lb[l][0] = (uint64_t)x->len * 8;
 		lb[l][1] = (uint64_t)x->aad_len * 8;
 	}
-	for (int l = 0; l < 4 * Q; l++)
+	for (int l = 0; l < 8; l++) {
 		dlt[l][0] = ln[l].nc - maxc; /* J0 + this + (u + 1) = 2 + u - (maxc - nc) */
+		dlt[l][1] = dlt[l][2] = dlt[l][3] = 0;
+	}
 
 	__m512i j0[2], ctr[2], ej[2];
 	struct gacc acc[2];
@@ -725,7 +729,7 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 		ej[q] = j0[q];
 		gacc_zero(&acc[q]);
 	}
-	vaes_enc_n(ej, Q, r);
+	vaes_enc_nr(ej, Q, r, rounds);
 
 	/* AAD, left-aligned, per-lane powers. */
 	for (unsigned v = 0; v < maxa; v++) {
@@ -782,7 +786,7 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 			ctr[j / 4] = _mm512_add_epi32(ctr[j / 4], one);
 			kb[j] = _mm512_shuffle_epi8(ctr[j / 4], bs);
 		}
-		vaes_enc_n(kb, 4 * Q, r);
+		vaes_enc_nr(kb, 4 * Q, r, rounds);
 #pragma GCC unroll 4
 		for (int q = 0; q < Q; q++) {
 			__mmask64 m64[4], ms[4];
@@ -899,10 +903,17 @@ VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, co
 	 * registers, which spill (16 keystream + 12 accumulator registers do not fit in 32). */
 	for (unsigned g = 0; g < ns; g += 8) {
 		unsigned cnt = ns - g < 8 ? ns - g : 8;
-		if (cnt <= 4)
-			batch_group(k, &r, sel + g, cnt, 1, enc);
-		else
-			batch_group(k, &r, sel + g, cnt, 2, enc);
+		if (r.rounds == 14) { /* AES-256: rounds unrolled */
+			if (cnt <= 4)
+				batch_group(k, &r, sel + g, cnt, 1, enc, 14);
+			else
+				batch_group(k, &r, sel + g, cnt, 2, enc, 14);
+		} else {
+			if (cnt <= 4)
+				batch_group(k, &r, sel + g, cnt, 1, enc, 0);
+			else
+				batch_group(k, &r, sel + g, cnt, 2, enc, 0);
+		}
 	}
 }
 
