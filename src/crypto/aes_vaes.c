@@ -37,8 +37,9 @@ VAES_TARGET static uint32_t sub_word(uint32_t w)
  */
 VAES_TARGET static void vaes_keysched(secho_aes_key *k, const uint8_t *key, size_t key_len)
 {
-	uint32_t w[4 * (SECHO_AES_MAX_ROUNDS + 1)];
-	const unsigned nk = (unsigned)(key_len / 4), total = 4 * (k->rounds + 1);
+	uint32_t w[4 * (SECHO_AES_MAX_ROUNDS + 1)] = {0};
+	/* key_len is 16, 24 or 32 (checked by the caller): nk is 4, 6 or 8 */
+	const unsigned nk = key_len == 16 ? 4 : key_len == 24 ? 6 : 8, total = 4 * (k->rounds + 1);
 	uint32_t rcon = 1;
 
 	for (unsigned i = 0; i < nk; i++)

@@ -36,33 +36,40 @@ VAES_INLINE void vaes_load_rk(struct vaes_rk *r, const secho_aes_key *k, int dec
 		r->k[i] = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k->u.rk[dec][i]));
 }
 
-/* Encrypt n (compile-time constant after inlining) registers in place; the round loop
- * is outermost so that the n independent vaesenc chains interleave and hide latency. */
-VAES_INLINE void vaes_enc_n(__m512i *b, int n, const struct vaes_rk *r)
+/* Encrypt n (compile-time constant after inlining) registers in place with `rounds`
+ * rounds (== r->rounds; a constant there unrolls the round loop); the round loop is
+ * outermost so that the n independent vaesenc chains interleave and hide latency. */
+VAES_INLINE void vaes_enc_nr(__m512i *b, int n, const struct vaes_rk *r, const unsigned rounds)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_xor_si512(b[j], r->k[0]);
-	for (unsigned i = 1; i < r->rounds; i++)
-#pragma GCC unroll 8
+#pragma GCC unroll 14
+	for (unsigned i = 1; i < rounds; i++)
+#pragma GCC unroll 16
 		for (int j = 0; j < n; j++)
 			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
-		b[j] = _mm512_aesenclast_epi128(b[j], r->k[r->rounds]);
+		b[j] = _mm512_aesenclast_epi128(b[j], r->k[rounds]);
+}
+
+VAES_INLINE void vaes_enc_n(__m512i *b, int n, const struct vaes_rk *r)
+{
+	vaes_enc_nr(b, n, r, r->rounds);
 }
 
 /* Same with the decryption round keys (equivalent inverse cipher, FIPS-197 5.3.5). */
 VAES_INLINE void vaes_dec_n(__m512i *b, int n, const struct vaes_rk *r)
 {
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_xor_si512(b[j], r->k[0]);
 	for (unsigned i = 1; i < r->rounds; i++)
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 		for (int j = 0; j < n; j++)
 			b[j] = _mm512_aesdec_epi128(b[j], r->k[i]);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
 	for (int j = 0; j < n; j++)
 		b[j] = _mm512_aesdeclast_epi128(b[j], r->k[r->rounds]);
 }

@@ -247,7 +247,8 @@ static void run_impl(secho_impl_id id)
 int main(void)
 {
 	t_seed_init("test_gcm_batch");
-	quick = getenv("SECHO_TEST_QUICK") && atoi(getenv("SECHO_TEST_QUICK"));
+	const char *qe = getenv("SECHO_TEST_QUICK");
+	quick = qe && atoi(qe);
 	X = EVP_CIPHER_CTX_new();
 	if (!X) {
 		printf("FAIL gcm batch: EVP_CIPHER_CTX_new\n");

@@ -61,7 +61,7 @@ static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int
 		return 0;
 	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
 		return 0;
-	return (size_t)(n1 + n2) == len;
+	return (size_t)n1 + (size_t)n2 == len;
 }
 
 /* OpenSSL AES-GCM seal with a 12-byte IV and a 16-byte tag. */
@@ -428,7 +428,8 @@ static void test_seal96(void)
 int main(void)
 {
 	t_seed_init("test_vaes");
-	quick = getenv("SECHO_TEST_QUICK") && atoi(getenv("SECHO_TEST_QUICK"));
+	const char *qe = getenv("SECHO_TEST_QUICK");
+	quick = qe && atoi(qe);
 	G = secho_gcm_impl_get(SECHO_IMPL_VAES);
 	A = secho_aes_impl_get(SECHO_IMPL_VAES);
 	const char *names[] = {"vaes ecb",          "vaes ctr128", "vaes cbc",
