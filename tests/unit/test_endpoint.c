@@ -172,7 +172,7 @@ int main(void)
 	f[14 + 20 + 8] ^= 1; /* payload changed: UDP checksum wrong */
 	dump(d, f, n);
 	bad[nbad++] = (struct bad_frame){SECHO_WIRE_UDP_CSUM, 1};
-	n = build_req(f, 9002, 4000, pl, 10);
+	build_req(f, 9002, 4000, pl, 10);
 	dump(d, f, 20); /* truncated */
 	bad[nbad++] = (struct bad_frame){SECHO_WIRE_IP_SHORT, 1};
 	n = build_req(f, 9003, 4003, pl, 10); /* port not served */

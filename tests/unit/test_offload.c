@@ -156,7 +156,8 @@ static void test_latency(void)
 		secho_lat_record(&h, v[i]);
 	}
 	/* exact quantiles by counting */
-	for (double q = 0.1; q < 1.0; q += 0.1) {
+	for (int qi = 1; qi <= 9; qi++) {
+		double q = qi / 10.0;
 		double est = secho_lat_quantile(&h, q);
 		uint64_t below = 0, below_eq = 0;
 		for (int i = 0; i < N; i++) {

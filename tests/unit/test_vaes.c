@@ -61,7 +61,9 @@ static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int
 		return 0;
 	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
 		return 0;
-	return (size_t)n1 + (size_t)n2 == len;
+	size_t got = (size_t)n1;
+	got += (size_t)n2;
+	return got == len;
 }
 
 /* OpenSSL AES-GCM seal with a 12-byte IV and a 16-byte tag. */
