@@ -11,7 +11,8 @@
 # Load: bench/udp_load in raw AF_PACKET mode from the host namespace (the same generator for
 # every target), flat out with a window of 1024, for SECONDS per point; replies to secho are
 # matched with --secho-key. Then the in-endpoint latency per engine with the data path
-# busy-polling and one packet in flight (udp_load --window 1), read from the endpoint's own
+# busy-polling and one packet in flight (udp_load --window 1, blocking: on 2 cores a third
+# spinning thread would take turns with the endpoint's two), read from the endpoint's own
 # counters report. Prints markdown tables (docs/PERFORMANCE.md).
 #
 # usage: bench/endpoint_bench.sh [SECONDS (default 4)] [REPEAT (default 3; the median is kept)]
@@ -128,7 +129,7 @@ P=$!
 wait_file "$D/serve.log" '^secho serve: key id'
 for port in 4000 4001; do
 	in_h "$B/udp_load" --mode packet --iface "$IF_H" --dst-mac "$MAC_E" --dst "$IP_E" \
-		--port "$port" --size 64 --count 5000 --seconds 20 --window 1 --busy-poll \
+		--port "$port" --size 64 --count 5000 --seconds 20 --window 1 \
 		--secho-key "$D/key" >"$D/lat$port.log" 2>&1
 done
 in_h "$S" host counters --key "$D/key" --iface "$IF_H" --dst-mac "$MAC_E" --json >"$D/c.json"
@@ -140,4 +141,4 @@ ratio=$(jq -r '.report.engines | (.offload.latency_ns.p50 / .streaming.latency_n
 echo
 echo "offload/streaming p50 latency ratio: ${ratio}x (the seed's: 14.7x)"
 echo
-echo "host RTT with one packet in flight (udp_load --busy-poll): streaming $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4000.log"); offload $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4001.log")"
+echo "host RTT with one packet in flight (udp_load, blocking): streaming $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4000.log"); offload $(sed -n 's/.*rtt \(p50 [0-9.]* us p99 [0-9.]* us\).*/\1/p' "$D/lat4001.log")"

@@ -24,7 +24,7 @@ if ! printf '%s\n' $files | xargs -P "$(nproc)" -n 1 clang-tidy --quiet --warnin
 	>"$out" 2>&1; then
 	rc=1
 fi
-grep -v 'warnings generated\|Suppressed\|Use -header-filter\|^$\|Error while processing' \
+grep -v 'warnings generated\|Suppressed\|Use -header-filter\|^$\|Error while processing\|compilation database\|compilation-database\|Running without flags' \
 	"$out" || true
 rm -f "$out"
 [ $rc -eq 0 ] && echo "  check: clean"

@@ -43,6 +43,8 @@ static const char usage[] =
 	"  --throughput         AF_PACKET TPACKET_V3 block ring (default: V2, lowest latency)\n"
 	"  --queue N            interface queue for AF_XDP (default 0)\n"
 	"  --xdp-mode M         native|skb|any (default any)\n"
+	"  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
+	"                       place from the RX ring: no copy)\n"
 	"  --pcap-in FILE       read frames from a capture file instead of an interface\n"
 	"  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
 	"  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
@@ -116,7 +118,7 @@ static int iface_info(const char *ifname, uint8_t mac[6], unsigned *mtu)
 int cmd_serve(int argc, char **argv)
 {
 	enum { O_STATE = 256, O_IO, O_OFFLOAD, O_MTU, O_PORTS, O_ARP, O_BUSY, O_TPUT, O_QUEUE,
-	       O_XDPMODE, O_PIN, O_POUT, O_RING, O_RATE, O_SECONDS, O_QUIET, O_MAC };
+	       O_XDPMODE, O_PKTTX, O_PIN, O_POUT, O_RING, O_RATE, O_SECONDS, O_QUIET, O_MAC };
 	static const struct option opts[] = {
 		{"iface", required_argument, NULL, 'i'},   {"ip", required_argument, NULL, 'a'},
 		{"key", required_argument, NULL, 'k'},     {"mac", required_argument, NULL, O_MAC},
@@ -126,6 +128,7 @@ int cmd_serve(int argc, char **argv)
 		{"arp", no_argument, NULL, O_ARP},         {"busy-poll", no_argument, NULL, O_BUSY},
 		{"throughput", no_argument, NULL, O_TPUT}, {"queue", required_argument, NULL, O_QUEUE},
 		{"xdp-mode", required_argument, NULL, O_XDPMODE},
+		{"packet-tx", required_argument, NULL, O_PKTTX},
 		{"pcap-in", required_argument, NULL, O_PIN},
 		{"pcap-out", required_argument, NULL, O_POUT},
 		{"offload-ring", required_argument, NULL, O_RING},
@@ -220,6 +223,12 @@ int cmd_serve(int argc, char **argv)
 				cfg.io.xdp_mode = SECHO_IO_XDP_ANY;
 			else
 				return bad("--xdp-mode: '%s' is not one of native, skb, any", optarg);
+			break;
+		case O_PKTTX:
+			if (!strcmp(optarg, "sendmmsg"))
+				cfg.io.packet_sendmmsg = true;
+			else if (strcmp(optarg, "ring") != 0)
+				return bad("--packet-tx: '%s' is not one of ring, sendmmsg", optarg);
 			break;
 		case O_PIN:
 			cfg.io.pcap_in = optarg;
