@@ -26,7 +26,8 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 #define SECHO_COMMANDS                                                                             \
 	SECHO_CMD(crypt, "encrypt or decrypt stdin to stdout with any AES mode")                   \
 	SECHO_CMD(speed, "measure our AES implementations against OpenSSL and ipsec-mb")           \
-	SECHO_CMD(selftest, "run the built-in known-answer and consistency tests")
+	SECHO_CMD(selftest, "run the built-in known-answer and consistency tests")                \
+	SECHO_CMD(dashboard, "web dashboard and JSON API: endpoint, verified runs, counters")
 
 #define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
 SECHO_COMMANDS
