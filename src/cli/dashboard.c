@@ -190,6 +190,8 @@ int cmd_dashboard(int argc, char **argv)
 	fprintf(stderr, "secho dashboard: stopping\n");
 	dash_http_stop(http);
 	dash_api_free(api);
+	/* Nothing runs any more: let the tear-down's own commands (ip netns del) run. */
+	dash_stopping = 0;
 	dash_wire_fini(&wire);
 	return CLI_OK;
 }

@@ -787,12 +787,22 @@ static bool empty_body_ok(const char *body, size_t len, struct dash_reply *r)
 
 static void index_json(struct dash_reply *r)
 {
-	reply_json(r, 200,
-	           json_pack("{s:[{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,s:s},{s:s,"
-	                     "s:s},{s:s,s:s}]}",
-	                     "routes", "GET", "/api/endpoint", "POST", "/api/endpoint/start",
-	                     "POST", "/api/endpoint/stop", "POST", "/api/runs", "GET", "/api/runs",
-	                     "GET", "/api/runs/ID", "GET", "/api/counters", "GET", "/metrics"));
+	static const char *const routes[][3] = {
+	        {"GET", "/api/endpoint", "endpoint status"},
+	        {"POST", "/api/endpoint/start", "start the endpoint (fresh key)"},
+	        {"POST", "/api/endpoint/stop", "stop the endpoint, remove the wire"},
+	        {"POST", "/api/runs", "start a run {count, size, load_seconds} -> 202 {id}"},
+	        {"GET", "/api/runs", "runs kept, newest first"},
+	        {"GET", "/api/runs/ID", "one run: state, phase, progress, results"},
+	        {"GET", "/api/counters", "the verified, decrypted counters report"},
+	        {"GET", "/metrics", "Prometheus text format"},
+	};
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "method", routes[i][0],
+		                                     "path", routes[i][1], "what", routes[i][2]));
+	reply_json(r, 200, json_pack("{s:o}", "routes", arr));
 }
 
 static void route(struct dash_api *a, const char *method, const char *url, const char *body,

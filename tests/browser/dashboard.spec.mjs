@@ -46,7 +46,7 @@ try {
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
 
-  begin('dashboard browser: page loads');
+  begin('dashboard browser page-loads');
   const resp = await page.goto(url, { waitUntil: 'load', timeout: 15000 });
   check(resp && resp.status() === 200, 'GET / status ' + (resp && resp.status()));
   check((await page.textContent('header h1')).trim() === 'secho', 'title is not "secho"');
@@ -60,7 +60,7 @@ try {
     'the two paths are side by side');
   end();
 
-  begin('dashboard browser: Run completes and verifies every packet');
+  begin('dashboard browser run');
   await page.fill('#p-count', String(count));
   await page.click('#run-btn');
   let sawProgress = false;
@@ -85,7 +85,7 @@ try {
   check((await page.textContent('#verdict')).startsWith('PASS'), 'verdict is not PASS');
   end();
 
-  begin('dashboard browser: charts and tables rendered');
+  begin('dashboard browser charts');
   const n = async (sel) => page.locator(sel).count();
   check(await n('svg#rtt-chart rect.bar') > 0, 'rtt-chart has no bars');
   check(await n('svg#rtt-chart rect.bar-streaming') > 0 && await n('svg#rtt-chart rect.bar-offload') > 0,

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# tests/sh/test_dashboard_api.sh - `secho dashboard`'s JSON API end to end with curl.
+#
+# Starts the dashboard on a random loopback port (virtual wire: two namespaces and a veth
+# pair it creates itself, the real `secho serve` and `secho host`), then:
+#   1. every refusal: bad Host 403, foreign Origin 403 (and no run started), body over
+#      4 KiB 413 (Content-Length and chunked), wrong Content-Type 415, bad JSON 400,
+#      out-of-range and mistyped fields 400 with a JSON message, unknown route 404,
+#      wrong method 405 with Allow
+#   2. POST /api/endpoint/start, GET /api/endpoint: up, namespaces present
+#   3. POST /api/runs -> 202; a second POST while it runs -> 409; wait (bounded 120 s):
+#      1000 of 1000 verified (500 per path), load samples, counters verified
+#   4. GET /api/counters, GET /metrics (Prometheus names)
+#   5. POST /api/endpoint/stop: down, namespaces gone; SIGTERM: private directory gone
+# Bounded: about 10-20 s. Cleans up (dashboard, namespaces, temp files) on any exit.
+set -u
+# shellcheck source=tests/sh/dashboard_lib.bash
+. "$(dirname "$0")/dashboard_lib.bash"
+trap dash_cleanup EXIT
+
+CASES="security endpoint-start run counters metrics stop"
+if why=$(dash_unavailable); then
+	for c in $CASES; do echo "UNAVAILABLE dashboard api $c: $why"; done
+	exit 0
+fi
+dash_start || { echo "FAIL dashboard api: the dashboard did not start"; exit 1; }
+ORIGIN="http://127.0.0.1:$DASH_PORT"
+
+# ---- 1. refusals ----
+t_begin "dashboard api security"
+req GET /api/endpoint -H "Host: evil.example:$DASH_PORT"
+is "$CODE" 403 "bad Host"
+is "$(jget 'typeof j.error')" string "bad Host has a JSON error"
+req GET / -H "Host: 127.0.0.1.evil.example"
+is "$CODE" 403 "bad Host on the page"
+req GET /api/endpoint -H "Host: localhost:$DASH_PORT"
+is "$CODE" 200 "Host localhost:PORT"
+post /api/runs '{"count": 5}' -H 'Origin: http://evil.example'
+is "$CODE" 403 "foreign Origin POST"
+post /api/endpoint/start '' -H 'Origin: null'
+is "$CODE" 403 "Origin null"
+post /api/runs '{"count": 5}' -H 'Sec-Fetch-Site: cross-site'
+is "$CODE" 403 "Sec-Fetch-Site cross-site"
+req GET /api/runs
+is "$(jget 'j.runs.length')" 0 "no run was started by refused requests"
+head -c 5000 /dev/zero | tr '\0' ' ' >"$DASH_TMP/big"
+req POST /api/runs -H 'Content-Type: application/json' --data-binary @"$DASH_TMP/big"
+is "$CODE" 413 "5000-byte body (Content-Length)"
+req POST /api/runs -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
+	--data-binary @"$DASH_TMP/big"
+is "$CODE" 413 "5000-byte body (chunked)"
+req POST /api/runs -H 'Content-Type: text/plain' --data-binary '{"count": 5}'
+is "$CODE" 415 "text/plain body"
+post /api/runs '{"count": 5'
+is "$CODE" 400 "truncated JSON"
+is "$(jget 'j.error.startsWith("body is not valid JSON")')" true "bad JSON message"
+post /api/runs '[1, 2]'
+is "$CODE" 400 "JSON array body"
+for b in '{"count": 0}' '{"count": 10001}' '{"count": 1.5}' '{"count": "5"}' \
+	'{"size": 1441}' '{"size": -1}' '{"size": "big"}' '{"load_seconds": 31}' \
+	'{"load_seconds": -1}' '{"load_seconds": true}' '{"path": "/etc/passwd"}' \
+	'{"count": 5, "count": 6}'; do
+	post /api/runs "$b"
+	is "$CODE" 400 "body $b"
+	is "$(jget 'typeof j.error')" string "body $b has a message"
+done
+post /api/runs '{"command": "rm -rf /"}'
+is "$(jget 'j.error')" 'unknown field "command" (accepted: count, size, load_seconds)' \
+	"unknown field message"
+post /api/endpoint/start '{"iface": "eth0"}'
+is "$CODE" 400 "parameters on endpoint/start"
+req GET /api/nothing
+is "$CODE" 404 "unknown API route"
+req GET /nothing.html
+is "$CODE" 404 "unknown page"
+req GET /api/runs/abc
+is "$CODE" 404 "non-numeric run id"
+req GET /api/runs/999
+is "$CODE" 404 "unknown run id"
+req DELETE /api/runs
+is "$CODE" 405 "DELETE /api/runs"
+grep -qi '^Allow: GET, HEAD, POST' "$DASH_TMP/hdr"
+t_check $? "405 carries Allow"
+req GET /api/endpoint/start
+is "$CODE" 405 "GET /api/endpoint/start"
+req POST /metrics -H 'Content-Type: application/json' --data-binary '{}'
+is "$CODE" 405 "POST /metrics"
+req PUT /
+is "$CODE" 405 "PUT /"
+req GET /
+is "$CODE" 200 "the page"
+grep -qi '^Content-Security-Policy:' "$DASH_TMP/hdr"
+t_check $? "the page has a CSP"
+grep -q '<h1>secho</h1>' "$DASH_TMP/body"
+t_check $? "the page is the embedded index.html"
+t_end
+
+# ---- 2. endpoint start ----
+t_begin "dashboard api endpoint-start"
+post /api/endpoint/start '' -H "Origin: $ORIGIN"
+is "$CODE" 200 "POST /api/endpoint/start"
+[ "$CODE" = 200 ] || sed 's/^/  /' "$DASH_TMP/body"
+is "$(jget 'j.running')" true "running after start"
+req GET /api/endpoint
+is "$(jget 'j.running')" true "GET /api/endpoint running"
+is "$(jget 'j.wire')" virtual "virtual wire"
+is "$(jget 'j.endpoint_ip')" 192.0.2.2 "endpoint IP"
+ip netns list | grep -qw "secho-de-$DASH_PID"
+t_check $? "endpoint namespace exists"
+ip netns list | grep -qw "secho-dh-$DASH_PID"
+t_check $? "host namespace exists"
+t_end
+
+# ---- 3. a run ----
+t_begin "dashboard api run"
+post /api/runs '{"count": 500, "size": "random", "load_seconds": 2}' -H "Origin: $ORIGIN"
+is "$CODE" 202 "POST /api/runs"
+ID=$(jget 'j.id')
+post /api/runs '{"count": 5}'
+is "$CODE" 409 "second run while one runs"
+post /api/endpoint/stop ''
+is "$CODE" 409 "stop while a run runs"
+state=running
+for _ in $(seq 1 600); do
+	req GET "/api/runs/$ID"
+	state=$(jget 'j.state')
+	[ "$state" = running ] || break
+	sleep 0.2
+done
+is "$state" done "run state"
+[ "$state" = done ] || jget 'j.error'
+is "$(jget 'j.summary.text')" "1000 of 1000 verified" "summary"
+is "$(jget 'j.summary.paths.streaming.verified + "/" + j.summary.paths.streaming.sent')" \
+	500/500 "streaming path"
+is "$(jget 'j.summary.paths.offload.verified + "/" + j.summary.paths.offload.sent')" \
+	500/500 "offload path"
+is "$(jget 'j.summary.pass')" true "pass"
+is "$(jget 'j.progress')" 1 "progress at the end"
+is "$(jget 'j.results.paired.paths.offload.tag_match')" 500 "offload tags matched"
+is "$(jget 'j.results.load.per_second.length > 0')" true "load per-second samples"
+is "$(jget 'j.results.counters.verified')" true "counters report verified"
+req GET /api/runs
+is "$(jget 'j.runs.length')" 1 "one run listed"
+is "$(jget 'j.runs[0].id')" "$ID" "listed id"
+t_end
+
+# ---- 4. counters ----
+t_begin "dashboard api counters"
+req GET /api/counters
+is "$CODE" 200 "GET /api/counters"
+is "$(jget 'j.verified')" true "verified"
+is "$(jget 'j.report.engines.streaming.packets >= 500')" true "streaming packets counted"
+is "$(jget 'j.report.engines.offload.packets >= 500')" true "offload packets counted"
+is "$(jget 'typeof j.report.engines.offload.cost.staging_bytes')" number "cost fields"
+t_end
+
+# ---- 5. metrics ----
+t_begin "dashboard api metrics"
+req GET /metrics
+is "$CODE" 200 "GET /metrics"
+grep -qi '^Content-Type: text/plain; version=0.0.4' "$DASH_TMP/hdr"
+t_check $? "Prometheus content type"
+for m in 'secho_endpoint_up 1' '# TYPE secho_packets_total counter' \
+	'secho_packets_total{engine="streaming"} ' 'secho_packets_total{engine="offload"} ' \
+	'secho_endpoint_latency_ns{engine="offload",quantile="0.99"} ' \
+	'secho_endpoint_latency_ns_count{engine="streaming"} ' '# TYPE secho_drops_total counter' \
+	'secho_last_run_verified{path="streaming"} 500' 'secho_dashboard_runs_total{state="done"} 1'; do
+	grep -qF "$m" "$DASH_TMP/body"
+	t_check $? "metrics line '$m'"
+done
+# Every sample line is NAME{labels} VALUE.
+bad=$(grep -v '^#' "$DASH_TMP/body" | grep -cvE '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? ([-+0-9.eE]+|NaN)$')
+is "$bad" 0 "malformed metrics lines"
+t_end
+
+# ---- 6. stop and cleanup ----
+t_begin "dashboard api stop"
+post /api/endpoint/stop '{}'
+is "$CODE" 200 "POST /api/endpoint/stop"
+is "$(jget 'j.running')" false "stopped"
+ip netns list | grep -qw "secho-de-$DASH_PID"
+t_check $((!$?)) "endpoint namespace removed"
+req GET /api/counters
+is "$(jget 'j.live')" false "counters no longer live"
+# Up again, then SIGTERM to the dashboard: it must take the wire down itself.
+post /api/endpoint/start ''
+is "$(jget 'j.running')" true "running after a second start"
+is "$(jget 'j.key_id')" 2 "a fresh key id on the second start"
+pid=$DASH_PID
+dir=$(ls -d /tmp/secho-dash.* 2>/dev/null | wc -l)
+kill -TERM "$pid"
+for _ in $(seq 1 150); do
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$pid" 2>/dev/null
+t_check $((!$?)) "dashboard exited on SIGTERM within 15 s"
+ip netns list | grep -qE "secho-d[eh]-$pid( |\$)"
+t_check $((!$?)) "namespaces removed by the dashboard on SIGTERM"
+now=$(ls -d /tmp/secho-dash.* 2>/dev/null | wc -l)
+[ "$now" -lt "$dir" ]
+t_check $? "private directory removed ($dir before, $now after)"
+dash_stop
+t_end
+
+[ "$T_FAILED_CASES" -eq 0 ]
