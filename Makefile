@@ -44,12 +44,14 @@ TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TLIB_SRCS  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
 BENCH_SRCS := $(wildcard bench/*.c)
 FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+TOOL_SRCS  := $(wildcard tests/tools/*.c)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/obj/%.o)
 TLIB_OBJS  := $(TLIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 LIBSECHO   := $(BUILD)/libsecho.a
 # The dashboard page (src/dashboard/static/), embedded as C arrays by scripts/embed_static.sh.
 DASH_STATIC := $(sort $(wildcard src/dashboard/static/*))
@@ -62,7 +64,7 @@ GEN_OBJS   := $(if $(DASH_STATIC),$(BUILD)/obj/gen/dash_static.o)
 
 all: $(BUILD)/secho tests bench
 lib: $(LIBSECHO)
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(TOOL_BINS)
 bench: $(BENCH_BINS)
 
 $(BUILD)/obj/%.o: %.c
@@ -93,6 +95,11 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TLIB_OBJS) $(LIBSECHO)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(TLIB_OBJS) $(LIBSECHO) $(LIBS)
+
+$(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBSECHO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
 	$(call msg,LD,$@)

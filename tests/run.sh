@@ -4,7 +4,7 @@
 # Runs, each under a time limit:
 #   $BUILD/tests/test_*          unit and differential test programs
 #   $BUILD/asan/tests/test_*     the same programs built with ASan+UBSan (when present)
-#   tests/sh/*.sh                command-line, end-to-end and network tests
+#   tests/sh/test_*.sh           command-line, end-to-end and network tests
 # Every program prints PASS/FAIL/UNAVAILABLE lines (tests/unit/harness.h); this script
 # counts them. A program that exits non-zero without printing FAIL counts as one failure.
 # The closing line is "N passed, N failed, N skipped" (skipped = UNAVAILABLE here).
@@ -54,7 +54,7 @@ for t in "$BUILD"/asan/tests/test_*; do
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		SECHO_TEST_QUICK=1 run_one "asan/$(basename "$t")" 600 "$t"
 done
-for t in tests/sh/*.sh; do
+for t in tests/sh/test_*.sh; do
 	[ -f "$t" ] || continue
 	run_one "$(basename "$t")" 600 bash "$t"
 done

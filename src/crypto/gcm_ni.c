@@ -171,7 +171,8 @@ SECHO_NI_INLINE __m128i j0_from_iv(const uint8_t iv[12])
  * low qword and len(A) in the high one. */
 SECHO_NI_INLINE __m128i len_block(size_t aad_len, size_t len)
 {
-	return _mm_set_epi64x((long long)((uint64_t)aad_len * 8), (long long)((uint64_t)len * 8));
+	uint64_t abits = (uint64_t)aad_len << 3, cbits = (uint64_t)len << 3;
+	return _mm_set_epi64x((long long)abits, (long long)cbits);
 }
 
 /* y (reversed) absorbs n whole blocks: groups of 8 with one reduction each. */
@@ -300,7 +301,8 @@ SECHO_NI_INLINE void crypt_blocks(const secho_gcm_key *k, __m128i *cp, __m128i *
 /* ---- table entries ---- */
 
 /* H = E_K(0^128); H' = rev(H) * x^-1 (shift left, fold P on carry, without a branch);
- * then the powers H'^i = H'^(i-1) * H' (each product carries one x^-1, see top). */
+ * then the powers: the product of stored H'^i and H'^j is H'^(i+j) (the x of the multiply
+ * cancels one of the two x^-1, see the top of the file). */
 SECHO_NI_TARGET static void ni_hinit(secho_gcm_key *k)
 {
 	struct htab *t = (struct htab *)(void *)k->htab;
@@ -310,9 +312,13 @@ SECHO_NI_TARGET static void ni_hinit(secho_gcm_key *k)
 	__m128i poly = _mm_set_epi64x((long long)0xc200000000000000ull, 1);
 	h = _mm_xor_si128(sh, _mm_and_si128(carry, poly));
 
+	/* Depth 3 instead of 7: H^2; then H^3, H^4; then H^5..H^8 = H^4 * H^1..H^4. */
 	t->h[0] = h;
-	for (int i = 1; i < 8; i++)
-		t->h[i] = gf_mul(t->h[i - 1], h);
+	t->h[1] = gf_mul(h, h);
+	t->h[2] = gf_mul(t->h[1], h);
+	t->h[3] = gf_mul(t->h[1], t->h[1]);
+	for (int i = 4; i < 8; i++)
+		t->h[i] = gf_mul(t->h[3], t->h[i - 4]);
 	for (int i = 0; i < 8; i++)
 		t->kh[i] = _mm_xor_si128(t->h[i], _mm_shuffle_epi32(t->h[i], 0x4e));
 }
@@ -377,18 +383,16 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
                                   size_t na, size_t nc, bool dec)
 {
 	const struct htab *t = HT(k);
-	size_t tot = na + nc + 1, p = tot;
-	__m128i b[8], x[7], c = _mm_shuffle_epi8(j0, CTR_MASK);
-	size_t r = len & 15, nf = len >> 4;
+	size_t p = na + nc + 1, r = len & 15, nf = len >> 4;
+	__m128i b[8], c = _mm_shuffle_epi8(j0, CTR_MASK);
 	struct acc a;
 
+	/* Every index into b[] below is a constant after unrolling, so the blocks stay in
+	 * registers; the branches test public lengths only. */
 	b[0] = j0;
-	for (size_t i = 1; i <= nc; i++)
-		b[i] = ctr_at(c, (int)i);
-	for (size_t i = 0; i < nf; i++)
-		x[i] = ni_loadu(in + 16 * i);
-	if (r)
-		x[nf] = load_part(in + 16 * nf, r);
+#pragma GCC unroll 7
+	for (int i = 1; i < 8; i++)
+		b[i] = ctr_at(c, i);
 
 	acc_init(&a);
 	for (size_t i = 0; i < aad_len >> 4; i++)
@@ -399,17 +403,50 @@ SECHO_NI_INLINE __m128i short_msg(const secho_gcm_key *k, __m128i j0, const uint
 		                          BSWAP_MASK),
 		         p--);
 
-	enc_var(&k->aes, b, nc + 1);
-
-	for (size_t i = 0; i < nf; i++) {
-		__m128i o = _mm_xor_si128(x[i], b[i + 1]);
-		ni_storeu(out + 16 * i, o);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[i] : o, BSWAP_MASK), p--);
+	/* Exactly nc + 1 chains: back-to-back packets are bound by AES throughput. */
+	switch (nc) {
+	case 0:
+		ni_enc_n(&k->aes, b, 1);
+		break;
+	case 1:
+		ni_enc_n(&k->aes, b, 2);
+		break;
+	case 2:
+		ni_enc_n(&k->aes, b, 3);
+		break;
+	case 3:
+		ni_enc_n(&k->aes, b, 4);
+		break;
+	case 4:
+		ni_enc_n(&k->aes, b, 5);
+		break;
+	case 5:
+		ni_enc_n(&k->aes, b, 6);
+		break;
+	case 6:
+		ni_enc_n(&k->aes, b, 7);
+		break;
+	default:
+		ni_enc_n(&k->aes, b, 8);
+		break;
 	}
-	if (r) {
-		__m128i o = _mm_and_si128(_mm_xor_si128(x[nf], b[nf + 1]), keep_mask(r));
-		store_part(out + 16 * nf, o, r);
-		acc_addp(&a, t, _mm_shuffle_epi8(dec ? x[nf] : o, BSWAP_MASK), p--);
+
+#pragma GCC unroll 7
+	for (int i = 0; i < 7; i++) {
+		if ((size_t)i < nf) {
+			__m128i x = ni_loadu(in + 16 * i);
+			__m128i o = _mm_xor_si128(x, b[i + 1]);
+			ni_storeu(out + 16 * i, o);
+			acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+		} else {
+			if (r) {
+				__m128i x = load_part(in + 16 * i, r);
+				__m128i o = _mm_and_si128(_mm_xor_si128(x, b[i + 1]), keep_mask(r));
+				store_part(out + 16 * i, o, r);
+				acc_addp(&a, t, _mm_shuffle_epi8(dec ? x : o, BSWAP_MASK), p--);
+			}
+			break;
+		}
 	}
 	acc_addp(&a, t, len_block(aad_len, len), 1);
 	return _mm_xor_si128(b[0], _mm_shuffle_epi8(acc_reduce(&a), BSWAP_MASK));
@@ -482,7 +519,8 @@ SECHO_NI_TARGET static int ni_open96(const secho_gcm_key *k, const uint8_t iv[12
 	unsigned eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(s, g));
 	unsigned want = (1u << tag_len) - 1;
 	if ((eq & want) != want) {
-		memset(out, 0, len);
+		if (len)
+			memset(out, 0, len);
 		return SECHO_EAUTH;
 	}
 	return SECHO_OK;

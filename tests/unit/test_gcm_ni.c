@@ -23,7 +23,7 @@ static EVP_CIPHER_CTX *X;
 static int quick;
 
 static uint8_t in_buf[MAXMSG + SENT], out_buf[MAXMSG + SENT], ref_buf[MAXMSG + SENT];
-static uint8_t dec_buf[MAXMSG + SENT], aad_buf[256];
+static uint8_t dec_buf[MAXMSG + SENT], aad_buf[1024];
 
 static const size_t key_lens[3] = {16, 24, 32};
 
@@ -81,7 +81,7 @@ static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int
 		return 0;
 	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
 		return 0;
-	return (size_t)(n1 + n2) == len;
+	return (size_t)n1 + (size_t)n2 == len;
 }
 
 static int ossl_gcm_seal(const uint8_t *key, size_t kl, const uint8_t iv[12], const uint8_t *aad,
@@ -344,7 +344,7 @@ static void test_ghash(void)
 		size_t kl = key_lens[ki];
 		for (int i = 0; i <= 64 + rnd; i++) {
 			size_t n = nth_count(i);
-			uint8_t key[32], h[16], y[16], y2[16];
+			uint8_t key[32], h[16] = {0}, y[16], y2[16];
 			secho_gcm_key g;
 			t_randbytes(key, kl);
 			mk_gcm(&g, key, kl);
@@ -375,7 +375,8 @@ static void test_fused(void)
 		size_t kl = key_lens[ki];
 		for (int i = 0; i <= 64 + rnd; i++) {
 			size_t n = nth_count(i);
-			uint8_t key[32], h[16], iv[16], y0[16], c1[16], y1[16], c2[16], y2[16];
+			uint8_t key[32], h[16] = {0}, iv[16], y0[16], c1[16], y1[16], c2[16],
+			                 y2[16];
 			secho_gcm_key g;
 			t_randbytes(key, kl);
 			t_randbytes(iv, 16);
@@ -503,6 +504,12 @@ static void test_gcm(void)
 		        i % 10 == 0);
 	t_end();
 
+	t_begin("aesni seal96/open96, long AAD up to 1024 bytes");
+	for (int i = 0; i < (quick ? 20 : 100); i++)
+		one_gcm(key_lens[i % 3], t_randrange(0, 2048), t_randrange(65, 1024), i & 1, 16,
+		        i % 10 == 0);
+	t_end();
+
 	t_begin("aesni seal96/open96, truncated tags 4..16 with tampering");
 	for (size_t tl = 4; tl <= 16; tl++)
 		for (int i = 0; i < 12; i++)
@@ -554,10 +561,6 @@ static void test_kat(void)
 	t_end();
 }
 
-/* impl.c refers to the tables weakly, which does not pull their objects out of the
- * static library; this strong reference does. */
-const struct secho_gcm_impl *const secho_test_link_ni = &secho_gcm_ni_impl;
-
 int main(void)
 {
 	static const char *names[] = {
@@ -581,7 +584,7 @@ int main(void)
 		}
 		return t_exit();
 	}
-	if (G != secho_test_link_ni || A != &secho_aes_ni_impl) {
+	if (G != &secho_gcm_ni_impl || A != &secho_aes_ni_impl) {
 		fprintf(stderr, "secho_gcm_impl_get(AESNI) is not the aesni table\n");
 		return 1;
 	}

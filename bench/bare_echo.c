@@ -1,0 +1,293 @@
+/*
+ * bench/bare_echo.c - the I/O limit: a header-swap UDP echo without crypto.
+ *
+ * Every IPv4/UDP frame received is sent back with Ethernet, IPv4 and UDP source and
+ * destination swapped; nothing else changes (both checksums stay valid: one's-complement
+ * sums do not depend on the order of the words). Other frames are counted and dropped.
+ * Runs the same loop as the endpoint (rx burst, tx slot/commit, one flush per burst,
+ * release) so its packets/s and CPU time per packet bound what the endpoint can reach.
+ *
+ *   bare_echo --io auto|xdp|packet|pcap --iface IF [--seconds S] [--max-packets N]
+ *             [--busy-poll] [--packet-version 2|3] [--v3-block BYTES] [--v3-retire MS]
+ *             [--sendmmsg] [--xdp-mode any|native|skb] [--xdp-copy] [--queue Q]
+ *             [--pcap-in F --pcap-out F] [--ready-file F] [--quiet]
+ * Bounded: exits after --seconds (default 10, at most 3600), --max-packets echoes, at end
+ * of a pcap input, or on SIGINT/SIGTERM; the XDP program is detached on every exit path.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "secho/io.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+	        "usage: bare_echo --io auto|xdp|packet|pcap [--iface IF] [--queue Q] [--seconds "
+	        "S]\n"
+	        "       [--max-packets N] [--busy-poll] [--packet-version 2|3] [--v3-block BYTES]\n"
+	        "       [--v3-retire MS] [--sendmmsg] [--xdp-mode any|native|skb] [--xdp-copy]\n"
+	        "       [--pcap-in FILE] [--pcap-out FILE] [--tx-copy] [--ready-file FILE] "
+	        "[--quiet]\n");
+}
+
+/* Parse an unsigned decimal in [lo, hi]; false (with a message) on anything else. */
+static bool parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s) {
+		fprintf(stderr, "bare_echo: %s needs a value\n", opt);
+		return false;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-') {
+		fprintf(stderr, "bare_echo: %s: bad value '%s' (want %llu..%llu)\n", opt, s,
+		        (unsigned long long)lo, (unsigned long long)hi);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* Swap addresses of an IPv4/UDP frame at p (len bytes). Returns false if not IPv4/UDP. */
+static bool swap_headers(uint8_t *p, uint32_t len)
+{
+	uint8_t t[6];
+
+	if (len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00)
+		return false;
+	uint32_t ihl = (uint32_t)(p[14] & 0x0f) * 4;
+
+	if ((p[14] >> 4) != 4 || ihl < 20 || len < 14 + ihl + 8 || p[14 + 9] != 17)
+		return false;
+	memcpy(t, p, 6);
+	memcpy(p, p + 6, 6);
+	memcpy(p + 6, t, 6);
+	memcpy(t, p + 26, 4);
+	memcpy(p + 26, p + 30, 4);
+	memcpy(p + 30, t, 4);
+	uint8_t *u = p + 14 + ihl;
+
+	memcpy(t, u, 2);
+	memcpy(u, u + 2, 2);
+	memcpy(u + 2, t, 2);
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct secho_io_cfg cfg = {.kind = SECHO_IO_AUTO};
+	struct secho_io_pkt pkts[SECHO_IO_BURST];
+	const char *ready_file = NULL;
+	uint64_t seconds = 10, max_packets = 0, v;
+	uint64_t echoed = 0, not_udp = 0;
+	bool quiet = false;
+	char err[256];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--io")) {
+			if (!val || !secho_io_kind_parse(val, &cfg.kind)) {
+				fprintf(stderr, "bare_echo: --io: bad value '%s'\n",
+				        val ? val : "");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--iface") && val) {
+			cfg.ifname = val;
+			i++;
+		} else if (!strcmp(a, "--queue")) {
+			if (!parse_u64(a, val, 0, 1023, &v))
+				return 2;
+			cfg.queue = (uint32_t)v;
+			i++;
+		} else if (!strcmp(a, "--seconds")) {
+			if (!parse_u64(a, val, 1, 3600, &seconds))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--max-packets")) {
+			if (!parse_u64(a, val, 1, UINT64_MAX / 2, &max_packets))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--busy-poll")) {
+			cfg.busy_poll = true;
+		} else if (!strcmp(a, "--packet-version")) {
+			if (!parse_u64(a, val, 2, 3, &v))
+				return 2;
+			cfg.packet_version = (int)v;
+			i++;
+		} else if (!strcmp(a, "--v3-block")) {
+			if (!parse_u64(a, val, 4096, 1u << 22, &v))
+				return 2;
+			cfg.v3_block_size = (uint32_t)v;
+			i++;
+		} else if (!strcmp(a, "--v3-retire")) {
+			if (!parse_u64(a, val, 1, 1000, &v))
+				return 2;
+			cfg.v3_retire_ms = (uint32_t)v;
+			i++;
+		} else if (!strcmp(a, "--throughput")) {
+			cfg.hint = SECHO_IO_THROUGHPUT;
+		} else if (!strcmp(a, "--sendmmsg")) {
+			cfg.packet_sendmmsg = true;
+		} else if (!strcmp(a, "--xdp-mode") && val) {
+			if (!strcmp(val, "native"))
+				cfg.xdp_mode = SECHO_IO_XDP_NATIVE;
+			else if (!strcmp(val, "skb"))
+				cfg.xdp_mode = SECHO_IO_XDP_SKB;
+			else if (!strcmp(val, "any"))
+				cfg.xdp_mode = SECHO_IO_XDP_ANY;
+			else {
+				fprintf(stderr, "bare_echo: --xdp-mode: bad value '%s'\n", val);
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--xdp-copy")) {
+			cfg.xdp_copy = true;
+		} else if (!strcmp(a, "--tx-copy")) {
+			cfg.tx_copy = true;
+		} else if (!strcmp(a, "--pcap-in") && val) {
+			cfg.pcap_in = val;
+			i++;
+		} else if (!strcmp(a, "--pcap-out") && val) {
+			cfg.pcap_out = val;
+			i++;
+		} else if (!strcmp(a, "--ready-file") && val) {
+			ready_file = val;
+			i++;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = true;
+		} else {
+			fprintf(stderr, "bare_echo: unknown or incomplete option '%s'\n", a);
+			usage();
+			return 2;
+		}
+	}
+
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	struct secho_io *io = secho_io_open(&cfg, err, sizeof(err));
+
+	if (!io) {
+		fprintf(stderr, "bare_echo: %s\n", err);
+		return errno == EOPNOTSUPP || errno == EPROTONOSUPPORT ? 3 : 1;
+	}
+	printf("bare_echo: %s\n", secho_io_describe(io));
+	fflush(stdout);
+	if (ready_file) {
+		FILE *f = fopen(ready_file, "w");
+
+		if (f) {
+			fprintf(f, "%s\n", secho_io_describe(io));
+			fclose(f);
+		}
+	}
+
+	struct rusage ru0, ru1;
+	double t_end = now_s() + (double)seconds, t_first = 0, t_last = 0;
+
+	getrusage(RUSAGE_SELF, &ru0);
+	bool in_place = secho_io_tx_in_place(io);
+	unsigned idle = 0;
+
+	while (!stop) {
+		unsigned n = secho_io_rx_burst(io, pkts, SECHO_IO_BURST);
+
+		for (unsigned i = 0; i < n; i++) {
+			struct secho_io_pkt *k = &pkts[i];
+			uint8_t *out = secho_io_tx_slot(io, k, k->len, 0);
+
+			if (!out)
+				continue;
+			if (!in_place)
+				memcpy(out, k->data, k->len);
+			if (!swap_headers(out, k->len)) {
+				not_udp++;
+				continue; /* reservation reused by the next tx_slot */
+			}
+			secho_io_tx_commit(io, k, k->len);
+			echoed++;
+		}
+		secho_io_tx_flush(io);
+		secho_io_rx_release(io, pkts, n);
+		if (n) {
+			t_last = now_s();
+			if (t_first == 0)
+				t_first = t_last;
+			if (max_packets && echoed >= max_packets)
+				break;
+			if (++idle < 64)
+				continue;
+		}
+		idle = 0;
+		if (secho_io_eof(io))
+			break;
+		if (now_s() >= t_end)
+			break;
+		if (!n) {
+			int r = secho_io_wait(io, 50);
+
+			if (r < 0 && r != -EINTR) {
+				fprintf(stderr, "bare_echo: wait: %s\n", strerror(-r));
+				break;
+			}
+		}
+	}
+	/* Let the last responses leave before the socket goes. */
+	for (int i = 0; i < 4; i++)
+		secho_io_tx_flush(io);
+	getrusage(RUSAGE_SELF, &ru1);
+
+	struct secho_io_stats st;
+
+	secho_io_get_stats(io, &st);
+	double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
+	             (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) * 1e-6;
+	double sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
+	             (double)(ru1.ru_stime.tv_usec - ru0.ru_stime.tv_usec) * 1e-6;
+	double active = t_last > t_first ? t_last - t_first : 0;
+
+	printf("bare_echo: rx %llu tx %llu echoed %llu not_udp %llu kernel_drops %llu "
+	       "ring_full %llu tx_errors %llu kicks %llu sleeps %llu\n",
+	       (unsigned long long)st.rx, (unsigned long long)st.tx, (unsigned long long)echoed,
+	       (unsigned long long)not_udp, (unsigned long long)st.rx_dropped_by_kernel,
+	       (unsigned long long)st.ring_full, (unsigned long long)st.tx_errors,
+	       (unsigned long long)st.kicks, (unsigned long long)st.wakeups);
+	if (!quiet)
+		printf("bare_echo: active %.3f s, %.0f pps; cpu %.3f user + %.3f sys s = %.0f ns "
+		       "per packet\n",
+		       active, active > 0 ? (double)echoed / active : 0.0, cpu, sys,
+		       echoed ? (cpu + sys) * 1e9 / (double)echoed : 0.0);
+	secho_io_close(io);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * secho/engine.h - the two crypto engines of the endpoint.
+ *
+ * Streaming engine (UDP port 4000): our own AES-256-GCM (batch API), run in the data-path
+ * thread, in place in the packet buffer - the analog of the seed's fully pipelined fabric
+ * core. It needs no state of its own beyond the shared secho_gcm_key.
+ *
+ * Offload engine (UDP port 4001): a transaction-based service - the analog of the seed's
+ * hardened PMC engine behind its bridge. The data path copies the payload into a staging
+ * buffer (2048 bytes each), posts a job descriptor on a bounded single-producer ring to a
+ * separate engine thread, which runs a vetted library backend (OpenSSL EVP, Intel
+ * ipsec-mb, or the kernel's AF_ALG gcm(aes)) and returns the job on a completion ring; the
+ * data path then copies the ciphertext out, rebuilds the frame and sends it.
+ * Same key, same IV scheme, same wire format: byte-identical output to the streaming one.
+ */
+#ifndef SECHO_ENGINE_H
+#define SECHO_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SECHO_OFFLOAD_STAGING 2048u /* bytes per staging buffer (as the seed's BRAMs) */
+
+enum secho_offload_backend {
+	SECHO_OFFLOAD_OPENSSL = 0,
+	SECHO_OFFLOAD_IPSECMB = 1,
+	SECHO_OFFLOAD_AFALG = 2,
+};
+
+/* "openssl", "ipsec-mb", "afalg". */
+const char *secho_offload_backend_name(enum secho_offload_backend b);
+int secho_offload_backend_parse(const char *s, enum secho_offload_backend *out);
+/* Whether a backend can run here; when not, why (one line into why). */
+bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t whylen);
+
+/* A job descriptor: what crosses the "bridge". */
+struct secho_offload_job {
+	uint32_t slot;       /* staging buffer index (from secho_offload_slot_get) */
+	uint32_t len;        /* payload bytes in the staging buffer, <= STAGING - 16 */
+	uint8_t hdr[16];     /* secure header: the AAD; IV = hdr[4..16) */
+	uint8_t tag[16];     /* written by the engine */
+	int status;          /* 0, or a negative error from the backend */
+	uint64_t cookie;     /* the caller's */
+	uint64_t t_engine;   /* TSC cycles the engine thread spent on this job */
+};
+
+struct secho_offload_stats {
+	uint64_t jobs;          /* completed */
+	uint64_t busy_cycles;   /* engine thread, from dequeue to completion post */
+	uint64_t crypto_cycles; /* inside the backend's encrypt call */
+	uint64_t wakeups;       /* times the engine thread was woken from sleep */
+	uint64_t errors;
+};
+
+struct secho_offload;
+
+/*
+ * Start an engine thread with `backend`, key (32 bytes; copied, wiped on destroy) and a
+ * ring of ring_size jobs (power of two, 2..4096; as many staging buffers). spin_us: how
+ * long the engine thread polls an empty ring before sleeping (0 = sleep at once).
+ * Returns NULL with a one-line reason in err on failure.
+ */
+struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
+                                           const uint8_t key[32], unsigned ring_size,
+                                           unsigned spin_us, char *err, size_t errlen);
+/* Drain (every posted job completes), stop the thread, wipe the key, free. NULL is ok. */
+void secho_offload_destroy(struct secho_offload *o);
+
+/* Producer side (one data-path thread only). */
+/* A free staging slot, or -1 when all are in flight (the caller drops and counts). */
+int secho_offload_slot_get(struct secho_offload *o);
+uint8_t *secho_offload_staging(struct secho_offload *o, uint32_t slot);
+/* Post a job (its slot filled). 0, or -1 when the ring is full (cannot happen while
+ * slots and ring entries are equal in number; checked anyway). Wakes the engine. */
+int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *job);
+/* Completed jobs, up to max, in completion order. The caller copies the ciphertext out of
+ * the staging buffer and then returns the slot with secho_offload_slot_put(). */
+unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs,
+                            unsigned max);
+void secho_offload_slot_put(struct secho_offload *o, uint32_t slot);
+/* Jobs posted and not yet polled. */
+unsigned secho_offload_inflight(const struct secho_offload *o);
+
+void secho_offload_stats(const struct secho_offload *o, struct secho_offload_stats *s);
+enum secho_offload_backend secho_offload_backend_of(const struct secho_offload *o);
+/* Bytes of key state the backend holds, and of staging buffers + rings. */
+size_t secho_offload_key_state_bytes(const struct secho_offload *o);
+size_t secho_offload_staging_bytes(const struct secho_offload *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

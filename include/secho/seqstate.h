@@ -1,0 +1,114 @@
+/*
+ * secho/seqstate.h - sequence numbers that are never reused: per key id, across both
+ * engines, all workers, restarts and crashes (docs/PROTOCOL.md, "Sequence numbers").
+ *
+ * The GCM IV is salt || sequence number, so a reused number under the same key breaks
+ * GCM's confidentiality and authenticity (SP 800-38D section 8). Rules:
+ *  - one shared counter per key id; workers take blocks of numbers from it, so numbers are
+ *    unique across workers and increasing within each worker (not globally in send order);
+ *  - the state file holds the reserved high-water mark H: every number ever handed out is
+ *    <= H. A window of numbers is reserved (H raised, the file replaced durably: temporary
+ *    file, fsync, rename, fsync of the directory) BEFORE any number from it is handed out;
+ *  - on start the state is read and numbering begins ABOVE H (numbers reserved but unused
+ *    before a crash are skipped, never reused); the first window is reserved at open, so
+ *    a state that cannot be written is found before the endpoint starts;
+ *  - usable numbers are 1 .. SECHO_SEQ_LAST; then the space is exhausted and the key must
+ *    be replaced;
+ *  - a process holds an exclusive flock on "<state>.lock" while it uses the state.
+ *
+ * State file: one line, "secho-seq 1 key-id K reserved H crc32 C\n", K and H decimal, C the
+ * CRC-32 (IEEE 802.3, as zlib's crc32()) of the bytes before " crc32", 8 lower-case hex
+ * digits. Mode 0600, owned by the running user.
+ */
+#ifndef SECHO_SEQSTATE_H
+#define SECHO_SEQSTATE_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SECHO_SEQ_DEFAULT_DIR    "/var/lib/secho"
+#define SECHO_SEQ_DEFAULT_WINDOW (1u << 20) /* ~1 state write per second at 1 Mpps */
+#define SECHO_SEQ_LAST           (UINT64_MAX - 1)
+#define SECHO_SEQ_PATH_MAX       4096
+
+/* Shared allocator state. Caller-owned; the fields are private. One per key id. */
+struct secho_seqstate {
+	_Atomic uint64_t next;    /* next number to hand out */
+	_Atomic uint64_t durable; /* H: reserved on disk; numbers <= H may be handed out */
+	_Atomic int failed;       /* sticky -errno once a reservation failed */
+	pthread_mutex_t lock;     /* serialises reservations (file writes) */
+	uint64_t window;
+	uint16_t key_id;
+	int lock_fd, dir_fd;
+	char path[SECHO_SEQ_PATH_MAX];
+	char tmp[SECHO_SEQ_PATH_MAX + 8];
+};
+
+/* "/var/lib/secho/seq-<key_id>.state" into buf. Returns buf. */
+char *secho_seq_default_path(uint16_t key_id, char *buf, size_t n);
+
+/*
+ * Open (or create, when the file does not exist but its directory does) the state at path
+ * (NULL: the default path) for key_id, take its lock, and reserve the first window
+ * (window numbers; 0 means SECHO_SEQ_DEFAULT_WINDOW). Returns 0, or -errno with a clear
+ * message in err: the file is corrupt or its checksum does not match (-EINVAL), belongs to
+ * another key id (-EINVAL), is writable by group/others or owned by someone else (-EPERM),
+ * is locked by another process (-EBUSY), the space is exhausted (-ENOSPC), or the state
+ * cannot be written and synced (the errno of the failing call).
+ */
+int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, uint64_t window,
+                   char *err, size_t errlen);
+
+/*
+ * Take a block of n >= 1 consecutive numbers: *first .. *first + n - 1, all durably
+ * reserved. Thread-safe; blocks taken by one thread are increasing. Returns 0, -ENOSPC
+ * (space exhausted), -EINVAL (n == 0), or the sticky -errno of a failed reservation: once
+ * the state could not be saved, every later call fails and the endpoint must stop.
+ */
+int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first);
+
+/* A worker's current block. Start with {0, 0}. */
+struct secho_seq_block {
+	uint64_t next, end; /* numbers next .. end - 1 remain */
+};
+
+/* Next number for one worker: from its block, refilled with `block` numbers when empty.
+ * Returns 0 or the error of secho_seq_take(). */
+static inline int secho_seq_next(struct secho_seqstate *s, struct secho_seq_block *b,
+                                 uint64_t block, uint64_t *out)
+{
+	if (b->next == b->end) {
+		uint64_t first;
+		int rc = secho_seq_take(s, block, &first);
+		if (rc)
+			return rc;
+		b->next = first;
+		b->end = first + block;
+	}
+	*out = b->next++;
+	return 0;
+}
+
+/* The reserved high-water mark H (durable on disk). */
+uint64_t secho_seq_high_water(struct secho_seqstate *s);
+/* The next number the shared counter would hand out. */
+uint64_t secho_seq_peek_next(struct secho_seqstate *s);
+
+/* Release the lock and descriptors. Numbers reserved but unused are skipped next time. */
+void secho_seq_close(struct secho_seqstate *s);
+
+/* Fault injection for tests: the function used instead of fsync(2) (NULL: fsync). */
+void secho_seq_set_sync_hook(int (*fn)(int fd));
+
+#ifdef __cplusplus
+}
+#endif
+#endif

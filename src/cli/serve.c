@@ -1,0 +1,314 @@
+/*
+ * src/cli/serve.c - `secho serve`: the secure endpoint.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli/serve.h"
+#include "endpoint/endpoint.h"
+
+static const char usage[] =
+	"usage: secho serve --iface IF --ip ADDR --key FILE [options]\n"
+	"       secho serve --pcap-in FILE [--pcap-out FILE] --ip ADDR --mac MAC --key FILE\n"
+	"\n"
+	"The secure endpoint: UDP frames to ADDR are answered with their payload encrypted\n"
+	"(AES-256-GCM under a 16-byte authenticated secure header); port 4000 uses the\n"
+	"streaming engine, 4001 the offload engine, 4002 returns the encrypted counters.\n"
+	"\n"
+	"  --iface IF           interface to serve on (its MAC unless --mac)\n"
+	"  --ip ADDR[/PREFIX]   the endpoint's IPv4 address; with the prefix length, sources\n"
+	"                       that are the subnet's broadcast address are dropped too\n"
+	"  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
+	"  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
+	"  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
+	"  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
+	"  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
+	"  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
+	"                       N-60 bytes are answered\n"
+	"  --ports S,O,C        streaming, offload and counters ports (default 4000,4001,4002)\n"
+	"  --arp                answer ARP requests for ADDR (default: ARP is ignored)\n"
+	"  --busy-poll          spin on the rings instead of sleeping (lowest latency)\n"
+	"  --throughput         AF_PACKET TPACKET_V3 block ring (default: V2, lowest latency)\n"
+	"  --queue N            interface queue for AF_XDP (default 0)\n"
+	"  --xdp-mode M         native|skb|any (default any)\n"
+	"  --pcap-in FILE       read frames from a capture file instead of an interface\n"
+	"  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
+	"  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
+	"  --report-rate R      counters reports per second per source (default 2)\n"
+	"  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
+	"  --quiet              no banner or summary\n"
+	"  -h, --help           this text\n";
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "secho serve: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see secho serve --help)\n");
+	return 2;
+}
+
+static bool parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+	           &tail) != 6)
+		return false;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return true;
+}
+
+static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-')
+		return false;
+	*out = v;
+	return true;
+}
+
+static int iface_info(const char *ifname, uint8_t mac[6], unsigned *mtu)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	int rc = 0;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		rc = -errno;
+	} else {
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+		if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+			*mtu = (unsigned)ifr.ifr_mtu;
+	}
+	close(fd);
+	return rc;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	enum { O_STATE = 256, O_IO, O_OFFLOAD, O_MTU, O_PORTS, O_ARP, O_BUSY, O_TPUT, O_QUEUE,
+	       O_XDPMODE, O_PIN, O_POUT, O_RING, O_RATE, O_SECONDS, O_QUIET, O_MAC };
+	static const struct option opts[] = {
+		{"iface", required_argument, NULL, 'i'},   {"ip", required_argument, NULL, 'a'},
+		{"key", required_argument, NULL, 'k'},     {"mac", required_argument, NULL, O_MAC},
+		{"state", required_argument, NULL, O_STATE}, {"io", required_argument, NULL, O_IO},
+		{"offload", required_argument, NULL, O_OFFLOAD},
+		{"mtu", required_argument, NULL, O_MTU},   {"ports", required_argument, NULL, O_PORTS},
+		{"arp", no_argument, NULL, O_ARP},         {"busy-poll", no_argument, NULL, O_BUSY},
+		{"throughput", no_argument, NULL, O_TPUT}, {"queue", required_argument, NULL, O_QUEUE},
+		{"xdp-mode", required_argument, NULL, O_XDPMODE},
+		{"pcap-in", required_argument, NULL, O_PIN},
+		{"pcap-out", required_argument, NULL, O_POUT},
+		{"offload-ring", required_argument, NULL, O_RING},
+		{"report-rate", required_argument, NULL, O_RATE},
+		{"seconds", required_argument, NULL, O_SECONDS},
+		{"quiet", no_argument, NULL, O_QUIET},     {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+
+	struct secho_endpoint_cfg cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	secho_wire_cfg_defaults(&cfg.wire);
+	cfg.io.kind = SECHO_IO_AUTO;
+	cfg.io.hint = SECHO_IO_LATENCY;
+	cfg.offload = SECHO_OFFLOAD_OPENSSL;
+	cfg.offload_ring = 256;
+	cfg.offload_spin_us = 50;
+	cfg.report_rate = 2;
+	const char *ifname = NULL, *ip = NULL;
+	bool have_mac = false, have_mtu = false;
+	unsigned long v;
+
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'i':
+			ifname = optarg;
+			break;
+		case 'a':
+			ip = optarg;
+			break;
+		case 'k':
+			cfg.key_path = optarg;
+			break;
+		case O_MAC:
+			if (!parse_mac(optarg, cfg.wire.mac))
+				return bad("--mac: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", optarg);
+			have_mac = true;
+			break;
+		case O_STATE:
+			cfg.state_path = optarg;
+			break;
+		case O_IO:
+			if (!secho_io_kind_parse(optarg, &cfg.io.kind) || cfg.io.kind == SECHO_IO_PCAP)
+				return bad("--io: '%s' is not one of auto, xdp, packet", optarg);
+			break;
+		case O_OFFLOAD:
+			if (secho_offload_backend_parse(optarg, &cfg.offload) != 0)
+				return bad("--offload: '%s' is not one of openssl, ipsec-mb, afalg", optarg);
+			break;
+		case O_MTU:
+			if (!parse_uint(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
+				return bad("--mtu: '%s' is not a number in 576..9000", optarg);
+			cfg.wire.mtu = (unsigned)v;
+			have_mtu = true;
+			break;
+		case O_PORTS: {
+			unsigned p[3];
+			char tail;
+			if (sscanf(optarg, "%u,%u,%u%c", &p[0], &p[1], &p[2], &tail) != 3 || !p[0] ||
+			    !p[1] || !p[2] || p[0] > 65535 || p[1] > 65535 || p[2] > 65535 ||
+			    p[0] == p[1] || p[1] == p[2] || p[0] == p[2])
+				return bad("--ports: '%s' is not three distinct ports S,O,C", optarg);
+			cfg.wire.port_stream = (uint16_t)p[0];
+			cfg.wire.port_offload = (uint16_t)p[1];
+			cfg.wire.port_counters = (uint16_t)p[2];
+			break;
+		}
+		case O_ARP:
+			cfg.arp = true;
+			break;
+		case O_BUSY:
+			cfg.io.busy_poll = true;
+			break;
+		case O_TPUT:
+			cfg.io.hint = SECHO_IO_THROUGHPUT;
+			break;
+		case O_QUEUE:
+			if (!parse_uint(optarg, 0, 1023, &v))
+				return bad("--queue: '%s' is not a queue number", optarg);
+			cfg.io.queue = (uint32_t)v;
+			break;
+		case O_XDPMODE:
+			if (!strcmp(optarg, "native"))
+				cfg.io.xdp_mode = SECHO_IO_XDP_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				cfg.io.xdp_mode = SECHO_IO_XDP_SKB;
+			else if (!strcmp(optarg, "any"))
+				cfg.io.xdp_mode = SECHO_IO_XDP_ANY;
+			else
+				return bad("--xdp-mode: '%s' is not one of native, skb, any", optarg);
+			break;
+		case O_PIN:
+			cfg.io.pcap_in = optarg;
+			break;
+		case O_POUT:
+			cfg.io.pcap_out = optarg;
+			break;
+		case O_RING:
+			if (!parse_uint(optarg, 2, 4096, &v) || (v & (v - 1)))
+				return bad("--offload-ring: '%s' is not a power of two in 2..4096", optarg);
+			cfg.offload_ring = (unsigned)v;
+			break;
+		case O_RATE: {
+			char *end;
+			double r = strtod(optarg, &end);
+			if (end == optarg || *end || !(r > 0 && r <= 1000))
+				return bad("--report-rate: '%s' is not a rate in (0, 1000]", optarg);
+			cfg.report_rate = r;
+			break;
+		}
+		case O_SECONDS: {
+			char *end;
+			double s = strtod(optarg, &end);
+			if (end == optarg || *end || !(s > 0 && s <= 1e7))
+				return bad("--seconds: '%s' is not a positive number of seconds", optarg);
+			cfg.run_seconds = s;
+			break;
+		}
+		case O_QUIET:
+			cfg.quiet = true;
+			break;
+		default:
+			fprintf(stderr, "secho serve: bad option (see secho serve --help)\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+	if (!cfg.key_path)
+		return bad("%s", "--key FILE is required");
+	if (!ip)
+		return bad("%s", "--ip ADDR is required");
+	{
+		/* ADDR or ADDR/PREFIX: with a prefix, sources that are the subnet's broadcast
+		 * address are dropped too. */
+		char a[32];
+		const char *slash = strchr(ip, '/');
+		size_t alen = slash ? (size_t)(slash - ip) : strlen(ip);
+		unsigned long plen = 32;
+		if (alen >= sizeof(a) || (slash && !parse_uint(slash + 1, 1, 32, &plen)))
+			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
+		memcpy(a, ip, alen);
+		a[alen] = '\0';
+		if (inet_pton(AF_INET, a, &cfg.wire.ip) != 1)
+			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
+		cfg.wire.netmask = slash ? htonl(plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen)) : 0;
+	}
+	if (cfg.io.pcap_in) {
+		if (ifname)
+			return bad("%s", "--pcap-in and --iface are exclusive");
+		if (!have_mac)
+			return bad("%s", "--pcap-in needs --mac (there is no interface to ask)");
+		cfg.io.kind = SECHO_IO_PCAP;
+	} else {
+		if (cfg.io.pcap_out)
+			return bad("%s", "--pcap-out needs --pcap-in");
+		if (!ifname)
+			return bad("%s", "--iface IF is required (or --pcap-in FILE)");
+		uint8_t mac[6];
+		unsigned mtu = 0;
+		int rc = iface_info(ifname, mac, &mtu);
+		if (rc < 0) {
+			fprintf(stderr, "secho serve: interface '%s': %s\n", ifname, strerror(-rc));
+			return 2;
+		}
+		if (!have_mac)
+			memcpy(cfg.wire.mac, mac, 6);
+		if (!have_mtu && mtu >= SECHO_WIRE_MIN_MTU && mtu <= SECHO_WIRE_MAX_MTU)
+			cfg.wire.mtu = mtu;
+		cfg.io.ifname = ifname;
+	}
+	if (secho_wire_cfg_check(&cfg.wire) != 0)
+		return bad("%s", "the address, MAC, ports or MTU are not usable (unicast MAC, "
+		                 "unicast IP, distinct ports)");
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return secho_endpoint_run(&cfg, &stop_flag);
+}

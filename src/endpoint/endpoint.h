@@ -1,0 +1,55 @@
+/*
+ * src/endpoint/endpoint.h - the secure endpoint: configuration, the data-path worker,
+ * and the run loop (`secho serve`).
+ *
+ *   RX burst -> parse/validate -> steer by UDP port -+-> streaming engine (batch GCM, in
+ *                                                     |   the data-path thread, in place)
+ *                                                     +-> offload engine (staging copy,
+ *                                                     |   job ring, engine thread,
+ *                                                     |   completion ring)
+ *                                                     +-> counters report (port 4002)
+ *            -> rebuild (headers, checksums) -> TX burst
+ *
+ * Stages are joined by bounded queues: the RX ring, the burst arrays between the stages
+ * (at most SECHO_IO_BURST frames), the offload job/completion rings, the TX ring. A full
+ * queue drops the frame under a named reason; nothing is lost silently.
+ */
+#ifndef SECHO_ENDPOINT_H
+#define SECHO_ENDPOINT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "endpoint/counters.h"
+#include "secho/engine.h"
+#include "secho/gcm.h"
+#include "secho/io.h"
+#include "secho/wire.h"
+
+struct secho_seq;
+
+struct secho_endpoint_cfg {
+	struct secho_wire_cfg wire;
+	struct secho_io_cfg io;
+	const char *key_path;
+	const char *state_path;          /* NULL: /var/lib/secho/seq-<keyid>.state */
+	enum secho_offload_backend offload;
+	unsigned offload_ring;           /* jobs and staging buffers (power of two) */
+	unsigned offload_spin_us;
+	bool arp;
+	bool quiet;
+	double report_rate;              /* counters reports per second per source */
+	double run_seconds;              /* 0 = until a signal (or pcap end) */
+};
+
+/* One data-path worker: one I/O queue, its counters, its sequence lease. */
+struct secho_worker;
+
+/* Run the endpoint until *stop becomes non-zero (signal handler), the pcap input ends, or
+ * run_seconds pass; then drain the offload engine, flush TX and the sequence state, print
+ * a summary on stdout (unless quiet). Returns 0, or 2 with one line on stderr when set-up
+ * fails (bad key file, unsafe state, missing capability), 1 on a run-time failure. */
+int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop);
+
+#endif

@@ -1,0 +1,67 @@
+/* src/endpoint/latency.c - see latency.h. */
+#include "endpoint/latency.h"
+
+#include <string.h>
+
+void secho_lat_reset(struct secho_lat *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+void secho_lat_merge(struct secho_lat *into, const struct secho_lat *from)
+{
+	if (!from->count)
+		return;
+	if (!into->count || from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	into->count += from->count;
+	into->sum += from->sum;
+	for (unsigned i = 0; i < SECHO_LAT_BUCKETS; i++)
+		into->bucket[i] += from->bucket[i];
+}
+
+double secho_lat_quantile(const struct secho_lat *h, double q)
+{
+	if (!h->count)
+		return 0;
+	if (q <= 0)
+		return (double)h->min;
+	if (q >= 1)
+		return (double)h->max;
+	/* The smallest value with at least ceil(q * count) values at or below it. */
+	uint64_t rank = (uint64_t)(q * (double)h->count);
+	if ((double)rank < q * (double)h->count)
+		rank++;
+	if (rank == 0)
+		rank = 1;
+	uint64_t seen = 0;
+	for (unsigned b = 0; b < SECHO_LAT_BUCKETS; b++) {
+		seen += h->bucket[b];
+		if (seen >= rank) {
+			uint64_t lo, w;
+			secho_lat_bucket_range(b, &lo, &w);
+			double mid = (double)lo + (double)(w - 1) / 2.0;
+			if (mid < (double)h->min)
+				mid = (double)h->min;
+			if (mid > (double)h->max)
+				mid = (double)h->max;
+			return mid;
+		}
+	}
+	return (double)h->max;
+}
+
+void secho_lat_summary(const struct secho_lat *h, struct secho_lat_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (!h->count)
+		return;
+	s->count = h->count;
+	s->min = (double)h->min;
+	s->max = (double)h->max;
+	s->mean = (double)h->sum / (double)h->count;
+	s->p50 = secho_lat_quantile(h, 0.50);
+	s->p99 = secho_lat_quantile(h, 0.99);
+}

@@ -1,0 +1,50 @@
+/*
+ * src/endpoint/pipeline.h - the data-path worker (private to src/endpoint).
+ */
+#ifndef SECHO_ENDPOINT_PIPELINE_H
+#define SECHO_ENDPOINT_PIPELINE_H
+
+#include "endpoint/endpoint.h"
+#include "endpoint/report.h"
+
+/* What the worker remembers about an offload job while it is in flight. */
+struct secho_pending {
+	struct secho_wire_req req;
+	uint64_t t_rx;
+	uint64_t dp_cycles; /* data-path cycles spent posting it */
+};
+
+struct secho_worker {
+	/* Set up by the caller. */
+	struct secho_io *io;
+	const struct secho_wire_cfg *wire;
+	const secho_gcm_key *gk;
+	struct secho_offload *off;
+	uint16_t key_id;
+	uint8_t salt[SECHO_SALT_LEN];
+	bool arp;
+	struct secho_report_ctx *report; /* counters report state (shared, read-only here) */
+	/* Sequence lease [seq_next, seq_end): refilled by refill() from the shared durable
+	 * allocator; refill returns 0 or -1 (then the packet is dropped, SEQ_EXHAUSTED). */
+	uint64_t seq_next, seq_end;
+	int (*refill)(struct secho_worker *w);
+	void *refill_arg;
+
+	/* Owned by the worker. */
+	uint16_t ip_id;
+	struct secho_pending *pending; /* indexed by staging slot */
+	uint8_t *scratch;              /* SECHO_IO_BURST x 2048: out-of-place responses */
+	struct secho_counters ctr;
+};
+
+/* Allocate the worker's own buffers (pending table sized for offload_ring slots).
+ * 0 or -ENOMEM. */
+int secho_worker_init(struct secho_worker *w, unsigned offload_ring);
+void secho_worker_fini(struct secho_worker *w);
+
+/* One RX burst through every stage. Returns frames received (0 = none were ready). */
+unsigned secho_worker_rx(struct secho_worker *w);
+/* Send what the offload engine has completed. Returns responses sent. */
+unsigned secho_worker_completions(struct secho_worker *w);
+
+#endif

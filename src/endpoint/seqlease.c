@@ -1,0 +1,68 @@
+/*
+ * src/endpoint/seqlease.c - worker leases on top of the durable allocator (seqstate.c).
+ * A lease is SEQLEASE_BLOCK numbers: one atomic add on the shared counter per 256
+ * packets, and a state-file write only when the reserved window (2^20) is used up.
+ */
+#include "endpoint/seqlease.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "secho/seqstate.h"
+
+#define SEQLEASE_BLOCK 256
+
+struct secho_seqlease {
+	struct secho_seqstate st;
+};
+
+struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, char *err,
+                                           size_t errlen)
+{
+	struct secho_seqlease *s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (secho_seq_open(&s->st, path, key_id, 0, err, errlen) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int secho_seqlease_refill(struct secho_seqlease *s, uint64_t *next, uint64_t *end)
+{
+	uint64_t first;
+	if (secho_seq_take(&s->st, SEQLEASE_BLOCK, &first) != 0)
+		return -1;
+	*next = first;
+	*end = first + SEQLEASE_BLOCK;
+	return 0;
+}
+
+uint64_t secho_seqlease_high_water(struct secho_seqlease *s)
+{
+	return secho_seq_high_water(&s->st);
+}
+
+uint64_t secho_seqlease_next(struct secho_seqlease *s)
+{
+	return secho_seq_peek_next(&s->st);
+}
+
+int secho_seqlease_close(struct secho_seqlease *s, char *err, size_t errlen)
+{
+	/* Every reservation was made durable when taken; nothing is pending. A reservation
+	 * that failed made take() fail and the packets were dropped. */
+	int failed = atomic_load(&s->st.failed);
+	secho_seq_close(&s->st);
+	free(s);
+	if (failed) {
+		snprintf(err, errlen, "a reservation failed during the run: %s", strerror(-failed));
+		return -1;
+	}
+	return 0;
+}

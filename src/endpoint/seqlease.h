@@ -1,0 +1,30 @@
+/*
+ * src/endpoint/seqlease.h - sequence numbers for the data path, on top of the durable
+ * allocator in src/engine/seqstate.c.
+ *
+ * A worker holds a lease [next, end) of numbers it hands out in increasing order without
+ * any synchronisation; when it runs out it refills from the shared allocator, which only
+ * returns numbers that are covered by a window already reserved on disk (fsync'd).
+ */
+#ifndef SECHO_ENDPOINT_SEQLEASE_H
+#define SECHO_ENDPOINT_SEQLEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct secho_seqlease;
+
+/* Open the state for key_id at path (NULL: the default under /var/lib/secho/). NULL with a
+ * reason in err when the state cannot be kept safely. */
+struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, char *err,
+                                           size_t errlen);
+/* A new lease; 0, or -1 when no number can be reserved durably. */
+int secho_seqlease_refill(struct secho_seqlease *s, uint64_t *next, uint64_t *end);
+/* The next number the shared counter would hand out. */
+uint64_t secho_seqlease_next(struct secho_seqlease *s);
+/* The highest number reserved on disk (every number handed out is below it). */
+uint64_t secho_seqlease_high_water(struct secho_seqlease *s);
+/* Flush and close; 0 or -1 with a reason. */
+int secho_seqlease_close(struct secho_seqlease *s, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,226 @@
+/*
+ * src/endpoint/serve.c - bring the endpoint up, run the data path, bring it down.
+ *
+ * Set-up order (each step can refuse to start, with one line on stderr and exit 2):
+ * process made non-dumpable; key file loaded into locked, non-dumped memory; AES-GCM key
+ * schedule; sequence state opened and a first window reserved durably; offload engine
+ * (backend probed: AF_ALG says clearly when the kernel lacks it); I/O opened. Then the
+ * loop: RX burst through the stages, offload completions, wait when idle. SIGINT/SIGTERM
+ * (or end of the pcap input, or --seconds) stops RX; the offload engine is drained and its
+ * completions sent, TX flushed, the sequence state flushed, and a summary printed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoint/endpoint.h"
+#include "endpoint/pipeline.h"
+#include "endpoint/seqlease.h"
+#include "secho/keyfile.h"
+#include "secho/tsc.h"
+
+static uint64_t high_water(void *arg)
+{
+	return secho_seqlease_high_water(arg);
+}
+
+static int refill(struct secho_worker *w)
+{
+	return secho_seqlease_refill(w->refill_arg, &w->seq_next, &w->seq_end);
+}
+
+static void print_engine(const char *name, const struct secho_engine_counters *e, double hz)
+{
+	struct secho_lat_summary s;
+	secho_lat_summary(&e->lat, &s);
+	double ns = 1e9 / hz;
+	printf("  %-9s %10" PRIu64 " packets %12" PRIu64 " bytes   latency ns min %.0f p50 %.0f "
+	       "p99 %.0f max %.0f (p50 %.0f cycles)\n",
+	       name, e->packets, e->bytes, s.min * ns, s.p50 * ns, s.p99 * ns, s.max * ns, s.p50);
+}
+
+static void print_summary(const struct secho_report_ctx *r, struct secho_io *io)
+{
+	struct secho_counters c;
+	secho_report_collect(r, &c);
+	struct secho_io_stats st;
+	secho_io_get_stats(io, &st);
+	printf("secho serve: summary\n");
+	printf("  frames    rx %" PRIu64 "  tx %" PRIu64 "  reports %" PRIu64 "  kernel drops %" PRIu64
+	       "\n",
+	       c.rx_frames, c.tx_frames, c.reports, st.rx_dropped_by_kernel);
+	print_engine("streaming", &c.eng[SECHO_ENG_STREAM], r->tsc_hz);
+	print_engine("offload", &c.eng[SECHO_ENG_OFFLOAD], r->tsc_hz);
+	uint64_t d = secho_counters_drops(&c);
+	printf("  drops     %" PRIu64 "%s", d, d ? ":" : "\n");
+	if (d) {
+		for (unsigned i = 1; i < SECHO_WIRE_VERDICT_COUNT; i++)
+			if (i != SECHO_WIRE_ARP && c.verdict[i])
+				printf(" %s=%" PRIu64, secho_wire_verdict_name(i), c.verdict[i]);
+		for (unsigned i = 0; i < SECHO_PIPE_DROP_COUNT; i++)
+			if (c.drop[i])
+				printf(" %s=%" PRIu64, secho_pipe_drop_name(i), c.drop[i]);
+		printf("\n");
+	}
+	printf("  sequence  high-water %" PRIu64 "\n",
+	       r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final);
+}
+
+int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop)
+{
+	char err[512];
+	int rc = 2;
+	struct secho_keyfile *key = NULL;
+	secho_gcm_key *gk = NULL;
+	bool locked = false;
+	struct secho_seqlease *seq = NULL;
+	struct secho_offload *off = NULL;
+	struct secho_io *io = NULL;
+	struct secho_worker w;
+	struct secho_report_ctx *rep = NULL;
+	memset(&w, 0, sizeof(w));
+
+	if (secho_secret_process_protect() != 0)
+		fprintf(stderr, "secho serve: warning: could not make the process non-dumpable\n");
+	key = secho_secret_alloc(sizeof(*key), &locked);
+	gk = secho_secret_alloc(sizeof(*gk), &locked);
+	if (!key || !gk) {
+		fprintf(stderr, "secho serve: cannot allocate protected key memory: %s\n",
+		        strerror(errno));
+		goto out;
+	}
+	if (secho_keyfile_load(cfg->key_path, key, err, sizeof(err)) != 0) {
+		fprintf(stderr, "secho serve: key file %s: %s\n", cfg->key_path, err);
+		goto out;
+	}
+	int e = secho_gcm_key_init(gk, key->key, SECHO_KEY_LEN, SECHO_IMPL_AUTO);
+	if (e != SECHO_OK) {
+		fprintf(stderr, "secho serve: AES-GCM key set-up: %s\n", secho_strerror(e));
+		goto out;
+	}
+	seq = secho_seqlease_open(cfg->state_path, key->key_id, err, sizeof(err));
+	if (!seq) {
+		fprintf(stderr, "secho serve: refusing to start: sequence state: %s\n", err);
+		goto out;
+	}
+	if (!secho_offload_backend_probe(cfg->offload, err, sizeof(err))) {
+		fprintf(stderr, "secho serve: offload backend %s unavailable: %s\n",
+		        secho_offload_backend_name(cfg->offload), err);
+		goto out;
+	}
+	off = secho_offload_create(cfg->offload, key->key, cfg->offload_ring, cfg->offload_spin_us,
+	                           err, sizeof(err));
+	if (!off) {
+		fprintf(stderr, "secho serve: offload engine: %s\n", err);
+		goto out;
+	}
+	io = secho_io_open(&cfg->io, err, sizeof(err));
+	if (!io) {
+		fprintf(stderr, "secho serve: I/O: %s\n", err);
+		goto out;
+	}
+
+	rep = calloc(1, sizeof(*rep));
+	if (!rep || secho_worker_init(&w, cfg->offload_ring) != 0) {
+		fprintf(stderr, "secho serve: out of memory\n");
+		goto out;
+	}
+	struct secho_worker *workers[1] = {&w};
+	secho_report_init(rep, cfg->report_rate);
+	rep->workers = workers;
+	rep->nworkers = 1;
+	rep->io_desc = secho_io_describe(io);
+	rep->offload_backend = secho_offload_backend_name(cfg->offload);
+	rep->off = off;
+	rep->stream_key_bytes = sizeof(*gk);
+	rep->stream_staging_bytes = 0; /* in place in the packet buffer */
+	rep->offload_key_bytes = secho_offload_key_state_bytes(off);
+	rep->offload_staging_bytes = secho_offload_staging_bytes(off);
+	rep->seq_high_water = high_water;
+	rep->seq_arg = seq;
+
+	w.io = io;
+	w.wire = &cfg->wire;
+	w.gk = gk;
+	w.off = off;
+	w.key_id = key->key_id;
+	memcpy(w.salt, key->salt, sizeof(w.salt));
+	w.arp = cfg->arp;
+	w.report = rep;
+	w.refill = refill;
+	w.refill_arg = seq;
+	w.ip_id = (uint16_t)secho_rdtsc();
+	secho_keyfile_wipe(key); /* the engines hold their own schedules now */
+
+	if (!cfg->quiet) {
+		char ip[16];
+		const uint8_t *a = (const uint8_t *)&cfg->wire.ip, *m = cfg->wire.mac;
+		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
+		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u\n", ip,
+		       m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
+		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu);
+		printf("secho serve: io: %s\n", secho_io_describe(io));
+		printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
+		       secho_impl_name(secho_gcm_key_impl(gk)), secho_offload_backend_name(cfg->offload),
+		       cfg->offload_ring);
+		printf("secho serve: key id %u, sequence numbers from %" PRIu64 "%s\n", w.key_id,
+		       secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
+		fflush(stdout);
+	}
+
+	double hz = secho_tsc_hz();
+	uint64_t deadline = cfg->run_seconds > 0
+	                            ? secho_rdtsc() + (uint64_t)(cfg->run_seconds * hz)
+	                            : UINT64_MAX;
+	rc = 0;
+	while (!*stop) {
+		unsigned got = secho_worker_rx(&w);
+		secho_worker_completions(&w);
+		if (secho_rdtsc() > deadline)
+			break;
+		if (got)
+			continue;
+		if (secho_offload_inflight(off)) {
+			secho_io_wait(io, 0); /* completions pending: keep polling */
+			continue;
+		}
+		if (secho_io_eof(io))
+			break;
+		int wr = secho_io_wait(io, 100);
+		if (wr < 0 && wr != -EINTR) {
+			fprintf(stderr, "secho serve: I/O wait: %s\n", strerror(-wr));
+			rc = 1;
+			break;
+		}
+	}
+	/* Drain: every posted job completes and is sent (bounded: 2 s). */
+	uint64_t until = secho_rdtsc() + (uint64_t)(2 * hz);
+	while (secho_offload_inflight(off) && secho_rdtsc() < until)
+		secho_worker_completions(&w);
+	secho_io_tx_flush(io);
+	rep->seq_final = secho_seqlease_high_water(seq);
+	rep->seq_high_water = NULL; /* the lease is gone after close: report seq_final */
+	if (secho_seqlease_close(seq, err, sizeof(err)) != 0) {
+		fprintf(stderr, "secho serve: sequence state: %s\n", err);
+		rc = 1;
+	}
+	seq = NULL;
+	if (!cfg->quiet)
+		print_summary(rep, io);
+out:
+	secho_worker_fini(&w);
+	free(rep);
+	secho_io_close(io);
+	secho_offload_destroy(off);
+	if (seq)
+		secho_seqlease_close(seq, err, sizeof(err));
+	if (gk) {
+		secho_gcm_key_wipe(gk);
+		secho_secret_free(gk, sizeof(*gk));
+	}
+	if (key)
+		secho_secret_free(key, sizeof(*key));
+	return rc;
+}

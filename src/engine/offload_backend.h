@@ -1,0 +1,31 @@
+/*
+ * src/engine/offload_backend.h - what an offload backend provides to the engine thread.
+ * Each backend is one file (offload_openssl.c, offload_ipsecmb.c, offload_afalg.c).
+ */
+#ifndef SECHO_ENGINE_OFFLOAD_BACKEND_H
+#define SECHO_ENGINE_OFFLOAD_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct secho_offload_ops {
+	const char *name;
+	/* Can it run here? When not, a one-line reason. */
+	int (*probe)(char *why, size_t whylen);
+	/* Per-key state: returns an opaque pointer or NULL with a reason. All per-key work
+	 * (key schedule, context, algorithm fetch) happens here, never per packet. */
+	void *(*init)(const uint8_t key[32], char *err, size_t errlen);
+	/* AES-256-GCM encrypt buf[0..len) in place, 12-byte iv, aad, 16-byte tag. 0 or <0. */
+	int (*seal)(void *st, const uint8_t iv[12], const uint8_t *aad, size_t aad_len,
+	            uint8_t *buf, size_t len, uint8_t tag[16]);
+	/* Bytes of key-dependent state it holds (for the cost table). */
+	size_t (*key_state_bytes)(const void *st);
+	/* Wipe and free. */
+	void (*fini)(void *st);
+};
+
+extern const struct secho_offload_ops secho_offload_openssl_ops;
+extern const struct secho_offload_ops secho_offload_ipsecmb_ops;
+extern const struct secho_offload_ops secho_offload_afalg_ops;
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * src/host/paired.c - `secho host paired`: the original's measurement. Requests alternate
+ * between the streaming and offload ports in one run, one in flight at a time, every
+ * response verified against the nettle oracle; then the endpoint's counters report gives
+ * its own per-engine latency, from which the offload/streaming ratio is computed (14.7x on
+ * the original hardware).
+ */
+#include "host/session.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct rtt_summary {
+	double min, mean, p50, p99, max;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentiles of the path's round trips (sorted in place); NAN when empty. */
+static struct rtt_summary summarize(struct secho_pathstats *ps)
+{
+	struct rtt_summary r = {NAN, NAN, NAN, NAN, NAN};
+	double sum = 0;
+	size_t n = ps->nrtt;
+
+	if (!n)
+		return r;
+	qsort(ps->rtt_us, n, sizeof(double), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		sum += ps->rtt_us[i];
+	r.min = ps->rtt_us[0];
+	r.max = ps->rtt_us[n - 1];
+	r.mean = sum / (double)n;
+	r.p50 = ps->rtt_us[(size_t)ceil(0.50 * (double)n) - 1];
+	r.p99 = ps->rtt_us[(size_t)ceil(0.99 * (double)n) - 1];
+	return r;
+}
+
+static json_t *jnum(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *fails_json(const struct secho_pathstats *ps)
+{
+	json_t *f = json_object();
+
+	for (unsigned i = 1; i < SECHO_VF_COUNT; i++)
+		if (ps->fail_by[i])
+			json_object_set_new(f, secho_vfail_name(i),
+			                    json_integer((json_int_t)ps->fail_by[i]));
+	return f;
+}
+
+static const char *const stat5[] = {"min", "mean", "p50", "p99", "max"};
+
+static json_t *endpoint_json(const json_t *rep, const char *eng)
+{
+	json_t *o = json_object();
+	char path[128];
+
+	for (int w = 0; w < 2; w++) {
+		const char *what = w ? "latency_cycles" : "latency_ns";
+		json_t *l = json_object();
+
+		for (int i = 0; i < 5; i++) {
+			snprintf(path, sizeof(path), "engines.%s.%s.%s", eng, what, stat5[i]);
+			json_object_set_new(l, stat5[i], jnum(secho_report_num(rep, path)));
+		}
+		json_object_set_new(o, what, l);
+	}
+	snprintf(path, sizeof(path), "engines.%s.headroom_pps", eng);
+	json_object_set_new(o, "headroom_pps", jnum(secho_report_num(rep, path)));
+	return o;
+}
+
+int secho_host_paired(const struct secho_host_opts *o, FILE *out)
+{
+	struct secho_sess *s = malloc(sizeof(*s));
+	struct rtt_summary rs[2];
+	uint64_t tmo, deadline;
+	unsigned long lost = 0, failed = 0;
+	json_t *rep = NULL;
+	bool deadline_hit = false, counters_ok = false;
+	double ratio = NAN;
+	int rc;
+
+	if (!s) {
+		fprintf(stderr, "secho host: out of memory\n");
+		return 2;
+	}
+	if (o->count == 0 || o->count > 1000000) {
+		fprintf(stderr, "secho host: --count %u outside 1..1000000\n", o->count);
+		free(s);
+		return 2;
+	}
+	if (secho_sess_open(s, o, 8, true) < 0) {
+		free(s);
+		return 2;
+	}
+	tmo = (uint64_t)o->timeout_ms * 1000000u;
+	deadline = secho_now_ns() + (uint64_t)o->deadline_s * 1000000000u;
+
+	/* Alternate the paths packet by packet so both see the same host and link state. */
+	for (unsigned i = 0; i < 2 * o->count; i++) {
+		unsigned path = i & 1;
+		uint64_t end;
+
+		if (secho_now_ns() >= deadline) {
+			deadline_hit = true;
+			break;
+		}
+		if (secho_sess_send(s, path, secho_sess_size(s)) < 0) {
+			/* Socket buffer full or a send error: wait a little, count it lost. */
+			s->ps[path].sent++;
+			s->ps[path].lost++;
+			(void)secho_sess_poll(s, 1000);
+			continue;
+		}
+		end = secho_now_ns() + tmo;
+		while (s->outstanding && secho_now_ns() < end) {
+			int64_t left = (int64_t)(end - secho_now_ns()) / 1000;
+
+			if (secho_sess_poll(s, left > 0 ? left : 0) < 0)
+				break;
+		}
+		secho_sess_expire(s, tmo);
+		if (!o->quiet && !o->json && (i + 1) % 200 == 0)
+			fprintf(stderr, "\r  %u/%u", i + 1, 2 * o->count);
+	}
+	if (!o->quiet && !o->json)
+		fprintf(stderr, "\r");
+
+	if (secho_sess_fetch_counters(s) == 0) {
+		rep = secho_report_parse(s);
+		counters_ok = rep != NULL;
+	}
+	for (int p = 0; p < 2; p++) {
+		rs[p] = summarize(&s->ps[p]);
+		lost += s->ps[p].lost;
+		failed += s->ps[p].failed;
+	}
+	if (rep) {
+		double a = secho_report_num(rep, "engines.offload.latency_ns.mean"),
+		       b = secho_report_num(rep, "engines.streaming.latency_ns.mean");
+
+		if (!isnan(a) && !isnan(b) && b > 0)
+			ratio = a / b;
+	}
+	rc = (failed || lost > o->max_loss || deadline_hit) ? 1 : 0;
+	if (s->have_report && s->report_res.first != SECHO_VF_OK)
+		rc = 1;
+
+	if (o->json) {
+		json_t *j = json_object(), *paths = json_object();
+
+		json_object_set_new(j, "mode",
+		                    json_string(s->x.mode == SECHO_X_RAW ? "raw" : "socket"));
+		json_object_set_new(j, "l2l3_verified", json_boolean(s->x.mode == SECHO_X_RAW));
+		for (int p = 0; p < 2; p++) {
+			struct secho_pathstats *ps = &s->ps[p];
+			json_t *pj = json_object(), *r = json_object();
+
+			json_object_set_new(pj, "port", json_integer(s->ports[p]));
+			json_object_set_new(pj, "sent", json_integer((json_int_t)ps->sent));
+			json_object_set_new(pj, "answered", json_integer((json_int_t)ps->answered));
+			json_object_set_new(pj, "verified", json_integer((json_int_t)ps->verified));
+			json_object_set_new(pj, "payload_hash_match",
+			                    json_integer((json_int_t)ps->payload_ok));
+			json_object_set_new(pj, "ciphertext_hash_match",
+			                    json_integer((json_int_t)ps->ct_ok));
+			json_object_set_new(pj, "tag_match", json_integer((json_int_t)ps->tag_ok));
+			json_object_set_new(pj, "lost", json_integer((json_int_t)ps->lost));
+			json_object_set_new(pj, "late", json_integer((json_int_t)ps->late));
+			json_object_set_new(pj, "failed", json_integer((json_int_t)ps->failed));
+			json_object_set_new(pj, "failures", fails_json(ps));
+			json_object_set_new(r, "min", jnum(rs[p].min));
+			json_object_set_new(r, "mean", jnum(rs[p].mean));
+			json_object_set_new(r, "p50", jnum(rs[p].p50));
+			json_object_set_new(r, "p99", jnum(rs[p].p99));
+			json_object_set_new(r, "max", jnum(rs[p].max));
+			json_object_set_new(pj, "host_rtt_us", r);
+			if (rep)
+				json_object_set_new(pj, "endpoint",
+				                    endpoint_json(rep, secho_path_names[p]));
+			json_object_set_new(paths, secho_path_names[p], pj);
+		}
+		json_object_set_new(j, "paths", paths);
+		json_object_set_new(j, "unmatched", json_integer((json_int_t)s->unmatched));
+		json_object_set_new(j, "seq_check_complete", json_boolean(!s->v->seen.overflow));
+		json_object_set_new(j, "counters_verified", json_boolean(counters_ok));
+		json_object_set_new(j, "offload_streaming_latency_ratio", jnum(ratio));
+		json_object_set_new(j, "deadline_hit", json_boolean(deadline_hit));
+		json_object_set_new(j, "pass", json_boolean(rc == 0));
+		if (rep)
+			json_object_set(j, "counters", rep);
+		json_dumpf(j, out, JSON_INDENT(2));
+		fputc('\n', out);
+		json_decref(j);
+		goto done;
+	}
+
+	if (s->x.mode == SECHO_X_RAW)
+		fprintf(out,
+		        "raw mode: every Ethernet, IPv4 and UDP field of each response verified\n");
+	else
+		fprintf(out,
+		        "socket mode: the kernel strips Ethernet/IPv4/UDP headers, so MACs, IP "
+		        "checksum, TTL, DF and lengths are NOT verified here\n(visible and "
+		        "verified: "
+		        "source IP, UDP ports, secure header, ciphertext, tag; use --iface for "
+		        "full "
+		        "checks)\n");
+	fprintf(out, "%-10s %6s %6s %8s %8s %8s %8s %6s %6s %6s\n", "path", "port", "sent",
+	        "answered", "verified", "payload", "cipher", "tag", "lost", "failed");
+	for (int p = 0; p < 2; p++) {
+		const struct secho_pathstats *ps = &s->ps[p];
+
+		fprintf(out, "%-10s %6u %6llu %8llu %8llu %8llu %8llu %6llu %6llu %6llu\n",
+		        secho_path_names[p], s->ports[p], (unsigned long long)ps->sent,
+		        (unsigned long long)ps->answered, (unsigned long long)ps->verified,
+		        (unsigned long long)ps->payload_ok, (unsigned long long)ps->ct_ok,
+		        (unsigned long long)ps->tag_ok, (unsigned long long)ps->lost,
+		        (unsigned long long)ps->failed);
+		for (unsigned f = 1; f < SECHO_VF_COUNT; f++)
+			if (ps->fail_by[f])
+				fprintf(out, "    failed check %-20s %llu\n", secho_vfail_name(f),
+				        (unsigned long long)ps->fail_by[f]);
+	}
+	if (s->first_fail[0])
+		fprintf(out, "first failure: %s\n", s->first_fail);
+	if (s->unmatched || s->ps[0].late || s->ps[1].late)
+		fprintf(out, "responses matching no request: %llu; late (after --timeout): %llu\n",
+		        (unsigned long long)s->unmatched,
+		        (unsigned long long)s->ps[0].late + s->ps[1].late);
+	if (s->v->seen.overflow)
+		fprintf(out, "warning: sequence set full, repeats not checked for every packet\n");
+	fprintf(out, "host RTT (us)   %10s%10s%10s%10s%10s\n", "min", "mean", "p50", "p99", "max");
+	for (int p = 0; p < 2; p++) {
+		fprintf(out, "%-15s ", secho_path_names[p]);
+		secho_print_num(out, 10, 1, rs[p].min);
+		secho_print_num(out, 10, 1, rs[p].mean);
+		secho_print_num(out, 10, 1, rs[p].p50);
+		secho_print_num(out, 10, 1, rs[p].p99);
+		secho_print_num(out, 10, 1, rs[p].max);
+		fprintf(out, "\n");
+	}
+	if (rep) {
+		fprintf(out, "endpoint (counters report verified, seq %llu):\n",
+		        (unsigned long long)s->report_res.seq);
+		fprintf(out, "%-26s%10s%10s%10s%10s%10s %12s\n", "latency", "min", "mean", "p50",
+		        "p99", "max", "headroom_pps");
+		for (int p = 0; p < 2; p++) {
+			char path[128];
+
+			for (int w = 0; w < 2; w++) {
+				const char *what = w ? "latency_cycles" : "latency_ns";
+
+				fprintf(out, "%-10s %-15s", secho_path_names[p],
+				        w ? "TSC cycles" : "ns");
+				for (int i = 0; i < 5; i++) {
+					snprintf(path, sizeof(path), "engines.%s.%s.%s",
+					         secho_path_names[p], what, stat5[i]);
+					secho_print_num(out, 10, 0, secho_report_num(rep, path));
+				}
+				if (!w) {
+					snprintf(path, sizeof(path), "engines.%s.headroom_pps",
+					         secho_path_names[p]);
+					fprintf(out, " ");
+					secho_print_num(out, 12, 0, secho_report_num(rep, path));
+				}
+				fprintf(out, "\n");
+			}
+		}
+		fprintf(out, "offload/streaming endpoint latency ratio (mean): ");
+		if (isnan(ratio))
+			fprintf(out, "-\n");
+		else
+			fprintf(out, "%.1fx\n", ratio);
+	} else if (s->have_report) {
+		fprintf(out, "counters report FAILED verification: %s\n",
+		        secho_vfail_name(s->report_res.first));
+	} else {
+		fprintf(out, "counters report: no answer from port %u\n", s->ports[2]);
+	}
+	if (deadline_hit)
+		fprintf(out, "overall deadline of %u s reached before all packets were sent\n",
+		        o->deadline_s);
+	fprintf(out, "%s: %llu verified, %lu failed, %lu lost (max %lu)\n", rc ? "FAIL" : "PASS",
+	        (unsigned long long)s->ps[0].verified + s->ps[1].verified, failed, lost,
+	        o->max_loss);
+done:
+	json_decref(rep);
+	secho_sess_close(s);
+	free(s);
+	return rc;
+}

@@ -1,0 +1,63 @@
+/*
+ * src/io/io_inner.h - what the packet I/O backends share (private to src/io/).
+ *
+ * Each backend (af_xdp.c, af_packet.c, pcap.c) defines a state struct whose first member is
+ * struct secho_io, fills in a const table of its static functions (struct secho_io_ops) and
+ * exports one open function. io.c picks the backend and forwards the public calls through
+ * io->ops: one indirect call per burst on the ring paths, one per packet for tx_slot/commit.
+ */
+#ifndef SECHO_IO_INNER_H
+#define SECHO_IO_INNER_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "secho/io.h"
+
+struct secho_io_ops {
+	void (*close)(struct secho_io *io);
+	unsigned (*rx_burst)(struct secho_io *io, struct secho_io_pkt *pkts, unsigned max);
+	uint8_t *(*tx_slot)(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len,
+	                    uint32_t front);
+	void (*tx_commit)(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len);
+	void (*tx_flush)(struct secho_io *io);
+	void (*rx_release)(struct secho_io *io, struct secho_io_pkt *pkts, unsigned n);
+	/* Non-blocking: > 0 when rx_burst would return frames now (busy-poll spins on it). */
+	int (*rx_ready)(struct secho_io *io);
+	/* Add the kernel's drop counters to io->stats (may reset them in the kernel). */
+	void (*read_kernel_stats)(struct secho_io *io);
+};
+
+struct secho_io {
+	const struct secho_io_ops *ops;
+	int fd;         /* polled for POLLIN by secho_io_wait(); -1 if none */
+	bool busy_poll; /* wait() spins on ops->rx_ready */
+	bool in_place;  /* tx_slot() answers inside the RX buffer */
+	bool eof;       /* finite input exhausted (pcap) */
+	enum secho_io_kind kind;
+	struct secho_io_stats stats;
+	char desc[512];
+};
+
+/* Backend constructors: return the new handle, or NULL with err filled and errno set.
+ * zc_only (AF_XDP): fail unless zero-copy binds, so AUTO can prefer AF_PACKET otherwise. */
+struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only, char *err,
+                                   size_t errlen);
+struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err, size_t errlen);
+struct secho_io *secho_io_pcap_open(const struct secho_io_cfg *cfg, char *err, size_t errlen);
+
+/* snprintf into err when there is room; can't fail. */
+void secho_io_err(char *err, size_t errlen, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+/* Round up to a power of two (v >= 1, v <= 2^31). */
+static inline uint32_t secho_io_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+#endif

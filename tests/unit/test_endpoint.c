@@ -1,0 +1,339 @@
+/*
+ * tests/unit/test_endpoint.c - the whole data path offline, through the pcap backend:
+ * valid requests to both engines and the counters port, plus malformed frames, go in
+ * through a capture file; every response that comes out is checked independently (its
+ * own checksum code, OpenSSL for the cryptography), every malformed frame must be unanswered
+ * and counted under its own reason, and rx = answered + dropped.
+ */
+#include <arpa/inet.h>
+#include <openssl/evp.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "endpoint/pipeline.h"
+#include "endpoint/seqlease.h"
+#include "harness.h"
+
+#define NREQ 300 /* per engine */
+
+static const uint8_t EP_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
+static const uint8_t H_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
+
+static uint16_t ref_csum(const uint8_t *p, size_t n, uint32_t sum)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		sum += (uint32_t)(p[n - 1] << 8);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* An Ethernet/IPv4/UDP request from 192.0.2.1:sport to 192.0.2.2:dport. */
+static size_t build_req(uint8_t *f, uint16_t sport, uint16_t dport, const uint8_t *pl,
+                        size_t len)
+{
+	memcpy(f, EP_MAC, 6);
+	memcpy(f + 6, H_MAC, 6);
+	f[12] = 0x08;
+	f[13] = 0x00;
+	uint8_t *ip = f + 14;
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	uint16_t tot = (uint16_t)(28 + len);
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[6] = 0x40;
+	ip[8] = 64;
+	ip[9] = 17;
+	uint8_t src[4] = {192, 0, 2, 1}, dst[4] = {192, 0, 2, 2};
+	memcpy(ip + 12, src, 4);
+	memcpy(ip + 16, dst, 4);
+	uint16_t c = ref_csum(ip, 20, 0);
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	uint8_t *u = ip + 20;
+	u[0] = (uint8_t)(sport >> 8);
+	u[1] = (uint8_t)sport;
+	u[2] = (uint8_t)(dport >> 8);
+	u[3] = (uint8_t)dport;
+	uint16_t ul = (uint16_t)(8 + len);
+	u[4] = (uint8_t)(ul >> 8);
+	u[5] = (uint8_t)ul;
+	u[6] = u[7] = 0;
+	memcpy(u + 8, pl, len);
+	/* pseudo header */
+	uint32_t sum = 0;
+	sum += (uint32_t)(src[0] << 8 | src[1]) + (uint32_t)(src[2] << 8 | src[3]);
+	sum += (uint32_t)(dst[0] << 8 | dst[1]) + (uint32_t)(dst[2] << 8 | dst[3]);
+	sum += 17 + ul;
+	c = ref_csum(u, ul, sum);
+	if (!c)
+		c = 0xffff;
+	u[6] = (uint8_t)(c >> 8);
+	u[7] = (uint8_t)c;
+	size_t n = 42 + len;
+	if (n < 60) {
+		memset(f + n, 0, 60 - n);
+		n = 60;
+	}
+	return n;
+}
+
+struct req_rec {
+	uint16_t dport;
+	size_t len;
+	uint8_t pl[1440];
+	int answered;
+};
+
+static struct req_rec reqs[3 * NREQ + 8];
+
+static void dump(pcap_dumper_t *d, const uint8_t *f, size_t n)
+{
+	struct pcap_pkthdr h = {.caplen = (bpf_u_int32)n, .len = (bpf_u_int32)n};
+	pcap_dump((u_char *)d, &h, f);
+}
+
+static int gcm_open_ref(const uint8_t key[32], const uint8_t *hdr, const uint8_t *ct, size_t len,
+                        const uint8_t *tag, uint8_t *pt)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+	int l, ok = 1;
+	ok &= EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL);
+	ok &= EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, 12, NULL);
+	ok &= EVP_DecryptInit_ex(c, NULL, NULL, key, hdr + 4);
+	ok &= EVP_DecryptUpdate(c, NULL, &l, hdr, 16);
+	if (len)
+		ok &= EVP_DecryptUpdate(c, pt, &l, ct, (int)len);
+	ok &= EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag);
+	ok &= EVP_DecryptFinal_ex(c, pt + len, &l) > 0;
+	EVP_CIPHER_CTX_free(c);
+	return ok;
+}
+
+static int refill(struct secho_worker *w)
+{
+	return secho_seqlease_refill(w->refill_arg, &w->seq_next, &w->seq_end);
+}
+
+int main(void)
+{
+	t_seed_init("test_endpoint");
+	char dir[] = "/tmp/secho-test-endpoint.XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	char in_path[256], out_path[256], state_path[256];
+	snprintf(in_path, sizeof(in_path), "%s/in.pcap", dir);
+	snprintf(out_path, sizeof(out_path), "%s/out.pcap", dir);
+	snprintf(state_path, sizeof(state_path), "%s/seq.state", dir);
+
+	uint8_t key[32], salt[4];
+	t_randbytes(key, 32);
+	t_randbytes(salt, 4);
+
+	/* ---- the input capture ---- */
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(dead, in_path);
+	static uint8_t f[2048], pl[1440];
+	unsigned nr = 0;
+	for (unsigned i = 0; i < 2 * NREQ; i++) {
+		struct req_rec *r = &reqs[nr];
+		r->dport = (uint16_t)(i % 2 ? 4001 : 4000);
+		r->len = i < 8 ? i : t_randrange(0, 1440);
+		t_randbytes(r->pl, r->len);
+		dump(d, f, build_req(f, (uint16_t)(10000 + nr), r->dport, r->pl, r->len));
+		nr++;
+	}
+	/* one counters request */
+	reqs[nr].dport = 4002;
+	reqs[nr].len = 0;
+	dump(d, f, build_req(f, (uint16_t)(10000 + nr), 4002, pl, 0));
+	nr++;
+	/* malformed frames, each with its expected verdict */
+	struct bad_frame {
+		enum secho_wire_verdict v;
+		unsigned n;
+	} bad[16];
+	unsigned nbad = 0;
+	size_t n;
+	n = build_req(f, 9000, 4000, pl, 10);
+	f[14 + 10] ^= 1; /* IP checksum */
+	dump(d, f, n);
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_IP_CSUM, 1};
+	n = build_req(f, 9001, 4000, pl, 10);
+	f[14 + 20 + 8] ^= 1; /* payload changed: UDP checksum wrong */
+	dump(d, f, n);
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_UDP_CSUM, 1};
+	n = build_req(f, 9002, 4000, pl, 10);
+	dump(d, f, 20); /* truncated */
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_IP_SHORT, 1};
+	n = build_req(f, 9003, 4003, pl, 10); /* port not served */
+	dump(d, f, n);
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_DST_PORT, 1};
+	n = build_req(f, 9004, 4000, pl, 10);
+	f[0] = 0x04; /* another unicast MAC */
+	dump(d, f, n);
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_DST_MAC, 1};
+	n = build_req(f, 9005, 4000, pl, 10);
+	f[12] = 0x81; /* VLAN */
+	dump(d, f, n);
+	bad[nbad++] = (struct bad_frame){SECHO_WIRE_VLAN, 1};
+	unsigned nmal = nbad;
+	pcap_dump_close(d);
+	pcap_close(dead);
+
+	/* ---- the endpoint ---- */
+	t_begin("endpoint offline: %u requests per engine + counters + %u malformed via pcap",
+	        NREQ, nmal);
+	char err[256];
+	struct secho_wire_cfg wc;
+	secho_wire_cfg_defaults(&wc);
+	memcpy(wc.mac, EP_MAC, 6);
+	uint8_t ipb[4] = {192, 0, 2, 2};
+	memcpy(&wc.ip, ipb, 4);
+	struct secho_io_cfg ioc = {.kind = SECHO_IO_PCAP, .pcap_in = in_path, .pcap_out = out_path};
+	struct secho_io *io = secho_io_open(&ioc, err, sizeof(err));
+	T_CHECK(io != NULL, "pcap open: %s", err);
+	secho_gcm_key gk;
+	T_CHECK(secho_gcm_key_init(&gk, key, 32, SECHO_IMPL_AUTO) == SECHO_OK, "gcm key");
+	struct secho_offload *off =
+		secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 512, 20, err, sizeof(err));
+	T_CHECK(off != NULL, "offload: %s", err);
+	struct secho_seqlease *seq = secho_seqlease_open(state_path, 7, err, sizeof(err));
+	T_CHECK(seq != NULL, "seq: %s", err);
+	if (!io || !off || !seq) {
+		t_end();
+		return t_exit();
+	}
+	static struct secho_worker w;
+	static struct secho_report_ctx rep;
+	struct secho_worker *ws[1] = {&w};
+	T_CHECK(secho_worker_init(&w, 512) == 0, "worker init");
+	secho_report_init(&rep, 2);
+	rep.workers = ws;
+	rep.nworkers = 1;
+	rep.off = off;
+	rep.io_desc = secho_io_describe(io);
+	rep.offload_backend = "openssl";
+	w.io = io;
+	w.wire = &wc;
+	w.gk = &gk;
+	w.off = off;
+	w.key_id = 7;
+	memcpy(w.salt, salt, 4);
+	w.report = &rep;
+	w.refill_arg = seq;
+	w.refill = refill; /* leases from the durable allocator, as serve.c does */
+
+	for (int guard = 0; guard < 100000; guard++) {
+		unsigned got = secho_worker_rx(&w);
+		secho_worker_completions(&w);
+		if (!got && secho_io_eof(io) && !secho_offload_inflight(off))
+			break;
+	}
+	struct secho_counters c;
+	secho_report_collect(&rep, &c);
+	secho_io_close(io);
+
+	/* ---- check every response ---- */
+	pcap_t *rp = pcap_open_offline(out_path, err);
+	T_CHECK(rp != NULL, "open output: %s", err);
+	struct pcap_pkthdr *h;
+	const u_char *fr;
+	unsigned nresp = 0, nreport = 0;
+	uint64_t seen_seq[3 * NREQ + 8];
+	unsigned nseq = 0;
+	while (rp && pcap_next_ex(rp, &h, &fr) == 1) {
+		nresp++;
+		const uint8_t *ip = fr + 14, *u = ip + 20, *hdr = u + 8;
+		T_CHECK(h->caplen >= 58 + 16, "response too short (%u)", h->caplen);
+		T_CHECK(memcmp(fr, H_MAC, 6) == 0 && memcmp(fr + 6, EP_MAC, 6) == 0, "MACs swapped");
+		T_CHECK(ref_csum(ip, 20, 0) == 0, "IPv4 header checksum");
+		T_CHECK(ip[8] == 64 && (ip[6] & 0x40), "TTL 64, DF");
+		T_CHECK(ip[12] == 192 && ip[15] == 2 && ip[16] == 192 && ip[19] == 1, "IPs swapped");
+		size_t ulen = (size_t)(u[4] << 8 | u[5]);
+		T_CHECK(ulen == h->caplen - 34 && (size_t)(ip[2] << 8 | ip[3]) == ulen + 20,
+		        "lengths consistent");
+		uint32_t sum = 0xc000 + 0x0202 + 0xc000 + 0x0201 + 17 +
+		               (uint32_t)ulen;
+		T_CHECK(u[6] | u[7], "UDP checksum non-zero");
+		T_CHECK(ref_csum(u, ulen, sum) == 0, "UDP checksum valid");
+		uint16_t sport = (uint16_t)(u[0] << 8 | u[1]), dport = (uint16_t)(u[2] << 8 | u[3]);
+		unsigned idx = dport - 10000u;
+		if (!T_CHECK(idx < nr, "response to unknown port %u", dport))
+			continue;
+		struct req_rec *r = &reqs[idx];
+		T_CHECK(sport == r->dport, "ports swapped");
+		T_CHECK(hdr[0] == 1, "version 1");
+		uint8_t want_flags = r->dport == 4000 ? 0 : r->dport == 4001 ? 1 : 2;
+		T_CHECK(hdr[1] == want_flags, "flags %02x for port %u", hdr[1], r->dport);
+		T_CHECK(hdr[2] == 0 && hdr[3] == 7, "key id");
+		T_CHECK(memcmp(hdr + 4, salt, 4) == 0, "salt");
+		uint64_t s = 0;
+		for (int i = 0; i < 8; i++)
+			s = s << 8 | hdr[8 + i];
+		for (unsigned i = 0; i < nseq; i++)
+			T_CHECK(seen_seq[i] != s, "sequence %llu repeated", (unsigned long long)s);
+		seen_seq[nseq++] = s;
+		size_t ctlen = ulen - 8 - 16 - 16;
+		static uint8_t pt[2048];
+		T_CHECK(gcm_open_ref(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt),
+		        "tag verifies (OpenSSL) for port %u len %zu", r->dport, ctlen);
+		if (r->dport == 4002) {
+			nreport++;
+			pt[ctlen] = 0;
+			T_CHECK(strstr((char *)pt, "\"engines\"") != NULL, "report JSON: %.80s", pt);
+		} else {
+			T_CHECK(ctlen == r->len && memcmp(pt, r->pl, ctlen) == 0,
+			        "plaintext round trip (port %u, %zu bytes)", r->dport, r->len);
+		}
+		r->answered++;
+	}
+	if (rp)
+		pcap_close(rp);
+	unsigned unanswered = 0;
+	for (unsigned i = 0; i < nr; i++)
+		unanswered += reqs[i].answered != 1;
+	T_CHECK(unanswered == 0, "%u valid requests not answered exactly once", unanswered);
+	T_CHECK(nresp == nr, "responses %u, expected %u (no answer to any malformed frame)", nresp,
+	        nr);
+	T_CHECK(nreport == 1, "one counters report");
+	T_CHECK(c.eng[SECHO_ENG_STREAM].packets == NREQ, "streaming counted %llu",
+	        (unsigned long long)c.eng[SECHO_ENG_STREAM].packets);
+	T_CHECK(c.eng[SECHO_ENG_OFFLOAD].packets == NREQ, "offload counted %llu",
+	        (unsigned long long)c.eng[SECHO_ENG_OFFLOAD].packets);
+	for (unsigned i = 0; i < nbad; i++)
+		T_CHECK(c.verdict[bad[i].v] == bad[i].n, "verdict %s counted %llu, expected %u",
+		        secho_wire_verdict_name(bad[i].v), (unsigned long long)c.verdict[bad[i].v],
+		        bad[i].n);
+	T_CHECK(c.rx_frames == nr + nmal, "rx %llu", (unsigned long long)c.rx_frames);
+	T_CHECK(c.rx_frames == c.tx_frames + secho_counters_drops(&c),
+	        "rx %llu = tx %llu + drops %llu", (unsigned long long)c.rx_frames,
+	        (unsigned long long)c.tx_frames, (unsigned long long)secho_counters_drops(&c));
+	struct secho_lat_summary ls;
+	secho_lat_summary(&c.eng[SECHO_ENG_OFFLOAD].lat, &ls);
+	T_CHECK(ls.count == NREQ && ls.min > 0 && ls.p50 >= ls.min && ls.p99 >= ls.p50 &&
+	                ls.max >= ls.p99,
+	        "offload latency summary ordered");
+	t_end();
+
+	secho_worker_fini(&w);
+	secho_offload_destroy(off);
+	secho_seqlease_close(seq, err, sizeof(err));
+	secho_gcm_key_wipe(&gk);
+	unlink(in_path);
+	unlink(out_path);
+	unlink(state_path);
+	char lock[300];
+	snprintf(lock, sizeof(lock), "%s.lock", state_path);
+	unlink(lock);
+	rmdir(dir);
+	return t_exit();
+}

@@ -1,0 +1,500 @@
+/*
+ * tests/unit/test_seqstate.c - sequence numbers: unique across threads and increasing per
+ * thread, resumed above the high-water mark after a restart, never reused after kill -9,
+ * refused when the state cannot be kept (corrupt, checksum, key id, permissions, owner,
+ * lock, unwritable, fsync failure, exhausted).
+ *
+ * The state record's CRC is checked against zlib's crc32() as an independent reference.
+ */
+#include "harness.h"
+
+#include <secho/seqstate.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static char dir[64];
+static char spath[128];
+
+static int quick(void)
+{
+	const char *q = getenv("SECHO_TEST_QUICK");
+	return q && *q == '1';
+}
+
+static void reset_state(void)
+{
+	char p[160];
+	unlink(spath);
+	snprintf(p, sizeof(p), "%s.lock", spath);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s.tmp", spath);
+	unlink(p);
+}
+
+static int read_file(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t r = read(fd, buf, n - 1);
+	close(fd);
+	buf[r > 0 ? r : 0] = 0;
+	return (int)r;
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return;
+	if (write(fd, text, strlen(text)) < 0)
+		perror("write");
+	fchmod(fd, mode);
+	close(fd);
+}
+
+/* A record written by the test itself (zlib CRC). */
+static void make_record(char *out, size_t n, unsigned kid, uint64_t h)
+{
+	char body[96];
+	snprintf(body, sizeof(body), "secho-seq 1 key-id %u reserved %" PRIu64, kid, h);
+	uLong c = crc32(0L, (const Bytef *)body, (uInt)strlen(body));
+	snprintf(out, n, "%s crc32 %08lx\n", body, (unsigned long)c);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+struct worker {
+	struct secho_seqstate *s;
+	uint64_t *out;
+	size_t count;
+	uint64_t block;
+	int err;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct secho_seq_block b = {0, 0};
+	for (size_t i = 0; i < w->count; i++) {
+		int rc = secho_seq_next(w->s, &b, w->block, &w->out[i]);
+		if (rc) {
+			w->err = rc;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	enum { T = 4 };
+	size_t per = quick() ? 20000 : 100000;
+	struct secho_seqstate s;
+	char err[512];
+	reset_state();
+	t_begin("threads: %d workers, numbers unique, increasing per worker, all reserved", T);
+	int rc = secho_seq_open(&s, spath, 9, 4096, err, sizeof(err));
+	T_CHECK(rc == 0, "open: %s", err);
+	if (rc) {
+		t_end();
+		return;
+	}
+	struct worker w[T];
+	pthread_t th[T];
+	uint64_t *all = calloc(T * per, sizeof(uint64_t));
+	for (int i = 0; i < T; i++) {
+		w[i] = (struct worker){&s, all + (size_t)i * per, per, (uint64_t)(1 + 37 * i), 0};
+		pthread_create(&th[i], NULL, worker_main, &w[i]);
+	}
+	for (int i = 0; i < T; i++)
+		pthread_join(th[i], NULL);
+	int inc_ok = 1;
+	for (int i = 0; i < T; i++) {
+		T_CHECK(w[i].err == 0, "worker %d: %d", i, w[i].err);
+		for (size_t j = 1; j < per; j++)
+			inc_ok &= w[i].out[j] > w[i].out[j - 1];
+	}
+	T_CHECK(inc_ok, "increasing within each worker");
+	uint64_t hwm = secho_seq_high_water(&s);
+	qsort(all, T * per, sizeof(uint64_t), cmp_u64);
+	size_t dups = 0;
+	for (size_t j = 1; j < T * per; j++)
+		dups += all[j] == all[j - 1];
+	T_CHECK(dups == 0, "%zu duplicates", dups);
+	T_CHECK(all[0] >= 1 && all[T * per - 1] <= hwm,
+	        "all in 1..H (max %" PRIu64 ", H %" PRIu64 ")", all[T * per - 1], hwm);
+	char buf[256], want[256];
+	read_file(spath, buf, sizeof(buf));
+	make_record(want, sizeof(want), 9, hwm);
+	T_CHECK(strcmp(buf, want) == 0, "file is the documented record: %s", buf);
+	struct stat st;
+	T_CHECK(stat(spath, &st) == 0 && (st.st_mode & 07777) == 0600, "mode 0600");
+	secho_seq_close(&s);
+	free(all);
+	t_end();
+}
+
+static void test_restart(void)
+{
+	struct secho_seqstate s;
+	char err[512];
+	reset_state();
+	t_begin("restart: numbering resumes above the reserved high-water mark");
+	uint64_t prev_h = 0, x = 0;
+	for (int run = 0; run < 5; run++) {
+		int rc = secho_seq_open(&s, spath, 3, 100, err, sizeof(err));
+		if (!T_CHECK(rc == 0, "open run %d: %s", run, err))
+			break;
+		uint64_t first;
+		T_CHECK(secho_seq_take(&s, 1, &first) == 0, "take");
+		T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64, run,
+		        first, prev_h);
+		for (int i = 0; i < run * 70; i++)
+			T_CHECK(secho_seq_take(&s, 1, &x) == 0 && x > first, "take more");
+		prev_h = secho_seq_high_water(&s);
+		T_CHECK(prev_h >= x, "H covers what was handed out");
+		secho_seq_close(&s);
+	}
+	/* lock: a second open while the first holds the state */
+	T_CHECK(secho_seq_open(&s, spath, 3, 100, err, sizeof(err)) == 0, "open");
+	struct secho_seqstate s2;
+	int rc = secho_seq_open(&s2, spath, 3, 100, err, sizeof(err));
+	T_CHECK(rc == -EBUSY && strstr(err, "in use"), "second open refused: %d %s", rc, err);
+	secho_seq_close(&s);
+	/* block larger than the window */
+	T_CHECK(secho_seq_open(&s, spath, 3, 10, err, sizeof(err)) == 0, "open w10");
+	uint64_t f1, f2;
+	T_CHECK(secho_seq_take(&s, 1000, &f1) == 0 && secho_seq_high_water(&s) >= f1 + 999,
+	        "big block reserved");
+	T_CHECK(secho_seq_take(&s, 1, &f2) == 0 && f2 == f1 + 1000, "next after big block");
+	T_CHECK(secho_seq_take(&s, 0, &f2) == -EINVAL, "n = 0 refused");
+	secho_seq_close(&s);
+	char dp[128];
+	T_CHECK(strcmp(secho_seq_default_path(7, dp, sizeof(dp)), "/var/lib/secho/seq-7.state") ==
+	                0,
+	        "default path %s", dp);
+	t_end();
+}
+
+/* Child: allocate forever, sending each number through the pipe once it is handed out. */
+static void crash_child(int wfd, unsigned seed)
+{
+	struct secho_seqstate s;
+	char err[512];
+	if (secho_seq_open(&s, spath, 5, 16 + seed % 200, err, sizeof(err)) != 0) {
+		fprintf(stderr, "child open: %s\n", err);
+		_exit(3);
+	}
+	struct secho_seq_block b = {0, 0};
+	for (uint64_t i = 0;; i++) {
+		uint64_t v;
+		if (secho_seq_next(&s, &b, 1 + (seed + i) % 13, &v) != 0)
+			_exit(4);
+		if (write(wfd, &v, sizeof(v)) != sizeof(v))
+			_exit(5);
+	}
+}
+
+static void test_crash(void)
+{
+	int runs = quick() ? 12 : 60;
+	reset_state();
+	t_begin("crash: kill -9 mid-allocation %d times, no number ever handed out twice", runs);
+	uint64_t max_seen = 0, total = 0;
+	int bad_order = 0, bad_exit = 0, reused = 0;
+	for (int r = 0; r < runs; r++) {
+		int pfd[2];
+		if (pipe(pfd) != 0)
+			break;
+		pid_t pid = fork();
+		if (pid == 0) {
+			close(pfd[0]);
+			crash_child(pfd[1], (unsigned)t_rand64());
+		}
+		close(pfd[1]);
+		/* let it run 0.2..15 ms, then kill it wherever it is */
+		struct timespec ts = {0, (long)t_randrange(200, 15000) * 1000};
+		uint64_t buf[512];
+		uint64_t last = 0, first_of_run = 0;
+		size_t got_run = 0;
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		for (;;) {
+			ssize_t n = read(pfd[0], buf, sizeof(buf));
+			if (n <= 0)
+				break;
+			for (size_t i = 0; i < (size_t)n / 8; i++) {
+				if (got_run == 0)
+					first_of_run = buf[i];
+				else if (buf[i] <= last)
+					bad_order++;
+				if (buf[i] <= max_seen)
+					reused++;
+				last = buf[i];
+				got_run++;
+			}
+		}
+		close(pfd[0]);
+		int st = 0;
+		waitpid(pid, &st, 0);
+		if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+			bad_exit++;
+		if (got_run) {
+			if (first_of_run <= max_seen)
+				reused++;
+			max_seen = last;
+		}
+		total += got_run;
+	}
+	T_CHECK(bad_exit == 0, "%d children did not die by SIGKILL", bad_exit);
+	T_CHECK(reused == 0, "%d numbers at or below an earlier run's", reused);
+	T_CHECK(bad_order == 0, "%d out of order", bad_order);
+	T_CHECK(total > 0, "numbers handed out: %" PRIu64, total);
+	printf("  %" PRIu64 " numbers over %d killed runs, last %" PRIu64 "\n", total, runs,
+	       max_seen);
+	/* The state left behind still opens, above everything handed out. */
+	struct secho_seqstate s;
+	char err[512];
+	T_CHECK(secho_seq_open(&s, spath, 5, 10, err, sizeof(err)) == 0, "reopen: %s", err);
+	uint64_t f = 0;
+	T_CHECK(secho_seq_take(&s, 1, &f) == 0 && f > max_seen, "resumes above %" PRIu64, max_seen);
+	secho_seq_close(&s);
+	t_end();
+}
+
+static int fail_sync(int fd)
+{
+	(void)fd;
+	errno = EIO;
+	return -1;
+}
+
+static void test_refusals(void)
+{
+	struct secho_seqstate s;
+	char err[512], rec[128], p[160];
+	int rc;
+	t_begin("refusals: corrupt, checksum, key id, permissions, unwritable, fsync, exhausted");
+	struct {
+		const char *name;
+		const char *text;
+		int want_rc;
+		const char *want;
+	} bad[] = {
+	        {"empty", "", -EINVAL, "empty file"},
+	        {"garbage", "hello world\n", -EINVAL, "corrupt"},
+	        {"no newline", "secho-seq 1 key-id 4 reserved 10 crc32 00000000", -EINVAL,
+	         "corrupt"},
+	        {"version 2", "secho-seq 2 key-id 4 reserved 10 crc32 00000000\n", -EINVAL,
+	         "corrupt"},
+	        {"overflow", "secho-seq 1 key-id 4 reserved 18446744073709551616 crc32 00000000\n",
+	         -EINVAL, "corrupt"},
+	        {"leading zero", "secho-seq 1 key-id 4 reserved 010 crc32 00000000\n", -EINVAL,
+	         "corrupt"},
+	        {"bad crc digits", "secho-seq 1 key-id 4 reserved 10 crc32 0000000G\n", -EINVAL,
+	         "corrupt"},
+	        {NULL, NULL, 0, NULL},
+	};
+	for (int i = 0; bad[i].name; i++) {
+		reset_state();
+		write_file(spath, bad[i].text, 0600);
+		rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+		T_CHECK(rc == bad[i].want_rc && strstr(err, bad[i].want), "%s: %d %s", bad[i].name,
+		        rc, err);
+	}
+	/* checksum mismatch: a valid record with one digit of the mark changed */
+	reset_state();
+	make_record(rec, sizeof(rec), 4, 123456);
+	char *d = strstr(rec, "123456");
+	d[0] = '9';
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "checksum mismatch"), "crc: %d %s", rc, err);
+	/* trailing data after a valid record */
+	make_record(rec, sizeof(rec), 4, 10);
+	strcat(rec, "x");
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "corrupt"), "trailing: %d %s", rc, err);
+	/* wrong key id */
+	make_record(rec, sizeof(rec), 5, 10);
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "key id 5"), "key id: %d %s", rc, err);
+	/* a valid record opens and starts above it */
+	make_record(rec, sizeof(rec), 4, 1000);
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	uint64_t f = 0;
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f == 1001, "valid: %d %" PRIu64, rc,
+	        f);
+	if (rc == 0)
+		secho_seq_close(&s);
+	/* the example record of docs/PROTOCOL.md */
+	make_record(rec, sizeof(rec), 7, 1048576);
+	T_CHECK(strcmp(rec, "secho-seq 1 key-id 7 reserved 1048576 crc32 2f292d79\n") == 0,
+	        "documented example: %s", rec);
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 7, 10, err, sizeof(err));
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f == 1048577, "example opens: %s",
+	        err);
+	if (rc == 0)
+		secho_seq_close(&s);
+	make_record(rec, sizeof(rec), 4, 1000);
+	/* permissions too open */
+	static const mode_t modes[] = {0620, 0602, 0666, 0622};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		write_file(spath, rec, modes[i]);
+		rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+		T_CHECK(rc == -EPERM && strstr(err, "too open"), "mode %o: %d %s",
+		        (unsigned)modes[i], rc, err);
+	}
+	/* owner: a file owned by someone else (needs root to chown) */
+	write_file(spath, rec, 0600);
+	if (geteuid() == 0 && chown(spath, 65534, 65534) == 0) {
+		rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+		T_CHECK(rc == -EPERM && strstr(err, "owned by"), "owner: %d %s", rc, err);
+	}
+	/* symlink */
+	write_file(spath, rec, 0600);
+	snprintf(p, sizeof(p), "%s/link.state", dir);
+	unlink(p);
+	T_CHECK(symlink(spath, p) == 0, "symlink");
+	rc = secho_seq_open(&s, p, 4, 10, err, sizeof(err));
+	T_CHECK(rc != 0, "symlink refused: %s", err);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/link.state.lock", dir);
+	unlink(p);
+	/* missing directory; a path through a regular file */
+	rc = secho_seq_open(&s, "/nonexistent-secho-dir/seq-1.state", 1, 10, err, sizeof(err));
+	T_CHECK(rc == -ENOENT && strstr(err, "state directory"), "no dir: %d %s", rc, err);
+	snprintf(p, sizeof(p), "%s/x.state", spath);
+	rc = secho_seq_open(&s, p, 1, 10, err, sizeof(err));
+	T_CHECK(rc == -ENOTDIR, "through a file: %d %s", rc, err);
+	/* fsync failure at open, and later during a reservation (sticky) */
+	reset_state();
+	secho_seq_set_sync_hook(fail_sync);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == -EIO && strstr(err, "cannot save"), "fsync at open: %d %s", rc, err);
+	secho_seq_set_sync_hook(NULL);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == 0, "open: %s", err);
+	if (rc == 0) {
+		int ok = 1;
+		for (int i = 0; i < 10; i++)
+			ok &= secho_seq_take(&s, 1, &f) == 0;
+		T_CHECK(ok, "window used");
+		secho_seq_set_sync_hook(fail_sync);
+		T_CHECK(secho_seq_take(&s, 1, &f) == -EIO, "reservation fails");
+		secho_seq_set_sync_hook(NULL);
+		T_CHECK(secho_seq_take(&s, 1, &f) == -EIO, "stays failed");
+		secho_seq_close(&s);
+	}
+	/* exhausted */
+	make_record(rec, sizeof(rec), 4, SECHO_SEQ_LAST);
+	reset_state();
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
+	T_CHECK(rc == -ENOSPC && strstr(err, "exhausted"), "exhausted: %d %s", rc, err);
+	make_record(rec, sizeof(rec), 4, SECHO_SEQ_LAST - 5);
+	reset_state();
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open(&s, spath, 4, 100, err, sizeof(err));
+	T_CHECK(rc == 0, "near the end opens: %s", err);
+	if (rc == 0) {
+		T_CHECK(secho_seq_take(&s, 4, &f) == 0 && f == SECHO_SEQ_LAST - 4,
+		        "last 5: %" PRIu64, f);
+		T_CHECK(secho_seq_take(&s, 2, &f) == -ENOSPC, "2 more: ENOSPC");
+		T_CHECK(secho_seq_take(&s, 1, &f) == 0 && f == SECHO_SEQ_LAST, "the last one");
+		T_CHECK(secho_seq_take(&s, 1, &f) == -ENOSPC, "then none");
+		T_CHECK(secho_seq_high_water(&s) == SECHO_SEQ_LAST, "H = last");
+		secho_seq_close(&s);
+		rc = secho_seq_open(&s, spath, 4, 100, err, sizeof(err));
+		T_CHECK(rc == -ENOSPC, "refuses to start once exhausted: %d", rc);
+	}
+	t_end();
+}
+
+/* Unwritable state directory: as an unprivileged user in a child (root ignores modes). */
+static void test_unwritable(void)
+{
+	t_begin("refusals: state directory not writable");
+	char sub[128], p[160], rec[128];
+	snprintf(sub, sizeof(sub), "%s/ro", dir);
+	mkdir(sub, 0700);
+	snprintf(p, sizeof(p), "%s/seq-4.state", sub);
+	make_record(rec, sizeof(rec), 4, 50);
+	write_file(p, rec, 0600);
+	char lockp[192];
+	snprintf(lockp, sizeof(lockp), "%s.lock", p);
+	write_file(lockp, "", 0600);
+	uid_t uid = geteuid();
+	if (uid == 0) {
+		if (chown(sub, 65534, 65534) || chown(p, 65534, 65534) ||
+		    chown(lockp, 65534, 65534)) {
+			t_unavailable("chown failed");
+			return;
+		}
+		chmod(dir, 0755);
+	}
+	chmod(sub, 0500);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (uid == 0 && (setgid(65534) || setuid(65534)))
+			_exit(10);
+		struct secho_seqstate s;
+		char err[512];
+		int rc = secho_seq_open(&s, p, 4, 10, err, sizeof(err));
+		printf("  unwritable: %s\n", err);
+		fflush(stdout);
+		_exit(rc == -EACCES && strstr(err, "cannot save") ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "refused (status %d)", st);
+	chmod(sub, 0700);
+	chmod(dir, 0700);
+	unlink(p);
+	unlink(lockp);
+	snprintf(p, sizeof(p), "%s/seq-4.state.tmp", sub);
+	unlink(p);
+	rmdir(sub);
+	t_end();
+}
+
+int main(void)
+{
+	t_seed_init("test_seqstate");
+	snprintf(dir, sizeof(dir), "/tmp/secho-seq-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(spath, sizeof(spath), "%s/seq.state", dir);
+	test_threads();
+	test_restart();
+	test_crash();
+	test_refusals();
+	test_unwritable();
+	reset_state();
+	rmdir(dir);
+	return t_exit();
+}
