@@ -40,6 +40,7 @@
 #define DASH_EP_IP    "192.0.2.2"
 #define DASH_HOST_MAC "02:00:00:00:00:01"
 #define DASH_EP_MAC   "02:00:00:00:00:02"
+#define DASH_WIRE_MTU "9000" /* the veth pair's MTU, and the host tool's --mtu for reports */
 
 struct dash_cfg {
 	char listen_ip[64]; /* IPv4 literal */

@@ -22,6 +22,7 @@
  */
 #include "dashboard/dashboard.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -348,6 +349,10 @@ static int ns_create(struct dash_wire *w, char *err, size_t errlen)
 	         "1", "numrxqueues", "1",    NULL},
 	        {ip, "-n", h, "link", "set", "dev", ih, "address", DASH_HOST_MAC, NULL},
 	        {ip, "-n", e, "link", "set", "dev", ie, "address", DASH_EP_MAC, NULL},
+	        /* Jumbo MTU: the counters report (about a kilobyte and a half once the
+	         * counters have grown) must fit one frame; requests stay <= 1440 bytes. */
+	        {ip, "-n", h, "link", "set", "dev", ih, "mtu", DASH_WIRE_MTU, NULL},
+	        {ip, "-n", e, "link", "set", "dev", ie, "mtu", DASH_WIRE_MTU, NULL},
 	        {ip, "-n", h, "addr", "add", DASH_HOST_IP "/24", "dev", ih, NULL},
 	        {ip, "-n", h, "link", "set", "dev", "lo", "up", NULL},
 	        {ip, "-n", e, "link", "set", "dev", "lo", "up", NULL},
@@ -361,7 +366,7 @@ static int ns_create(struct dash_wire *w, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (run_ok(cmds[i], err, errlen) < 0)
 			return -1;
-		if (i == 4) {
+		if (i == 6) {
 			/* No IPv6 (no ND/MLD noise on the wire) and tx checksum offload off, so
 			 * UDP checksums are filled in the frames the host's kernel sends. */
 			const char *ns[2] = {h, e}, *ifs[2] = {ih, ie};
@@ -665,6 +670,10 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	}
 	base[n++] = "--dst-ip";
 	base[n++] = DASH_EP_IP;
+	if (!w->cfg->iface && !strcmp(sub, "counters")) {
+		base[n++] = "--mtu";
+		base[n++] = DASH_WIRE_MTU;
+	}
 	for (size_t i = 0; extra && extra[i] && n < 28; i++)
 		base[n++] = (char *)extra[i];
 	base[n++] = "--json";
@@ -699,8 +708,21 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 
 void dash_wire_fini(struct dash_wire *w)
 {
+	DIR *d;
+
 	dash_wire_stop(w);
-	unlink(w->log_path);
-	if (w->dir[0])
-		rmdir(w->dir);
+	if (!w->dir[0])
+		return;
+	/* Whatever the programs left in our directory (log, the state file's lock): only
+	 * plain files directly inside it, never following a link. */
+	d = opendir(w->dir);
+	if (d) {
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			if (e->d_type == DT_REG)
+				(void)unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(w->dir);
 }

@@ -106,6 +106,7 @@ async function startRun() {
   setBusy(true);
   $('run-error').textContent = '';
   $('verdict').textContent = '';
+  $('load-verdict').textContent = '';
   setProgress(0.01, 'starting…');
   let run;
   try {
@@ -162,6 +163,15 @@ function render(run) {
     const ratio = sum.latency_ratio;
     $('ratio').textContent = typeof ratio === 'number'
       ? 'endpoint latency offload / streaming: ' + fmt(ratio, 1) + '×' : '';
+    const lt = res.load && res.load.totals;
+    if (lt) {
+      const sumOf = (k) => PATHS.reduce((acc, p) => acc + (get(lt, p + '.' + k) || 0), 0);
+      const lf = sumOf('failed');
+      const lv = $('load-verdict');
+      lv.textContent = 'load run: ' + fmtInt(sumOf('verified')) + ' verified, ' + fmtInt(sumOf('lost')) +
+        ' lost (engine saturation), ' + fmtInt(lf) + ' failed verification';
+      lv.className = 'load-verdict ' + (lf ? 'bad' : '');
+    }
     setProgress(1, 'run ' + run.id + ' done');
   }
   for (const p of PATHS) {
@@ -183,6 +193,8 @@ function render(run) {
       ['endpoint latency  mean (cycles)', fmtInt(lat.mean) + ' ns (' + fmtInt(get(ep, 'latency_cycles.mean')) + ')'],
       ['headroom', fmtInt(ep.headroom_pps) + ' packets/s'],
       ['load run verified', res.load ? fmtInt(get(res.load, 'totals.' + p + '.verified_pps')) + ' packets/s' : '–'],
+      ['load run sent · lost · failed', res.load ? fmtInt(get(res.load, 'totals.' + p + '.sent')) + ' · ' +
+        fmtInt(get(res.load, 'totals.' + p + '.lost')) + ' · ' + fmtInt(get(res.load, 'totals.' + p + '.failed')) : '–'],
     ]);
   }
   drawRtt(paired);
@@ -225,7 +237,7 @@ function renderCounters(c) {
     ['uptime', fmt(rep.uptime_s) + ' s'],
     ['rx frames / tx frames', fmtInt(rep.rx_frames) + ' / ' + fmtInt(rep.tx_frames)],
     ['sequence high-water', fmtInt(rep.seq_high_water)],
-    ['packet I/O', rep.io || '–'],
+    ['packet I/O', rep.io ? rep.io.split(/[;(]/)[0].trim() : '–'],
   ] : [['report', 'not fetched']]);
   $('counters-sealed').textContent = c && c.verified
     ? '(report verified and decrypted; sealed by the ' + c.sealed_by + ' engine, seq ' + c.seq + ')' : '';
@@ -271,53 +283,53 @@ function legend(svg, x, y) {
   });
 }
 
-// Piecewise-linear CDF through the summary points (min,0) (p50,.5) (p99,.99) (max,1): the
-// host tool reports these, not every sample, so the histogram is an estimate from them.
+// CDF through the summary points (min,0) (p50,.5) (p99,.99) (max,1), linear in log(x)
+// between them: the host tool reports these quantiles, not every sample, so the histogram
+// is an estimate from them (an exact one is drawn when host_rtt_us.histogram is present).
 function cdfFrom(r) {
-  const pts = [[r.min, 0], [r.p50, 0.5], [r.p99, 0.99], [r.max, 1]];
+  const pts = [[r.min, 0], [r.p50, 0.5], [r.p99, 0.99], [r.max, 1]].map(([x, y]) => [Math.log(Math.max(x, 1e-3)), y]);
   return (x) => {
-    if (x <= pts[0][0]) return 0;
+    const lx = Math.log(Math.max(x, 1e-3));
+    if (lx <= pts[0][0]) return 0;
     for (let i = 1; i < pts.length; i++) {
-      if (x <= pts[i][0]) {
+      if (lx <= pts[i][0]) {
         const [xa, ya] = pts[i - 1], [xb, yb] = pts[i];
-        return xb > xa ? ya + (yb - ya) * (x - xa) / (xb - xa) : yb;
+        return xb > xa ? ya + (yb - ya) * (lx - xa) / (xb - xa) : yb;
       }
     }
     return 1;
   };
 }
 
+// Round trips span decades (a few µs to many ms), so the bins are log-spaced.
 function drawRtt(paired) {
   const svg = $('rtt-chart'), W = 600, H = 260;
   const data = PATHS.map((p) => ({ p, r: get(paired, 'paths.' + p + '.host_rtt_us'), n: get(paired, 'paths.' + p + '.answered') || 0 }))
-    .filter((d) => d.r && typeof d.r.min === 'number');
+    .filter((d) => d.r && typeof d.r.min === 'number' && d.r.min > 0);
   if (!data.length) { empty(svg, W, H, 'no round trips yet: press Run'); return; }
   const exact = data.every((d) => Array.isArray(d.r.histogram));
   const f = frame(svg, W, H, { l: 48, r: 12, t: 24, b: 34 });
-  const NB = 32;
-  let lo = Math.min(...data.map((d) => d.r.min));
-  let hi = Math.max(...data.map((d) => Math.min(d.r.max, d.r.p99 * 1.5)));
+  const NB = 40;
+  const lo = Math.log10(Math.min(...data.map((d) => d.r.min)) * 0.95);
+  let hi = Math.log10(Math.max(...data.map((d) => d.r.max)) * 1.05);
   if (!(hi > lo)) hi = lo + 1;
-  const bw = (hi - lo) / NB;
+  const edge = (i) => Math.pow(10, lo + (hi - lo) * i / NB);
   const series = data.map((d) => {
     const counts = new Array(NB).fill(0);
     if (exact) {
       for (const b of d.r.histogram) {
-        const i = Math.min(NB - 1, Math.max(0, Math.floor((b.le - lo) / bw)));
-        counts[i] += b.count;
+        const i = Math.floor((Math.log10(Math.max(b.le, 1e-3)) - lo) / (hi - lo) * NB);
+        counts[Math.min(NB - 1, Math.max(0, i))] += b.count;
       }
     } else {
       const F = cdfFrom(d.r);
-      for (let i = 0; i < NB; i++) {
-        const a = lo + i * bw, b = i === NB - 1 ? Infinity : a + bw;
-        counts[i] = (F(b) - F(a)) * d.n;
-      }
+      for (let i = 0; i < NB; i++) counts[i] = (F(edge(i + 1)) - F(edge(i))) * d.n;
     }
     return { p: d.p, counts };
   });
   const ymax = Math.max(1, ...series.flatMap((s) => s.counts));
-  const X = (v) => f.x0 + (v - lo) / (hi - lo) * (f.x1 - f.x0);
-  const Y = (v) => f.y0 - v / ymax * (f.y0 - f.y1);
+  const X = (v) => f.x0 + (Math.log10(v) - lo) / (hi - lo) * (f.x1 - f.x0);
+  const Y = (v) => f.y0 - v / (ymax * 1.05) * (f.y0 - f.y1);
   for (const t of niceTicks(0, ymax, 4)) {
     svg.append(el('line', { x1: f.x0, x2: f.x1, y1: Y(t), y2: Y(t), class: 'gridline' }));
     svg.append(el('text', { x: f.x0 - 6, y: Y(t) + 4, 'text-anchor': 'end' }, fmtInt(t)));
@@ -325,23 +337,32 @@ function drawRtt(paired) {
   const slot = (f.x1 - f.x0) / NB;
   series.forEach((s, k) => {
     s.counts.forEach((c, i) => {
-      if (c <= 0) return;
+      if (c < 0.05) return;
       svg.append(el('rect', {
-        x: f.x0 + i * slot + 1 + k * (slot - 2) / 2, y: Y(c), width: Math.max(1, (slot - 2) / 2),
+        x: f.x0 + i * slot + 0.5 + k * (slot - 1) / 2, y: Y(c), width: Math.max(1, (slot - 1) / 2),
         height: Math.max(0.5, f.y0 - Y(c)), fill: COLORS[s.p], class: 'bar bar-' + s.p,
       }));
     });
+    // p50 marker per path.
+    const r = data[k].r;
+    svg.append(el('line', { x1: X(r.p50), x2: X(r.p50), y1: f.y1, y2: f.y0, stroke: COLORS[s.p], 'stroke-dasharray': '4 3', class: 'marker' }));
+    svg.append(el('text', { x: X(r.p50) + 3, y: f.y1 + 12 + 12 * k, fill: COLORS[s.p] }, 'p50 ' + fmt(r.p50)));
   });
   svg.append(el('line', { x1: f.x0, x2: f.x1, y1: f.y0, y2: f.y0, class: 'axis' }));
   svg.append(el('line', { x1: f.x0, x2: f.x0, y1: f.y0, y2: f.y1, class: 'axis' }));
-  for (const t of niceTicks(lo, hi, 6)) {
-    svg.append(el('text', { x: X(t), y: f.y0 + 14, 'text-anchor': 'middle' }, fmt(t, t >= 100 ? 0 : 1)));
+  for (let d = Math.pow(10, Math.ceil(lo)); d <= Math.pow(10, hi); d *= 10) {
+    for (const m of [1, 2, 5]) {
+      const v = d * m;
+      if (Math.log10(v) > hi) break;
+      svg.append(el('line', { x1: X(v), x2: X(v), y1: f.y0, y2: f.y0 + 4, class: 'axis' }));
+      svg.append(el('text', { x: X(v), y: f.y0 + 15, 'text-anchor': 'middle' }, v >= 1000 ? v / 1000 + ' ms' : v + ' µs'));
+    }
   }
-  svg.append(el('text', { x: (f.x0 + f.x1) / 2, y: H - 4, 'text-anchor': 'middle' }, 'round trip (µs)'));
+  svg.append(el('text', { x: (f.x0 + f.x1) / 2, y: H - 4, 'text-anchor': 'middle' }, 'round trip (log scale)'));
   svg.append(el('text', { x: 8, y: 14 }, 'packets'));
   legend(svg, f.x1 - 200, 16);
-  $('rtt-note').textContent = exact ? 'exact histogram from the host tool'
-    : 'density estimated from each path\'s min / p50 / p99 / max (the host tool reports quantiles); last bin holds the tail';
+  $('rtt-note').textContent = exact ? 'histogram from the host tool\'s samples'
+    : 'density estimated from each path\'s min / p50 / p99 / max (the host tool reports quantiles, not samples)';
 }
 
 function drawLatency(paired, counters) {
