@@ -146,7 +146,7 @@ int cmd_dashboard(int argc, char **argv)
 		return cli_usage_err("dashboard",
 		                     "--listen 0.0.0.0: give the address browsers will use (the "
 		                     "Host header is checked against it)");
-	if (strncmp(cfg.listen_ip, "127.", 4) && !cfg.allow_remote)
+	if (strncmp(cfg.listen_ip, "127.", 4) != 0 && !cfg.allow_remote)
 		return cli_usage_err("dashboard",
 		                     "--listen %s is not a loopback address; the API has no "
 		                     "authentication, add --allow-remote to mean it",

@@ -405,7 +405,7 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 	run->phase_expect = 1;
 	if (a->nruns == DASH_MAX_RUNS) {
 		run_free(a->runs[0]);
-		memmove(a->runs, a->runs + 1, (DASH_MAX_RUNS - 1) * sizeof(a->runs[0]));
+		memmove(&a->runs[0], &a->runs[1], (DASH_MAX_RUNS - 1) * sizeof(struct run *));
 		a->nruns--;
 	}
 	a->runs[a->nruns++] = run;
@@ -722,7 +722,7 @@ static void get_metrics(struct dash_api *a, struct dash_reply *r)
 			size_t i;
 
 			/* Label values are the report's own names; keep only [a-z0-9_]. */
-			for (i = 0; k[i] && i < sizeof(key) - 1; i++)
+			for (i = 0; i < sizeof(key) - 1 && k[i]; i++)
 				key[i] = (char)(((k[i] >= 'a' && k[i] <= 'z') ||
 				                 (k[i] >= '0' && k[i] <= '9'))
 				                        ? k[i]
@@ -842,7 +842,7 @@ static void route(struct dash_api *a, const char *method, const char *url, const
 		return;
 	}
 	if (!strcmp(url, "/api/endpoint/start") || !strcmp(url, "/api/endpoint/stop")) {
-		if (strcmp(method, "POST")) {
+		if (strcmp(method, "POST") != 0) {
 			method_not_allowed(r, "POST");
 			return;
 		}

@@ -36,11 +36,12 @@
 #define DASH_LOAD_MAX_S 30
 
 /* The virtual wire's fixed addresses (192.0.2.0/24 is TEST-NET-1, RFC 5737). */
-#define DASH_HOST_IP  "192.0.2.1"
-#define DASH_EP_IP    "192.0.2.2"
-#define DASH_HOST_MAC "02:00:00:00:00:01"
-#define DASH_EP_MAC   "02:00:00:00:00:02"
-#define DASH_WIRE_MTU "9000" /* the veth pair's MTU, and the host tool's --mtu for reports */
+#define DASH_HOST_IP   "192.0.2.1"
+#define DASH_HOST_CIDR "192.0.2.1/24"
+#define DASH_EP_IP     "192.0.2.2"
+#define DASH_HOST_MAC  "02:00:00:00:00:01"
+#define DASH_EP_MAC    "02:00:00:00:00:02"
+#define DASH_WIRE_MTU  "9000" /* the veth pair's MTU, and the host tool's --mtu for reports */
 
 struct dash_cfg {
 	char listen_ip[64]; /* IPv4 literal */

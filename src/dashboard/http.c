@@ -284,11 +284,12 @@ struct dash_http *dash_http_start(const struct dash_cfg *cfg, struct dash_api *a
 		free(h);
 		return NULL;
 	}
-	snprintf(h->hosts[0], sizeof(h->hosts[0]), "%s:%u", cfg->listen_ip, cfg->port);
-	snprintf(h->hosts[1], sizeof(h->hosts[1]), "localhost:%u", cfg->port);
-	snprintf(h->hosts[2], sizeof(h->hosts[2]), "127.0.0.1:%u", cfg->port);
-	for (int i = 0; i < 3; i++)
-		snprintf(h->origins[i], sizeof(h->origins[i]), "http://%s", h->hosts[i]);
+	const char *names[3] = {cfg->listen_ip, "localhost", "127.0.0.1"};
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(h->hosts[i], sizeof(h->hosts[i]), "%s:%u", names[i], cfg->port);
+		snprintf(h->origins[i], sizeof(h->origins[i]), "http://%s:%u", names[i], cfg->port);
+	}
 
 	h->d = MHD_start_daemon(
 	        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, cfg->port, NULL, NULL,

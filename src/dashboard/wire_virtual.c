@@ -130,7 +130,7 @@ int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o)
 	close(po[1]);
 	close(pe[1]);
 	close(nul);
-	po[1] = pe[1] = nul = -1;
+	po[1] = pe[1] = -1;
 
 	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
 	int open_fds = 2;
@@ -353,7 +353,7 @@ static int ns_create(struct dash_wire *w, char *err, size_t errlen)
 	         * counters have grown) must fit one frame; requests stay <= 1440 bytes. */
 	        {ip, "-n", h, "link", "set", "dev", ih, "mtu", DASH_WIRE_MTU, NULL},
 	        {ip, "-n", e, "link", "set", "dev", ie, "mtu", DASH_WIRE_MTU, NULL},
-	        {ip, "-n", h, "addr", "add", DASH_HOST_IP "/24", "dev", ih, NULL},
+	        {ip, "-n", h, "addr", "add", DASH_HOST_CIDR, "dev", ih, NULL},
 	        {ip, "-n", h, "link", "set", "dev", "lo", "up", NULL},
 	        {ip, "-n", e, "link", "set", "dev", "lo", "up", NULL},
 	        {ip, "-n", h, "link", "set", "dev", ih, "up", NULL},
