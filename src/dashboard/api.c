@@ -64,7 +64,7 @@ static double now_real(void)
 static void reply_json(struct dash_reply *r, unsigned status, json_t *j)
 {
 	r->status = status;
-	r->body = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+	r->body = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 	r->len = r->body ? strlen(r->body) : 0;
 	r->ctype = "application/json";
 	json_decref(j);

@@ -200,19 +200,26 @@ function render(run) {
   drawRtt(paired);
   drawLatency(paired, res.counters);
   drawLoad(res.load);
-  renderCounters(res.counters || (paired.counters ? { report: paired.counters } : null));
+  renderCounters(res.counters || (paired.counters ? { report: paired.counters } : null), paired);
 }
 
-function renderCounters(c) {
+// The cost table comes from the report fetched at the end of the run (after the load run);
+// latency and headroom rows prefer the paired run's figures (one packet in flight: the
+// engine's own cost, not queueing under saturation).
+function renderCounters(c, paired) {
   const rep = c && c.report ? c.report : null;
+  const epOf = (p, key) => {
+    const v = get(paired, 'paths.' + p + '.endpoint.' + key);
+    return typeof v === 'number' ? v : get(rep, 'engines.' + p + '.' + key);
+  };
   const cost = $('cost-table').querySelector('tbody');
   const rows = [
     ['data-path CPU cycles / packet', 'cost.datapath_cycles_per_pkt'],
     ['engine-thread cycles / packet', 'cost.engine_cycles_per_pkt'],
     ['bytes of key state', 'cost.key_state_bytes'],
     ['staging memory (bytes)', 'cost.staging_bytes'],
-    ['endpoint latency p50 (cycles)', 'latency_cycles.p50'],
-    ['headroom (packets/s)', 'headroom_pps'],
+    ['endpoint latency p50, paired run (cycles)', 'latency_cycles.p50'],
+    ['headroom, paired run (packets/s)', 'headroom_pps'],
     ['packets answered', 'packets'],
     ['backend', 'backend'],
   ];
@@ -220,7 +227,8 @@ function renderCounters(c) {
   for (const [label, key] of rows) {
     const tr = document.createElement('tr');
     const td0 = document.createElement('td'); td0.textContent = label; tr.append(td0);
-    const vals = PATHS.map((p) => get(rep, 'engines.' + p + '.' + key));
+    const vals = PATHS.map((p) => (key.startsWith('latency') || key === 'headroom_pps'
+      ? epOf(p, key) : get(rep, 'engines.' + p + '.' + key)));
     for (const v of vals) {
       const td = document.createElement('td');
       td.textContent = v === undefined ? (key === 'backend' ? 'inline' : '–') : (typeof v === 'number' ? fmtInt(v) : String(v));
@@ -436,7 +444,7 @@ async function init() {
   $('run-btn').addEventListener('click', () => { if (!busy) startRun(); });
   $('start-btn').addEventListener('click', () => { if (!busy) endpointAction('start'); });
   $('stop-btn').addEventListener('click', () => { if (!busy) endpointAction('stop'); });
-  drawRtt({}); drawLatency({}, null); drawLoad(null); renderCounters(null);
+  drawRtt({}); drawLatency({}, null); drawLoad(null); renderCounters(null, null);
   await refreshStatus();
   setInterval(() => { if (!busy) refreshStatus(); }, 5000);
   // Show the latest finished run, if any.
