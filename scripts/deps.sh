@@ -22,6 +22,8 @@ PKGS=(
 
 missing=()
 for p in "${PKGS[@]}"; do
+  # A nodejs build that bundles npm (NodeSource's) conflicts with Debian's npm package.
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi
