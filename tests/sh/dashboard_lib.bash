@@ -40,7 +40,7 @@ dash_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
 	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
 	command -v curl >/dev/null || { echo "curl not installed (scripts/deps.sh)"; return 0; }
-	command -v node >/dev/null || { echo "nodejs not installed (scripts/deps.sh)"; return 0; }
+	command -v jq >/dev/null || { echo "jq not installed (scripts/deps.sh)"; return 0; }
 	[ -x "$SECHO" ] || { echo "$SECHO not built"; return 0; }
 	return 1
 }
@@ -113,10 +113,9 @@ post() {
 	shift 2
 	req POST "$p" -H 'Content-Type: application/json' --data-binary "$b" "$@"
 }
-# jget EXPR: evaluate a JavaScript expression over the last body (as j); prints the result.
+# jget FILTER: a jq filter over the last body; prints the result ("<not JSON>" if it is not).
 jget() {
-	node -e 'const fs=require("fs"); let j; try { j=JSON.parse(fs.readFileSync(process.argv[1],"utf8")); } catch (e) { console.log("<not JSON>"); process.exit(0); } const v=(function(){ return eval(process.argv[2]); })(); console.log(typeof v === "object" ? JSON.stringify(v) : String(v));' \
-		"$DASH_TMP/body" "$1" 2>/dev/null
+	jq -r "$1" "$DASH_TMP/body" 2>/dev/null || echo "<not JSON>"
 }
 
 # The real flow needs `secho keygen`, `secho serve` and `secho host` in the binary.

@@ -30,7 +30,7 @@ ORIGIN="http://127.0.0.1:$DASH_PORT"
 t_begin "dashboard api security"
 req GET /api/endpoint -H "Host: evil.example:$DASH_PORT"
 is "$CODE" 403 "bad Host"
-is "$(jget 'typeof j.error')" string "bad Host has a JSON error"
+is "$(jget '.error|type')" string "bad Host has a JSON error"
 req GET / -H "Host: 127.0.0.1.evil.example"
 is "$CODE" 403 "bad Host on the page"
 req GET /api/endpoint -H "Host: localhost:$DASH_PORT"
@@ -42,7 +42,7 @@ is "$CODE" 403 "Origin null"
 post /api/runs '{"count": 5}' -H 'Sec-Fetch-Site: cross-site'
 is "$CODE" 403 "Sec-Fetch-Site cross-site"
 req GET /api/runs
-is "$(jget 'j.runs.length')" 0 "no run was started by refused requests"
+is "$(jget '.runs|length')" 0 "no run was started by refused requests"
 head -c 5000 /dev/zero | tr '\0' ' ' >"$DASH_TMP/big"
 req POST /api/runs -H 'Content-Type: application/json' --data-binary @"$DASH_TMP/big"
 is "$CODE" 413 "5000-byte body (Content-Length)"
@@ -53,7 +53,7 @@ req POST /api/runs -H 'Content-Type: text/plain' --data-binary '{"count": 5}'
 is "$CODE" 415 "text/plain body"
 post /api/runs '{"count": 5'
 is "$CODE" 400 "truncated JSON"
-is "$(jget 'j.error.startsWith("body is not valid JSON")')" true "bad JSON message"
+is "$(jget '.error|startswith("body is not valid JSON")')" true "bad JSON message"
 post /api/runs '[1, 2]'
 is "$CODE" 400 "JSON array body"
 for b in '{"count": 0}' '{"count": 10001}' '{"count": 1.5}' '{"count": "5"}' \
@@ -62,10 +62,10 @@ for b in '{"count": 0}' '{"count": 10001}' '{"count": 1.5}' '{"count": "5"}' \
 	'{"count": 5, "count": 6}'; do
 	post /api/runs "$b"
 	is "$CODE" 400 "body $b"
-	is "$(jget 'typeof j.error')" string "body $b has a message"
+	is "$(jget '.error|type')" string "body $b has a message"
 done
 post /api/runs '{"command": "rm -rf /"}'
-is "$(jget 'j.error')" 'unknown field "command" (accepted: count, size, load_seconds)' \
+is "$(jget '.error')" 'unknown field "command" (accepted: count, size, load_seconds)' \
 	"unknown field message"
 post /api/endpoint/start '{"iface": "eth0"}'
 is "$CODE" 400 "parameters on endpoint/start"
@@ -100,11 +100,11 @@ t_begin "dashboard api endpoint-start"
 post /api/endpoint/start '' -H "Origin: $ORIGIN"
 is "$CODE" 200 "POST /api/endpoint/start"
 [ "$CODE" = 200 ] || sed 's/^/  /' "$DASH_TMP/body"
-is "$(jget 'j.running')" true "running after start"
+is "$(jget '.running')" true "running after start"
 req GET /api/endpoint
-is "$(jget 'j.running')" true "GET /api/endpoint running"
-is "$(jget 'j.wire')" virtual "virtual wire"
-is "$(jget 'j.endpoint_ip')" 192.0.2.2 "endpoint IP"
+is "$(jget '.running')" true "GET /api/endpoint running"
+is "$(jget '.wire')" virtual "virtual wire"
+is "$(jget '.endpoint_ip')" 192.0.2.2 "endpoint IP"
 ip netns list | grep -qw "secho-de-$DASH_PID"
 t_check $? "endpoint namespace exists"
 ip netns list | grep -qw "secho-dh-$DASH_PID"
@@ -115,7 +115,7 @@ t_end
 t_begin "dashboard api run"
 post /api/runs '{"count": 500, "size": "random", "load_seconds": 2}' -H "Origin: $ORIGIN"
 is "$CODE" 202 "POST /api/runs"
-ID=$(jget 'j.id')
+ID=$(jget '.id')
 post /api/runs '{"count": 5}'
 is "$CODE" 409 "second run while one runs"
 post /api/endpoint/stop ''
@@ -123,35 +123,35 @@ is "$CODE" 409 "stop while a run runs"
 state=running
 for _ in $(seq 1 600); do
 	req GET "/api/runs/$ID"
-	state=$(jget 'j.state')
+	state=$(jget '.state')
 	[ "$state" = running ] || break
 	sleep 0.2
 done
 is "$state" done "run state"
-[ "$state" = done ] || jget 'j.error'
-is "$(jget 'j.summary.text')" "1000 of 1000 verified" "summary"
-is "$(jget 'j.summary.paths.streaming.verified + "/" + j.summary.paths.streaming.sent')" \
+[ "$state" = done ] || jget '.error'
+is "$(jget '.summary.text')" "1000 of 1000 verified" "summary"
+is "$(jget '"\(.summary.paths.streaming.verified)/\(.summary.paths.streaming.sent)"')" \
 	500/500 "streaming path"
-is "$(jget 'j.summary.paths.offload.verified + "/" + j.summary.paths.offload.sent')" \
+is "$(jget '"\(.summary.paths.offload.verified)/\(.summary.paths.offload.sent)"')" \
 	500/500 "offload path"
-is "$(jget 'j.summary.pass')" true "pass"
-is "$(jget 'j.progress')" 1 "progress at the end"
-is "$(jget 'j.results.paired.paths.offload.tag_match')" 500 "offload tags matched"
-is "$(jget 'j.results.load.per_second.length > 0')" true "load per-second samples"
-is "$(jget 'j.results.counters.verified')" true "counters report verified"
+is "$(jget '.summary.pass')" true "pass"
+is "$(jget '.progress')" 1 "progress at the end"
+is "$(jget '.results.paired.paths.offload.tag_match')" 500 "offload tags matched"
+is "$(jget '.results.load.per_second|length > 0')" true "load per-second samples"
+is "$(jget '.results.counters.verified')" true "counters report verified"
 req GET /api/runs
-is "$(jget 'j.runs.length')" 1 "one run listed"
-is "$(jget 'j.runs[0].id')" "$ID" "listed id"
+is "$(jget '.runs|length')" 1 "one run listed"
+is "$(jget '.runs[0].id')" "$ID" "listed id"
 t_end
 
 # ---- 4. counters ----
 t_begin "dashboard api counters"
 req GET /api/counters
 is "$CODE" 200 "GET /api/counters"
-is "$(jget 'j.verified')" true "verified"
-is "$(jget 'j.report.engines.streaming.packets >= 500')" true "streaming packets counted"
-is "$(jget 'j.report.engines.offload.packets >= 500')" true "offload packets counted"
-is "$(jget 'typeof j.report.engines.offload.cost.staging_bytes')" number "cost fields"
+is "$(jget '.verified')" true "verified"
+is "$(jget '.report.engines.streaming.packets >= 500')" true "streaming packets counted"
+is "$(jget '.report.engines.offload.packets >= 500')" true "offload packets counted"
+is "$(jget '.report.engines.offload.cost.staging_bytes|type')" number "cost fields"
 t_end
 
 # ---- 5. metrics ----
@@ -177,15 +177,15 @@ t_end
 t_begin "dashboard api stop"
 post /api/endpoint/stop '{}'
 is "$CODE" 200 "POST /api/endpoint/stop"
-is "$(jget 'j.running')" false "stopped"
+is "$(jget '.running')" false "stopped"
 ip netns list | grep -qw "secho-de-$DASH_PID"
 t_check $((!$?)) "endpoint namespace removed"
 req GET /api/counters
-is "$(jget 'j.live')" false "counters no longer live"
+is "$(jget '.live')" false "counters no longer live"
 # Up again, then SIGTERM to the dashboard: it must take the wire down itself.
 post /api/endpoint/start ''
-is "$(jget 'j.running')" true "running after a second start"
-is "$(jget 'j.key_id')" 2 "a fresh key id on the second start"
+is "$(jget '.running')" true "running after a second start"
+is "$(jget '.key_id')" 2 "a fresh key id on the second start"
 pid=$DASH_PID
 dir=$(ls -d /tmp/secho-dash.* 2>/dev/null | wc -l)
 kill -TERM "$pid"
