@@ -13,8 +13,9 @@
  *
  * Concurrency: libmicrohttpd calls us from a small thread pool. `lock` guards the run list
  * and the counters cache and is only held for bookkeeping, never across a child process;
- * `wire_lock` serialises everything that touches the wire (start, stop, host tool runs).
- * A run executes in its own thread and holds wire_lock for its whole length, so a second
+ * `wire_busy` (under `lock`) serialises everything that touches the wire (start, stop, host
+ * tool runs). It is a flag, not a mutex, because a run takes it in the request's thread and
+ * releases it in its own. A run holds it for its whole length, so a second
  * run, a start or a stop during it is refused with 409 rather than queued.
  */
 #include "dashboard/dashboard.h"
@@ -42,7 +43,7 @@ struct run {
 struct dash_api {
 	struct dash_wire *w;
 	pthread_mutex_t lock;
-	pthread_mutex_t wire_lock;
+	bool wire_busy;
 	struct run *runs[DASH_MAX_RUNS]; /* oldest first */
 	unsigned nruns, next_id;
 	struct run *active;
@@ -52,6 +53,25 @@ struct dash_api {
 	double counters_at;
 	unsigned long runs_done, runs_failed;
 };
+
+/* Take the wire if nobody holds it; true when taken. */
+static bool wire_try(struct dash_api *a)
+{
+	bool ok;
+
+	pthread_mutex_lock(&a->lock);
+	ok = !a->wire_busy;
+	a->wire_busy = true;
+	pthread_mutex_unlock(&a->lock);
+	return ok;
+}
+
+static void wire_release(struct dash_api *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->wire_busy = false;
+	pthread_mutex_unlock(&a->lock);
+}
 
 static double now_real(void)
 {
@@ -206,7 +226,7 @@ static void *run_main(void *arg)
 	int st;
 	json_t *j;
 
-	/* wire_lock was taken for us by the request that created the run. */
+	/* The wire was taken for us by the request that created the run. */
 	snprintf(cnt, sizeof(cnt), "%u", run->count);
 	if (run->size < 0)
 		snprintf(sz, sizeof(sz), "random");
@@ -271,8 +291,8 @@ static void *run_main(void *arg)
 out:
 	pthread_mutex_lock(&a->lock);
 	a->active = NULL;
+	a->wire_busy = false;
 	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_unlock(&a->wire_lock);
 	return NULL;
 }
 
@@ -384,7 +404,7 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 		dash_reply_error(r, 400, why);
 		return;
 	}
-	if (pthread_mutex_trylock(&a->wire_lock) != 0) {
+	if (!wire_try(a)) {
 		free(run);
 		dash_reply_error(r, 409,
 		                 "a run or an endpoint start/stop is in progress; one at a "
@@ -393,7 +413,7 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 	}
 	pthread_mutex_lock(&a->lock);
 	if (a->joinable) {
-		/* The previous run's thread has released wire_lock: it is finishing. */
+		/* The previous run's thread has released the wire: it is finishing. */
 		pthread_join(a->thread, NULL);
 		a->joinable = false;
 	}
@@ -415,8 +435,8 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 		         strerror(errno));
 		run->state = "failed";
 		a->active = NULL;
+		a->wire_busy = false;
 		pthread_mutex_unlock(&a->lock);
-		pthread_mutex_unlock(&a->wire_lock);
 		dash_reply_error(r, 500, "cannot start a thread");
 		return;
 	}
@@ -444,9 +464,9 @@ static void endpoint_status(struct dash_api *a, struct dash_reply *r, unsigned s
 
 	/* The status reads fields the wire lock's holder may be changing; a start or a run
 	 * holds it for seconds, so take it only when free and say "busy" otherwise. */
-	if (pthread_mutex_trylock(&a->wire_lock) == 0) {
+	if (wire_try(a)) {
 		j = dash_wire_status(a->w);
-		pthread_mutex_unlock(&a->wire_lock);
+		wire_release(a);
 		json_object_set_new(j, "busy", json_false());
 	} else {
 		j = json_pack("{s:b}", "busy", 1);
@@ -461,13 +481,13 @@ static void endpoint_start(struct dash_api *a, struct dash_reply *r)
 {
 	char err[512];
 
-	if (pthread_mutex_trylock(&a->wire_lock) != 0) {
+	if (!wire_try(a)) {
 		dash_reply_error(r, 409, "a run or another start/stop is in progress");
 		return;
 	}
 	int rc = dash_wire_start(a->w, err, sizeof(err));
 
-	pthread_mutex_unlock(&a->wire_lock);
+	wire_release(a);
 	if (rc < 0) {
 		dash_reply_error(r, 500, err);
 		return;
@@ -477,12 +497,12 @@ static void endpoint_start(struct dash_api *a, struct dash_reply *r)
 
 static void endpoint_stop(struct dash_api *a, struct dash_reply *r)
 {
-	if (pthread_mutex_trylock(&a->wire_lock) != 0) {
+	if (!wire_try(a)) {
 		dash_reply_error(r, 409, "a run or another start/stop is in progress");
 		return;
 	}
 	dash_wire_stop(a->w);
-	pthread_mutex_unlock(&a->wire_lock);
+	wire_release(a);
 	endpoint_status(a, r, 200);
 }
 
@@ -496,7 +516,7 @@ static json_t *counters_get(struct dash_api *a, bool *live, double *at)
 	json_t *j = NULL;
 
 	*live = false;
-	if (pthread_mutex_trylock(&a->wire_lock) == 0) {
+	if (wire_try(a)) {
 		pthread_mutex_lock(&a->lock);
 		bool stale = now_real() - a->counters_at > 1.0;
 		pthread_mutex_unlock(&a->lock);
@@ -519,7 +539,7 @@ static json_t *counters_get(struct dash_api *a, bool *live, double *at)
 		} else if (!stale && dash_wire_running(a->w)) {
 			*live = true;
 		}
-		pthread_mutex_unlock(&a->wire_lock);
+		wire_release(a);
 	}
 	pthread_mutex_lock(&a->lock);
 	if (a->counters)
@@ -931,7 +951,6 @@ struct dash_api *dash_api_new(struct dash_wire *w)
 		return NULL;
 	a->w = w;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_mutex_init(&a->wire_lock, NULL);
 	return a;
 }
 
@@ -945,6 +964,5 @@ void dash_api_free(struct dash_api *a)
 		run_free(a->runs[i]);
 	json_decref(a->counters);
 	pthread_mutex_destroy(&a->lock);
-	pthread_mutex_destroy(&a->wire_lock);
 	free(a);
 }
