@@ -284,7 +284,8 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 		snprintf(w->if_host, sizeof(w->if_host), "dh%u", pid);
 		snprintf(w->if_ep, sizeof(w->if_ep), "de%u", pid);
 	}
-	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash.XXXXXX");
+	/* Named after our PID so a supervisor can clean up after a SIGKILL. */
+	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash-%u.XXXXXX", pid);
 	if (!mkdtemp(w->dir)) {
 		snprintf(err, errlen, "cannot create a private directory: %s", strerror(errno));
 		return -1;
@@ -643,6 +644,32 @@ json_t *dash_wire_status(struct dash_wire *w)
 	return j;
 }
 
+/* An interface's MTU from sysfs as decimal text, clamped to the host tool's 576..9000;
+ * "1500" when it cannot be read. */
+static void iface_mtu(const char *ifname, char *out, size_t cap)
+{
+	char path[64], buf[16] = "";
+	long v = 1500;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n > 0) {
+			buf[n] = '\0';
+			v = strtol(buf, NULL, 10);
+		}
+		close(fd);
+	}
+	if (v < 576)
+		v = 576;
+	if (v > 9000)
+		v = 9000;
+	snprintf(out, cap, "%ld", v);
+}
+
 json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *extra,
                        unsigned timeout_s, int *status, char *err, size_t errlen)
 {
@@ -652,6 +679,13 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	json_error_t je;
 	json_t *j;
 
+	char mtu[16];
+
+	if (w->cfg->iface)
+		iface_mtu(w->cfg->host_iface ? w->cfg->host_iface : w->cfg->iface, mtu,
+		          sizeof(mtu));
+	else
+		snprintf(mtu, sizeof(mtu), "%s", DASH_WIRE_MTU);
 	base[n++] = w->secho;
 	base[n++] = "host";
 	base[n++] = (char *)sub;
@@ -670,9 +704,11 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	}
 	base[n++] = "--dst-ip";
 	base[n++] = DASH_EP_IP;
-	if (!w->cfg->iface && !strcmp(sub, "counters")) {
+	/* The counters report can be larger than a 1500-byte frame holds; the endpoint sizes
+	 * it by its interface's MTU, so fetch it with the same (jumbo on the virtual wire). */
+	if (!strcmp(sub, "counters")) {
 		base[n++] = "--mtu";
-		base[n++] = DASH_WIRE_MTU;
+		base[n++] = mtu;
 	}
 	for (size_t i = 0; extra && extra[i] && n < 28; i++)
 		base[n++] = (char *)extra[i];

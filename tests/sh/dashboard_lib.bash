@@ -91,6 +91,7 @@ dash_stop() {
 			ip netns del "$ns" 2>/dev/null
 		fi
 	done
+	rm -rf "/tmp/secho-dash-$pid".* # only there when it had to be killed
 	DASH_PID=
 }
 

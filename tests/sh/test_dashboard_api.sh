@@ -12,13 +12,23 @@
 #      1000 of 1000 verified (500 per path), load samples, counters verified
 #   4. GET /api/counters, GET /metrics (Prometheus names)
 #   5. POST /api/endpoint/stop: down, namespaces gone; SIGTERM: private directory gone
+#   6. --iface mode on a veth pair inside a namespace of the test's own: 100 of 100
 # Bounded: about 10-20 s. Cleans up (dashboard, namespaces, temp files) on any exit.
 set -u
 # shellcheck source=tests/sh/dashboard_lib.bash
 . "$(dirname "$0")/dashboard_lib.bash"
-trap dash_cleanup EXIT
+NS_I="secho-di-$$"
+cleanup() {
+	dash_cleanup
+	if ip netns list 2>/dev/null | grep -qw "$NS_I"; then
+		# shellcheck disable=SC2046
+		kill -KILL $(ip netns pids "$NS_I" 2>/dev/null) 2>/dev/null
+		ip netns del "$NS_I" 2>/dev/null
+	fi
+}
+trap cleanup EXIT
 
-CASES="security endpoint-start run counters metrics stop"
+CASES="security endpoint-start run counters metrics stop iface-mode"
 if why=$(dash_unavailable); then
 	for c in $CASES; do echo "UNAVAILABLE dashboard api $c: $why"; done
 	exit 0
@@ -187,7 +197,7 @@ post /api/endpoint/start ''
 is "$(jget '.running')" true "running after a second start"
 is "$(jget '.key_id')" 2 "a fresh key id on the second start"
 pid=$DASH_PID
-dir=$(ls -d /tmp/secho-dash.* 2>/dev/null | wc -l)
+dir=$(ls -d "/tmp/secho-dash-$pid".* 2>/dev/null | wc -l)
 kill -TERM "$pid"
 for _ in $(seq 1 150); do
 	kill -0 "$pid" 2>/dev/null || break
@@ -197,10 +207,79 @@ kill -0 "$pid" 2>/dev/null
 t_check $((!$?)) "dashboard exited on SIGTERM within 15 s"
 ip netns list | grep -qE "secho-d[eh]-$pid( |\$)"
 t_check $((!$?)) "namespaces removed by the dashboard on SIGTERM"
-now=$(ls -d /tmp/secho-dash.* 2>/dev/null | wc -l)
+now=$(ls -d "/tmp/secho-dash-$pid".* 2>/dev/null | wc -l)
 [ "$now" -lt "$dir" ]
 t_check $? "private directory removed ($dir before, $now after)"
 dash_stop
+t_end
+
+# ---- 7. --iface mode: a veth pair inside one namespace of ours ----
+#   ns secho-di-PID:  vaPID (endpoint: secho serve, no address)  <== veth ==>
+#                     vbPID 192.0.2.1/24 (host tool, raw, --host-iface) ; lo for the API
+# MTU 9000: the counters report does not always fit a 1500-byte frame (docs/API.md).
+t_begin "dashboard api iface-mode"
+VA="va$$" VB="vb$$" MAC_A=02:00:00:00:01:02
+in_i() { ip netns exec "$NS_I" "$@"; }
+if ip netns add "$NS_I" &&
+	ip -n "$NS_I" link add "$VA" numtxqueues 1 numrxqueues 1 type veth peer name "$VB" \
+		numtxqueues 1 numrxqueues 1 &&
+	ip -n "$NS_I" link set dev "$VA" address "$MAC_A" &&
+	ip -n "$NS_I" link set dev "$VA" mtu 9000 && ip -n "$NS_I" link set dev "$VB" mtu 9000 &&
+	in_i sysctl -qw net.ipv6.conf.all.disable_ipv6=1 &&
+	in_i ethtool -K "$VA" tx off >/dev/null 2>&1 && in_i ethtool -K "$VB" tx off >/dev/null 2>&1 &&
+	ip -n "$NS_I" addr add 192.0.2.1/24 dev "$VB" &&
+	ip -n "$NS_I" link set dev lo up && ip -n "$NS_I" link set dev "$VA" up &&
+	ip -n "$NS_I" link set dev "$VB" up &&
+	ip -n "$NS_I" neigh replace 192.0.2.2 lladdr "$MAC_A" dev "$VB" nud permanent; then
+	t_check 0 "namespace"
+	for _ in $(seq 1 50); do
+		ip -n "$NS_I" link show "$VA" | grep -q LOWER_UP &&
+			ip -n "$NS_I" link show "$VB" | grep -q LOWER_UP && break
+		sleep 0.1
+	done
+	PORT_I=$((20000 + (RANDOM % 20000)))
+	args=(--quiet)
+	[ "${SECHO_DASH_FAKE:-0}" = 1 ] && args+=(--secho-bin "$ROOT/tests/browser/fake-secho")
+	ip netns exec "$NS_I" "$SECHO" dashboard --listen "127.0.0.1:$PORT_I" --iface "$VA" --host-iface "$VB" \
+		--dst-mac "$MAC_A" "${args[@]}" >"$DASH_TMP/dash-i.log" 2>&1 &
+	IPID=$!
+	B="http://127.0.0.1:$PORT_I"
+	for _ in $(seq 1 50); do
+		in_i curl -s -o /dev/null --max-time 2 "$B/api" && break
+		sleep 0.1
+	done
+	in_i curl -s --max-time 30 -X POST "$B/api/endpoint/start" >"$DASH_TMP/body"
+	is "$(jget '.running')" true "endpoint up on $VA"
+	[ "$(jget '.running')" = true ] || { cat "$DASH_TMP/body"; sed 's/^/  /' "$DASH_TMP/dash-i.log"; }
+	is "$(jget '.wire')" interface "wire kind"
+	in_i curl -s --max-time 10 -X POST -H 'Content-Type: application/json' \
+		--data-binary '{"count": 50, "size": 100, "load_seconds": 0}' "$B/api/runs" >"$DASH_TMP/body"
+	ID=$(jget '.id')
+	for _ in $(seq 1 300); do
+		in_i curl -s --max-time 10 "$B/api/runs/$ID" >"$DASH_TMP/body"
+		[ "$(jget '.state')" = running ] || break
+		sleep 0.2
+	done
+	is "$(jget '.state')" done "run state"
+	is "$(jget '.summary.text')" "100 of 100 verified" "summary"
+	is "$(jget '.results.paired.mode')" raw "host tool in raw mode on $VB"
+	is "$(jget '.results.load')" null "no load run for load_seconds 0"
+	kill -TERM "$IPID"
+	for _ in $(seq 1 150); do
+		kill -0 "$IPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$IPID" 2>/dev/null
+	t_check $((!$?)) "dashboard exited on SIGTERM"
+	kill -KILL "$IPID" 2>/dev/null
+	wait "$IPID" 2>/dev/null
+	rm -rf "/tmp/secho-dash-$IPID".*
+	left=$(ip netns pids "$NS_I" 2>/dev/null | tr '\n' ' ')
+	is "$left" "" "processes left in the namespace"
+	[ -n "$left" ] && for p in $left; do ps -o pid=,stat=,args= -p "$p"; done | sed "s/^/  /"
+else
+	t_check 1 "could not build the test namespace"
+fi
 t_end
 
 [ "$T_FAILED_CASES" -eq 0 ]
