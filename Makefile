@@ -122,14 +122,16 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 deps:
 	$(Q)scripts/deps.sh
 
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
 test: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory asan
-	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) asan
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
 check: deps

@@ -10,7 +10,8 @@
  *   bare_echo --io auto|xdp|packet|pcap --iface IF [--seconds S] [--max-packets N]
  *             [--busy-poll] [--packet-version 2|3] [--v3-block BYTES] [--v3-retire MS]
  *             [--sendmmsg] [--xdp-mode any|native|skb] [--xdp-copy] [--queue Q]
- *             [--pcap-in F --pcap-out F] [--ready-file F] [--quiet]
+ *             [--pcap-in F --pcap-out F] [--ready-file F] [--grow] [--quiet]
+ * --grow answers 32 bytes longer, shaped like the endpoint's response (see build_grown).
  * Bounded: exits after --seconds (default 10, at most 3600), --max-packets echoes, at end
  * of a pcap input, or on SIGINT/SIGTERM; the XDP program is detached on every exit path.
  */
@@ -43,12 +44,12 @@ static double now_s(void)
 static void usage(void)
 {
 	fprintf(stderr,
-	        "usage: bare_echo --io auto|xdp|packet|pcap [--iface IF] [--queue Q] [--seconds "
-	        "S]\n"
-	        "       [--max-packets N] [--busy-poll] [--packet-version 2|3] [--v3-block BYTES]\n"
-	        "       [--v3-retire MS] [--sendmmsg] [--xdp-mode any|native|skb] [--xdp-copy]\n"
-	        "       [--pcap-in FILE] [--pcap-out FILE] [--tx-copy] [--ready-file FILE] "
-	        "[--quiet]\n");
+	        "usage: bare_echo --io auto|xdp|packet|pcap [--iface IF] [--queue Q]\n"
+	        "       [--seconds S] [--max-packets N] [--busy-poll] [--packet-version 2|3]\n"
+	        "       [--v3-block BYTES] [--v3-retire MS] [--sendmmsg]\n"
+	        "       [--xdp-mode any|native|skb] [--xdp-copy] [--pcap-in FILE] [--pcap-out "
+	        "FILE]\n"
+	        "       [--tx-copy] [--ready-file FILE] [--grow] [--quiet]\n");
 }
 
 /* Parse an unsigned decimal in [lo, hi]; false (with a message) on anything else. */
@@ -72,17 +73,80 @@ static bool parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, 
 	return true;
 }
 
-/* Swap addresses of an IPv4/UDP frame at p (len bytes). Returns false if not IPv4/UDP. */
-static bool swap_headers(uint8_t *p, uint32_t len)
-{
-	uint8_t t[6];
+#define GROW 32u /* --grow: 16 bytes in front of the payload, 16 behind (endpoint shape) */
 
+/* Length of Ethernet + IPv4 + UDP headers of the frame, or 0 if it is not IPv4/UDP. */
+static uint32_t udp_header_len(const uint8_t *p, uint32_t len)
+{
 	if (len < 14 + 20 + 8 || p[12] != 0x08 || p[13] != 0x00)
-		return false;
+		return 0;
 	uint32_t ihl = (uint32_t)(p[14] & 0x0f) * 4;
 
 	if ((p[14] >> 4) != 4 || ihl < 20 || len < 14 + ihl + 8 || p[14 + 9] != 17)
-		return false;
+		return 0;
+	return 14 + ihl + 8;
+}
+
+static uint16_t csum_fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+/*
+ * --grow: build the response the endpoint would, without crypto: headers, 16 bytes of
+ * 0xA5 (where the secure header goes), the payload, 16 bytes of 0x5A (where the tag goes),
+ * lengths and checksums fixed. In place (out == in - 16) only the headers move: the
+ * payload already sits at its new offset, as ciphertext will in the endpoint.
+ */
+static void build_grown(uint8_t *out, bool in_place, const uint8_t *in, uint32_t len, uint32_t hl)
+{
+	uint32_t pl = len - hl, ihl = hl - 14 - 8;
+
+	if (in_place) {
+		memmove(out, in, hl);
+	} else {
+		memcpy(out, in, hl);
+		memcpy(out + hl + GROW / 2, in + hl, pl);
+	}
+	memset(out + hl, 0xa5, GROW / 2);
+	memset(out + hl + GROW / 2 + pl, 0x5a, GROW / 2);
+	uint8_t *ip = out + 14, *u = out + 14 + ihl;
+	uint32_t tot = ((uint32_t)ip[2] << 8 | ip[3]) + GROW, ul = 8 + GROW / 2 * 2 + pl;
+
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[10] = ip[11] = 0;
+	uint16_t c = csum_fold(csum_add(0, ip, ihl));
+
+	ip[10] = (uint8_t)(c >> 8);
+	ip[11] = (uint8_t)c;
+	u[4] = (uint8_t)(ul >> 8);
+	u[5] = (uint8_t)ul;
+	u[6] = u[7] = 0;
+	c = csum_fold(csum_add(csum_add(0, ip + 12, 8) + 17 + ul, u, ul));
+	if (!c)
+		c = 0xffff;
+	u[6] = (uint8_t)(c >> 8);
+	u[7] = (uint8_t)c;
+}
+
+/* Swap the addresses of an IPv4/UDP frame whose headers are hl bytes. */
+static void swap_headers(uint8_t *p, uint32_t hl)
+{
+	uint8_t t[6];
+	uint32_t ihl = hl - 14 - 8;
+
 	memcpy(t, p, 6);
 	memcpy(p, p + 6, 6);
 	memcpy(p + 6, t, 6);
@@ -94,7 +158,6 @@ static bool swap_headers(uint8_t *p, uint32_t len)
 	memcpy(t, u, 2);
 	memcpy(u, u + 2, 2);
 	memcpy(u + 2, t, 2);
-	return true;
 }
 
 int main(int argc, char **argv)
@@ -104,11 +167,14 @@ int main(int argc, char **argv)
 	const char *ready_file = NULL;
 	uint64_t seconds = 10, max_packets = 0, v;
 	uint64_t echoed = 0, not_udp = 0;
-	bool quiet = false;
+	bool quiet = false, grow = false;
 	char err[256];
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!a)
+			break;
 
 		if (!strcmp(a, "--io")) {
 			if (!val || !secho_io_kind_parse(val, &cfg.kind)) {
@@ -179,6 +245,8 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--ready-file") && val) {
 			ready_file = val;
 			i++;
+		} else if (!strcmp(a, "--grow")) {
+			grow = true;
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = true;
 		} else {
@@ -217,7 +285,6 @@ int main(int argc, char **argv)
 	double t_end = now_s() + (double)seconds, t_first = 0, t_last = 0;
 
 	getrusage(RUSAGE_SELF, &ru0);
-	bool in_place = secho_io_tx_in_place(io);
 	unsigned idle = 0;
 
 	while (!stop) {
@@ -225,17 +292,23 @@ int main(int argc, char **argv)
 
 		for (unsigned i = 0; i < n; i++) {
 			struct secho_io_pkt *k = &pkts[i];
-			uint8_t *out = secho_io_tx_slot(io, k, k->len, 0);
+			uint32_t hl = udp_header_len(k->data, k->len);
+
+			if (!hl) {
+				not_udp++;
+				continue;
+			}
+			uint32_t rlen = k->len + (grow ? GROW : 0), front = grow ? GROW / 2 : 0;
+			uint8_t *out = secho_io_tx_slot(io, k, rlen, front);
 
 			if (!out)
 				continue;
-			if (!in_place)
+			if (grow)
+				build_grown(out, out == k->data - front, k->data, k->len, hl);
+			else if (out != k->data)
 				memcpy(out, k->data, k->len);
-			if (!swap_headers(out, k->len)) {
-				not_udp++;
-				continue; /* reservation reused by the next tx_slot */
-			}
-			secho_io_tx_commit(io, k, k->len);
+			swap_headers(out, hl);
+			secho_io_tx_commit(io, k, rlen);
 			echoed++;
 		}
 		secho_io_tx_flush(io);

@@ -4,7 +4,7 @@
  *   udp_load [--mode udp|packet] [--iface IF] [--dst 192.0.2.2] [--port 4000]
  *            [--src-port 40000] [--size 64] [--count 1000] [--seconds 10] [--rate PPS]
  *            [--window W] [--timeout-ms 200] [--busy-poll] [--dst-mac MAC] [--src-mac MAC]
- *            [--min-replies N] [--echo-check|--no-check]
+ *            [--min-replies N] [--echo-check|--no-check] [--grow]
  *
  * Sends --count UDP datagrams of --size payload bytes (stopping after --seconds whatever
  * happens), keeping at most --window unanswered (1 = ping-pong, for round trips; 0 = no
@@ -12,11 +12,11 @@
  * sequence number and the send time, then a pattern derived from the sequence number.
  * Replies are matched by sequence number; with --echo-check (default) a reply must carry
  * the request's payload unchanged and come from dst:port to our address and port (and, in
- * packet mode, MACs swapped). Prints pps and RTT p50/p99.
- *   udp:    a connected kernel UDP socket, sendmmsg/recvmmsg.
- *   packet: raw Ethernet frames through the AF_PACKET backend (src/io) on --iface. The
- *           frames use --src-mac (default 02:00:00:00:01:01, not the interface's), so the
- *           replies are seen by the packet ring but ignored by the host's IP stack.
+ * packet mode, MACs swapped and IPv4/UDP checksums valid). --grow expects replies 32 bytes longer:
+ * 16 x 0xA5, the payload, 16 x 0x5A (bare_echo --grow). Prints pps and RTT p50/p99. udp:    a
+ * connected kernel UDP socket, sendmmsg/recvmmsg. packet: raw Ethernet frames through the AF_PACKET
+ * backend (src/io) on --iface. The frames use --src-mac (default 02:00:00:00:01:01, not the
+ * interface's), so the replies are seen by the packet ring but ignored by the host's IP stack.
  * Safety: refuses destinations outside 192.0.2.0/24 (TEST-NET-1) and 127.0.0.0/8.
  * Exit status: 0, or 1 when fewer than --min-replies replies or any bad reply, 2 on usage.
  */
@@ -43,7 +43,7 @@
 #define BATCH       32u
 
 struct load {
-	bool packet_mode, busy_poll, check;
+	bool packet_mode, busy_poll, check, grow;
 	uint32_t size, window, timeout_ms;
 	uint64_t count, rate, min_replies;
 	double seconds;
@@ -143,7 +143,19 @@ static void on_reply(struct load *L, const uint8_t *p, uint32_t len, bool addr_o
 {
 	uint32_t magic;
 	uint64_t seq, t, now = now_ns();
+	bool shape_ok = true;
 
+	if (L->grow) {
+		/* 16 x 0xA5, the request payload, 16 x 0x5A (bare_echo --grow) */
+		if (len < 32 + HDR) {
+			L->late_or_unknown++;
+			return;
+		}
+		for (uint32_t i = 0; i < 16; i++)
+			shape_ok &= p[i] == 0xa5 && p[len - 16 + i] == 0x5a;
+		p += 16;
+		len -= 32;
+	}
 	memcpy(&magic, p, 4);
 	if (len < HDR || magic != MAGIC) {
 		L->late_or_unknown++;
@@ -160,7 +172,7 @@ static void on_reply(struct load *L, const uint8_t *p, uint32_t len, bool addr_o
 		return;
 	}
 	L->seen[seq >> 3] |= (uint8_t)(1u << (seq & 7));
-	bool ok = addr_ok && len == L->size;
+	bool ok = addr_ok && shape_ok && len == L->size;
 
 	for (uint32_t i = HDR; ok && i < len; i++)
 		ok = p[i] == (uint8_t)(seq * 31u + i);
@@ -229,6 +241,7 @@ static unsigned udp_recv(struct load *L)
 	struct sockaddr_in from[BATCH];
 
 	memset(m, 0, sizeof(m));
+	memset(from, 0, sizeof(from));
 	for (unsigned i = 0; i < BATCH; i++) {
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = sizeof(bufs[i]);
@@ -353,6 +366,14 @@ static unsigned pkt_recv(struct load *L)
 			L->late_or_unknown++;
 			continue;
 		}
+		/* Both checksums must verify (a sum over a correct header folds to 0). */
+		if (csum_fold(csum_add(0, f + 14, 20)) != 0 ||
+		    ((u[6] | u[7]) &&
+		     csum_fold(csum_add(csum_add(0, f + 26, 8) + 17 + ulen, u, ulen)) != 0)) {
+			if (L->bad < 5)
+				fprintf(stderr, "udp_load: reply with a bad checksum\n");
+			addr_ok = false;
+		}
 		on_reply(L, u + 8, ulen - 8, addr_ok);
 		got++;
 	}
@@ -396,11 +417,16 @@ static int run(struct load *L)
 	L->t_last_event = start;
 	while (1) {
 		uint64_t now = now_ns();
-
-		if (now >= deadline)
-			break;
 		uint64_t inflight = L->sent - L->replies - lost_marked;
 
+		/* Past the deadline: send no more, collect what is in flight for at most one
+		 * more timeout (the run lasts at most seconds + timeout). */
+		if (now >= deadline) {
+			if (L->count > L->sent)
+				L->count = L->sent;
+			if (now >= deadline + timeout)
+				break;
+		}
 		if (L->sent >= L->count && (inflight == 0 || now - L->t_last_event > timeout))
 			break;
 		if (inflight && now - L->t_last_event > timeout) {
@@ -465,12 +491,15 @@ int main(int argc, char **argv)
 	L.check = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!a)
+			break;
 		bool takes = true;
 
 		if (!strcmp(a, "--mode") && val) {
 			if (!strcmp(val, "packet"))
 				L.packet_mode = true;
-			else if (strcmp(val, "udp")) {
+			else if (strcmp(val, "udp") != 0) {
 				fprintf(stderr, "udp_load: --mode: bad value '%s'\n", val);
 				return 2;
 			}
@@ -523,6 +552,8 @@ int main(int argc, char **argv)
 				L.busy_poll = true;
 			else if (!strcmp(a, "--echo-check"))
 				L.check = true;
+			else if (!strcmp(a, "--grow"))
+				L.grow = true;
 			else if (!strcmp(a, "--no-check"))
 				L.check = false;
 			else {
@@ -600,8 +631,10 @@ int main(int argc, char **argv)
 
 	if (L.nrtt) {
 		qsort(L.rtt_ns, L.nrtt, sizeof(uint64_t), cmp_u64);
-		p50 = (double)L.rtt_ns[L.nrtt / 2] / 1e3;
-		p99 = (double)L.rtt_ns[(L.nrtt * 99) / 100] / 1e3;
+		size_t i50 = L.nrtt / 2, i99 = L.nrtt * 99 / 100;
+
+		p50 = (double)L.rtt_ns[i50] / 1e3;
+		p99 = (double)L.rtt_ns[i99] / 1e3;
 		pmax = (double)L.rtt_ns[L.nrtt - 1] / 1e3;
 	}
 	printf("udp_load: sent %llu replies %llu lost %llu bad %llu dup %llu other %llu size %u "

@@ -15,7 +15,7 @@ PKGS=(
   libjansson-dev      # JSON (tests, host tool, dashboard)
   libmicrohttpd-dev   # dashboard HTTP server
   iproute2 ethtool    # network namespaces and veth for tests and demo
-  jq                  # tests: JSON checks
+  openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
   curl                # dashboard API test
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )

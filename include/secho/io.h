@@ -67,7 +67,9 @@ struct secho_io_cfg {
 	uint32_t queue;       /* XDP: the queue the socket binds to (PACKET sees all) */
 	const char *pcap_in;  /* PCAP: frames to read; NULL = no input (rx ends at once) */
 	const char *pcap_out; /* PCAP: every TX frame written here; NULL = discarded */
-	bool busy_poll;       /* secho_io_wait() spins on the rings instead of sleeping */
+	/* secho_io_wait() spins on the rings instead of sleeping. Pointless with TPACKET_V3:
+	 * blocks still wait for the retire timer, whose softirq a spinning thread delays. */
+	bool busy_poll;
 	enum secho_io_hint hint;
 	int packet_version;     /* PACKET: 2 or 3; 0 = from hint */
 	uint32_t v3_block_size; /* PACKET V3: block bytes (power of 2); 0 = 64 KiB */
@@ -135,8 +137,10 @@ unsigned secho_io_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsig
  * front <= rx->headroom and len - front <= rx->len + rx->tailroom: the response then
  * overlaps the request, so a response whose payload stays at the same offset can be
  * encrypted in place. Other backends return a separate buffer (a TX ring slot, a scratch
- * buffer) and ignore front. At most one reservation is open at a time; the next tx_slot
- * without tx_commit reuses it.
+ * buffer) and ignore front; AF_PACKET in sendmmsg mode falls back to a per-burst buffer
+ * when the frame has no room (TPACKET_V3 packs frames with only alignment gaps between).
+ * Callers tell the cases apart by comparing the result with rx->data - front.
+ * At most one reservation is open at a time; the next tx_slot without tx_commit reuses it.
  * rx may be NULL: a standalone response that answers no frame of the current burst (the
  * offload engine's completions arrive after their requests were released). It is built
  * in a TX buffer of the backend's own (AF_XDP: a UMEM frame reserved for this, returned

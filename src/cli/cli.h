@@ -26,11 +26,11 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 #define SECHO_COMMANDS                                                                             \
 	SECHO_CMD(crypt, "encrypt or decrypt stdin to stdout with any AES mode")                   \
 	SECHO_CMD(speed, "measure our AES implementations against OpenSSL and ipsec-mb")           \
-	SECHO_CMD(selftest, "run the built-in known-answer and consistency tests")               \
+	SECHO_CMD(selftest, "run the built-in known-answer and consistency tests")                 \
 	SECHO_CMD(keygen, "write a new key file (key id, AES-256 key, salt)")                      \
-	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")              \
-	SECHO_CMD(host, "send traffic to an endpoint and verify every response (paired, load, counters)") \
-	SECHO_CMD(dashboard, "web dashboard and JSON API: endpoint, verified runs, counters")
+	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")               \
+	SECHO_CMD(host, "send to an endpoint and verify every response (paired, load, counters)")  \
+	SECHO_CMD(dashboard, "web page and JSON API: endpoint, verified runs, counters")
 
 #define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
 SECHO_COMMANDS

@@ -60,9 +60,12 @@ int main(int argc, char *argv[])
 	}
 	if (!strcmp(w, "help")) {
 		const struct cli_command *c = find(argv[2]);
-		if (!c || argc > 3)
+		if (!c)
 			return cli_usage_err(
 			        NULL, "help: unknown command '%s' (see 'secho --help')", argv[2]);
+		if (argc > 3)
+			return cli_usage_err(NULL, "help: one command at a time ('%s' is extra)",
+			                     argv[3]);
 		char *sub[] = {argv[2], "--help", NULL};
 		cli_getopt_reset();
 		return c->fn(2, sub);

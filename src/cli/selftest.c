@@ -90,7 +90,8 @@ static const struct {
 static void kat_impl(secho_impl_id id)
 {
 	const char *in = secho_impl_name(id);
-	uint8_t key[32], pt[64], ct[64], iv[16], aad[20], tag[16], out[64], t2[16];
+	uint8_t key[32] = {0}, pt[64] = {0}, ct[64] = {0}, iv[16] = {0}, aad[20] = {0};
+	uint8_t tag[16] = {0}, out[64] = {0}, t2[16] = {0};
 	size_t kl, pl, cl;
 
 	for (size_t i = 0; i < sizeof(block_kats) / sizeof(block_kats[0]); i++) {

@@ -35,8 +35,8 @@ static bool key_ok(const secho_gcm_key *k)
 
 /* ---- key ---- */
 
-/* SECHO_OK; EINVAL (NULL, key_len not 16/24/32, impl out of range); EUNAVAIL. On error
- * the key is left zeroed when it could be written. */
+/* SECHO_OK; EINVAL (NULL, key_len not 16/24/32, impl out of range) or EUNAVAIL, both
+ * without writing k. */
 int secho_gcm_key_init(secho_gcm_key *k, const uint8_t *key, size_t key_len, secho_impl_id impl)
 {
 	if (!k || !key || (key_len != 16 && key_len != 24 && key_len != 32) ||
@@ -46,9 +46,9 @@ int secho_gcm_key_init(secho_gcm_key *k, const uint8_t *key, size_t key_len, sec
 	 * secho_impl_force() runs concurrently. */
 	secho_impl_id id = secho_impl_resolve(impl);
 	const struct secho_gcm_impl *g = secho_gcm_impl_get(id);
-	memset(k, 0, sizeof(*k));
 	if (!g)
 		return SECHO_EUNAVAIL;
+	memset(k, 0, sizeof(*k));
 	int rc = secho_aes_key_init(&k->aes, key, key_len, id);
 	if (rc) {
 		secho_gcm_key_wipe(k);
@@ -493,7 +493,7 @@ static int batch_run(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, bool
 		bulk(k, msgs, n);
 	} else if (bulk && nvalid) {
 		secho_gcm_msg v[SECHO_GCM_BATCH_MAX];
-		size_t idx[SECHO_GCM_BATCH_MAX], j = 0;
+		size_t idx[SECHO_GCM_BATCH_MAX] = {0}, j = 0;
 		for (size_t i = 0; i < n; i++)
 			if (!msgs[i].status) {
 				idx[j] = i;

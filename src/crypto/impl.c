@@ -13,11 +13,9 @@
 #include <strings.h>
 
 /*
- * The portable and AES-NI tables are referenced strongly (a weak reference would not pull
- * them out of the static library). VAES is a weak reference while it is being brought up,
- * so the library links without it; a missing one reads as unavailable.
+ * Every table is referenced strongly: a weak reference would not pull it out of the
+ * static library. The tables are declared in inner.h.
  */
-extern const struct secho_gcm_impl secho_gcm_vaes_impl __attribute__((weak));
 
 static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
 
@@ -29,7 +27,7 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 	case SECHO_IMPL_AESNI:
 		return &secho_gcm_ni_impl;
 	case SECHO_IMPL_VAES:
-		return &secho_gcm_vaes_impl ? &secho_gcm_vaes_impl : NULL;
+		return &secho_gcm_vaes_impl;
 	default:
 		return NULL;
 	}

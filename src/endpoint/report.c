@@ -86,7 +86,17 @@ static json_t *engine_obj(const struct secho_report_ctx *r, const struct secho_e
 	return o;
 }
 
+static size_t report_json(const struct secho_report_ctx *r, char *out, size_t cap, bool all_drops);
+
 size_t secho_report_json(const struct secho_report_ctx *r, char *out, size_t cap)
+{
+	/* Every drop counter by name; when the counts have grown too long for one MTU, the
+	 * zero ones are left out (drops_all: false says so; the names are in PROTOCOL.md). */
+	size_t n = report_json(r, out, cap, true);
+	return n ? n : report_json(r, out, cap, false);
+}
+
+static size_t report_json(const struct secho_report_ctx *r, char *out, size_t cap, bool all_drops)
 {
 	struct secho_counters c;
 	secho_report_collect(r, &c);
@@ -100,12 +110,13 @@ size_t secho_report_json(const struct secho_report_ctx *r, char *out, size_t cap
 	}
 	json_t *drops = json_object();
 	for (unsigned i = 1; i < SECHO_WIRE_VERDICT_COUNT; i++)
-		if (i != SECHO_WIRE_ARP)
+		if (i != SECHO_WIRE_ARP && (all_drops || c.verdict[i]))
 			json_object_set_new(drops, secho_wire_verdict_name(i),
 			                    json_integer((json_int_t)c.verdict[i]));
 	for (unsigned i = 0; i < SECHO_PIPE_DROP_COUNT; i++)
-		json_object_set_new(drops, secho_pipe_drop_name(i),
-		                    json_integer((json_int_t)c.drop[i]));
+		if (all_drops || c.drop[i])
+			json_object_set_new(drops, secho_pipe_drop_name(i),
+			                    json_integer((json_int_t)c.drop[i]));
 
 	json_t *streaming = engine_obj(r, &c.eng[SECHO_ENG_STREAM], 0, r->stream_key_bytes,
 	                               r->stream_staging_bytes);
@@ -121,6 +132,8 @@ size_t secho_report_json(const struct secho_report_ctx *r, char *out, size_t cap
 		(json_int_t)c.rx_frames, "tx_frames", (json_int_t)c.tx_frames, "arp_answered",
 		(json_int_t)c.verdict[SECHO_WIRE_ARP], "io", r->io_desc ? r->io_desc : "", "engines",
 		"streaming", streaming, "offload", offload, "drops", drops);
+	if (root)
+		json_object_set_new(root, "drops_all", json_boolean(all_drops));
 	if (!root)
 		return 0;
 	size_t n = json_dumpb(root, out, cap, JSON_COMPACT);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "endpoint/endpoint.h"
 #include "endpoint/pipeline.h"
@@ -63,6 +64,14 @@ static void print_summary(const struct secho_report_ctx *r, struct secho_io *io)
 			if (c.drop[i])
 				printf(" %s=%" PRIu64, secho_pipe_drop_name(i), c.drop[i]);
 		printf("\n");
+	}
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+		uint64_t ans = c.eng[SECHO_ENG_STREAM].packets + c.eng[SECHO_ENG_OFFLOAD].packets;
+		printf("  cpu       %.3f s (both threads), %.0f ns per answered packet\n", cpu,
+		       ans ? cpu * 1e9 / (double)ans : 0.0);
 	}
 	printf("  sequence  high-water %" PRIu64 "\n",
 	       r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final);
@@ -131,7 +140,14 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	secho_report_init(rep, cfg->report_rate);
 	rep->workers = workers;
 	rep->nworkers = 1;
-	rep->io_desc = secho_io_describe(io);
+	/* The report carries the short form (what was opened, not why): it must fit the MTU. */
+	char io_short[48];
+	const char *desc = secho_io_describe(io);
+	size_t dl = strcspn(desc, "(;,");
+	while (dl && desc[dl - 1] == ' ')
+		dl--;
+	snprintf(io_short, sizeof(io_short), "%.*s", (int)dl, desc);
+	rep->io_desc = io_short;
 	rep->offload_backend = secho_offload_backend_name(cfg->offload);
 	rep->off = off;
 	rep->stream_key_bytes = sizeof(*gk);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int (*sync_hook)(int fd);
@@ -269,6 +270,18 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		rc = parse_record(buf, (size_t)n, path, key_id, &hwm, err, errlen);
 		if (rc)
 			goto fail;
+	} else {
+		/* No state yet: either a new key, or a state that was lost (deleted, a new
+		 * disk) for a key that was already used. Numbering from 1 would then repeat
+		 * IVs. Start at the wall clock in microseconds times 4096 instead: a key that
+		 * was used before started at its own (earlier) clock value and could only have
+		 * caught up by handing out more than 4096 numbers per microsecond (4 billion
+		 * per second) ever since. 2^64 / 4096 us is 142 years of clock. */
+		struct timespec ts;
+		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0) {
+			uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+			hwm = us << 12;
+		}
 	}
 	if (hwm >= SECHO_SEQ_LAST) {
 		rc = -ENOSPC;

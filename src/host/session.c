@@ -299,7 +299,9 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 	 * payload is what the response decrypts to: when an earlier request of that size was
 	 * lost, its successors' answers must not be taken for its own. Payloads of 1..7 bytes
 	 * are compared in full; an empty one cannot tell requests apart (any is as good).
-	 * When none compares equal, the oldest is taken and verification reports it. */
+	 * When none compares equal, the answer is for a request that has already expired
+	 * (late), or it is corrupt: either way it answers none of the outstanding ones, and
+	 * the request it was for is counted lost, which fails a paired run (--max-loss). */
 	uint8_t mine[8], want[8];
 	size_t plen = len != SIZE_MAX && len < 8 ? len : 0;
 	if (plen && secho_verify_peek(s->v, m->udp, m->udp_len, mine, plen) != plen)
@@ -319,6 +321,10 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 			if (!memcmp(want, mine, plen) && (!same || q->id < same->id))
 				same = q;
 		}
+	}
+	if (plen && !same) {
+		*late = best != NULL;
+		return NULL;
 	}
 	return same ? same : best;
 }

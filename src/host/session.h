@@ -6,8 +6,9 @@
  * the send index): when the payload has 8 bytes or more, its first 8 bytes are the id in
  * network order and the rest a keyed pseudo-random stream of the id, so a response is
  * matched to its request by decrypting its first 8 bytes (secho_verify_peek) and then
- * verified in full. Payloads shorter than 8 bytes cannot carry the id: such a response is
- * matched to the oldest outstanding request with the same port and size (send order).
+ * verified in full. Payloads of 1..7 bytes cannot carry the id: such a response is
+ * decrypted and matched to the oldest outstanding request with the same port, size and
+ * payload (none: late, see session.c); empty ones match the oldest of their port.
  * A decoded id that belongs to a request already given up as lost is counted "late";
  * one that belongs to nothing falls back to the (port, size, order) rule, so a corrupted
  * ciphertext is still reported by its check name rather than as a loss.

@@ -66,8 +66,9 @@ struct pkt_io {
 	/* sendmmsg */
 	uint8_t *mm_slot;
 	unsigned nmsg;
-	/* standalone responses (rx == NULL) in sendmmsg mode, one per queued message */
-	uint8_t mm_solo[SECHO_IO_BURST][2048];
+	/* SECHO_IO_BURST x frame_size, one per queued message: standalone responses (rx ==
+	 * NULL) and responses that do not fit in their RX frame */
+	uint8_t *mm_buf;
 	struct iovec iov[SECHO_IO_BURST];
 	struct mmsghdr msgs[SECHO_IO_BURST];
 
@@ -101,6 +102,8 @@ static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 {
 	unsigned n = 0;
 
+	if (max > p->frame_nr)
+		max = p->frame_nr; /* never lap frames of this burst */
 	while (n < max) {
 		struct tpacket2_hdr *h = v2_frame(p, p->rx_head);
 		/* acquire: pairs with the kernel's barrier before it sets TP_STATUS_USER */
@@ -253,15 +256,13 @@ static uint8_t *pkt_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32
 
 	if (!p->sendmmsg_mode)
 		return ring_tx_slot(p, len);
-	if (!rx) {
-		if (len > sizeof(p->mm_solo[0]))
-			return NULL;
-		p->mm_slot = p->mm_solo[p->nmsg]; /* nmsg < BURST: commit flushes at BURST */
-		return p->mm_slot;
-	}
-	if (front > rx->headroom || len > (uint64_t)front + rx->len + rx->tailroom)
+	/* nmsg < BURST here: commit flushes when the batch is full */
+	if (rx && front <= rx->headroom && len <= (uint64_t)front + rx->len + rx->tailroom)
+		p->mm_slot = rx->data - front;
+	else if (len <= p->frame_size)
+		p->mm_slot = p->mm_buf + (size_t)p->nmsg * p->frame_size; /* out of place */
+	else
 		return NULL;
-	p->mm_slot = rx->data - front;
 	return p->mm_slot;
 }
 
@@ -355,6 +356,7 @@ static void pkt_close(struct secho_io *io)
 		munmap(p->rx_map, p->rx_map_len);
 	if (p->rxfd >= 0)
 		close(p->rxfd);
+	free(p->mm_buf);
 	free(p);
 }
 
@@ -557,6 +559,12 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 			goto fail_rx;
 		}
 		p->txfd = p->rxfd;
+		p->mm_buf = malloc((size_t)SECHO_IO_BURST * p->frame_size);
+		if (!p->mm_buf) {
+			secho_io_err(err, errlen, "AF_PACKET: out of memory");
+			r = -ENOMEM;
+			goto fail_rx;
+		}
 	}
 	if (cfg->bpf && cfg->bpf_len) {
 		struct sock_fprog prog = {.len = cfg->bpf_len,
@@ -617,6 +625,7 @@ fail_tx:
 	if (p->txfd >= 0 && p->txfd != p->rxfd)
 		close(p->txfd);
 fail_rx:
+	free(p->mm_buf);
 	if (p->rx_map)
 		munmap(p->rx_map, p->rx_map_len);
 	close(p->rxfd);

@@ -291,6 +291,20 @@ static const struct secho_io_ops xdp_ops = {
         .read_kernel_stats = xdp_read_kernel_stats,
 };
 
+/* libbpf and libxdp log to stderr by default (e.g. "No bpffs found", which is expected
+ * here); keep them quiet unless SECHO_IO_DEBUG is set. */
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return getenv("SECHO_IO_DEBUG") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static int quiet_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return getenv("SECHO_IO_DEBUG") ? vfprintf(stderr, fmt, ap) : 0;
+}
+
 /* One complete attempt: UMEM + socket with these flags. Returns 0 or -errno; on failure
  * nothing is left behind (a failed bind leaves the rings set on the UMEM's socket, so a
  * retry needs a fresh UMEM). */
@@ -348,6 +362,8 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 		errno = EINVAL;
 		return NULL;
 	}
+	libbpf_set_print(quiet_libbpf);
+	libxdp_set_print(quiet_libxdp);
 	x = calloc(1, sizeof(*x));
 	if (!x) {
 		secho_io_err(err, errlen, "AF_XDP: out of memory");
@@ -420,9 +436,13 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 			snprintf(drv_why, sizeof(drv_why), "native XDP: %s", strerror(-r));
 	}
 	if (r) {
-		secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s", cfg->ifname,
-		             cfg->queue, zc_only ? "no zero-copy" : strerror(-r),
-		             zc_why[0] ? " (" : "", zc_why, zc_why[0] ? ")" : "");
+		if (zc_only)
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s", cfg->ifname,
+			             cfg->queue, zc_why);
+		else
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s", cfg->ifname,
+			             cfg->queue, strerror(-r), zc_why[0] ? " (" : "", zc_why,
+			             zc_why[0] ? ")" : "");
 		goto fail_map;
 	}
 	x->xdp_flags = modes[m].flags;

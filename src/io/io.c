@@ -23,7 +23,7 @@ void secho_io_err(char *err, size_t errlen, const char *fmt, ...)
 	if (!err || !errlen)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap); // NOLINT(clang-analyzer-valist.Uninitialized)
 	va_end(ap);
 }
 
@@ -83,8 +83,8 @@ static struct secho_io *open_auto(const struct secho_io_cfg *cfg, char *err, siz
 
 	snprintf(base, sizeof(base), "%s", io->desc);
 	if (snprintf(io->desc, sizeof(io->desc),
-	             "%s; auto: no AF_XDP zero-copy (%s), and copy-mode AF_XDP measured slower "
-	             "than AF_PACKET on this kind of interface",
+	             "%s; auto: %s, and copy-mode AF_XDP measured slower than AF_PACKET on "
+	             "this kind of interface (veth: 0.6-0.8 vs >= 1.1 Mpps)",
 	             base, why) >= (int)sizeof(io->desc))
 		io->desc[sizeof(io->desc) - 1] = '\0'; /* truncated, still terminated */
 	return io;

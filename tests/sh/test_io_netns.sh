@@ -6,7 +6,9 @@
 # bench/udp_load in the host namespace sends:
 #   1. 300 ping-pong datagrams through a kernel UDP socket (64 B payload),
 #   2. 3000 frames of 1440 B payload, 64 in flight, as raw frames through AF_PACKET,
-# and checks every reply: all answered, payload unchanged, MAC/IP/port swapped. After the
+# and checks every reply: all answered, payload unchanged, MAC/IP/port swapped (--grow:
+# replies 32 bytes longer, shaped like the endpoint's, built in place where the backend
+# can, with IPv4/UDP lengths and checksums checked by udp_load). After the
 # echo exits, no XDP program may be left on the interface. One PASS/FAIL line per backend;
 # a backend the kernel cannot provide prints UNAVAILABLE with the reason. Bounded: each
 # program runs under timeout, a few seconds per backend.
@@ -17,7 +19,8 @@ BIN="$ROOT/${BUILD:-build}/bench"
 . "$ROOT/tests/sh/netns.sh"
 
 if why=$(netns_unavailable); then
-	for b in packet-v3 packet-v2 packet-v2-sendmmsg xdp-native xdp-skb; do
+	for b in packet-v3 packet-v2 packet-v2-sendmmsg xdp-native xdp-skb grow-packet-v3 \
+		grow-packet-v3-sendmmsg grow-packet-v2-sendmmsg grow-xdp-native auto; do
 		echo "UNAVAILABLE io $b: $why"
 	done
 	exit 0
@@ -60,10 +63,12 @@ run_backend() {
 		return
 	fi
 	local ok=1
+	local grow=
+	case " $* " in *" --grow "*) grow=--grow ;; esac
 	ip netns exec "$NS_H" timeout 10 "$BIN/udp_load" --mode udp --count 300 --window 1 \
-		--size 64 --seconds 5 --min-replies 300 >"$TMP/load1.log" 2>&1 || ok=0
+		--size 64 --seconds 5 --min-replies 300 $grow >"$TMP/load1.log" 2>&1 || ok=0
 	ip netns exec "$NS_H" timeout 10 "$BIN/udp_load" --mode packet --iface "$IF_H" \
-		--count 3000 --window 64 --size 1440 --seconds 5 --min-replies 3000 \
+		--count 3000 --window 64 --size 1440 --seconds 5 --min-replies 3000 $grow \
 		>"$TMP/load2.log" 2>&1 || ok=0
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"
@@ -88,4 +93,16 @@ run_backend packet-v2 --io packet --packet-version 2
 run_backend packet-v2-sendmmsg --io packet --packet-version 2 --sendmmsg
 run_backend xdp-native --io xdp --xdp-mode native
 run_backend xdp-skb --io xdp --xdp-mode skb
+# Responses 32 bytes longer than requests, as the endpoint sends: in place (AF_XDP,
+# sendmmsg from a V2 ring), from the TX ring, and the out-of-place fallback (V3 sendmmsg).
+run_backend grow-packet-v3 --io packet --packet-version 3 --grow
+run_backend grow-packet-v3-sendmmsg --io packet --packet-version 3 --sendmmsg --grow
+run_backend grow-packet-v2-sendmmsg --io packet --packet-version 2 --sendmmsg --grow
+run_backend grow-xdp-native --io xdp --xdp-mode native --grow
+# auto must say what it chose and why.
+run_backend auto --io auto
+if [ -f "$TMP/ready" ] && ! grep -q 'auto: \|AF_XDP zero-copy' "$TMP/ready"; then
+	echo "FAIL io auto: description gives no reason: $(cat "$TMP/ready")"
+	failed=1
+fi
 exit $failed

@@ -16,6 +16,7 @@
 #include "endpoint/pipeline.h"
 #include "endpoint/seqlease.h"
 #include "harness.h"
+#include "secho/tsc.h"
 
 #define NREQ 300 /* per engine */
 
@@ -232,7 +233,10 @@ int main(void)
 	w.refill_arg = seq;
 	w.refill = refill; /* leases from the durable allocator, as serve.c does */
 
-	for (int guard = 0; guard < 100000; guard++) {
+	/* Bounded in time, not turns: the engine thread may be descheduled a while. */
+	double hz = secho_tsc_hz();
+	uint64_t until = secho_rdtsc() + (uint64_t)(20 * hz);
+	while (secho_rdtsc() < until) {
 		unsigned got = secho_worker_rx(&w);
 		secho_worker_completions(&w);
 		if (!got && secho_io_eof(io) && !secho_offload_inflight(off))

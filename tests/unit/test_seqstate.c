@@ -160,19 +160,36 @@ static void test_restart(void)
 	t_begin("restart: numbering resumes above the reserved high-water mark");
 	uint64_t prev_h = 0, x = 0;
 	for (int run = 0; run < 5; run++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t floor_now = ((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u)
+		                     << 12;
 		int rc = secho_seq_open(&s, spath, 3, 100, err, sizeof(err));
 		if (!T_CHECK(rc == 0, "open run %d: %s", run, err))
 			break;
 		uint64_t first;
 		T_CHECK(secho_seq_take(&s, 1, &first) == 0, "take");
-		T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64, run,
-		        first, prev_h);
+		if (run == 0) /* a new state starts at the clock floor (see seqstate.c) */
+			T_CHECK(first > floor_now, "new state: first %" PRIu64 " above clock floor %" PRIu64,
+			        first, floor_now);
+		else
+			T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64, run,
+			        first, prev_h);
 		for (int i = 0; i < run * 70; i++)
 			T_CHECK(secho_seq_take(&s, 1, &x) == 0 && x > first, "take more");
 		prev_h = secho_seq_high_water(&s);
 		T_CHECK(prev_h >= x, "H covers what was handed out");
 		secho_seq_close(&s);
 	}
+	/* a lost state (file deleted) must not restart numbering below what was used */
+	T_CHECK(unlink(spath) == 0, "state deleted");
+	T_CHECK(secho_seq_open(&s, spath, 3, 100, err, sizeof(err)) == 0, "reopen: %s", err);
+	uint64_t again;
+	T_CHECK(secho_seq_take(&s, 1, &again) == 0 && again > prev_h,
+	        "after the state was lost: first %" PRIu64 " above every earlier number (%" PRIu64
+	        ")",
+	        again, prev_h);
+	secho_seq_close(&s);
 	/* lock: a second open while the first holds the state */
 	T_CHECK(secho_seq_open(&s, spath, 3, 100, err, sizeof(err)) == 0, "open");
 	struct secho_seqstate s2;
