@@ -86,9 +86,21 @@ static void tail_append(char *buf, size_t cap, const char *p, size_t n)
 	buf[have + n] = '\0';
 }
 
-/* Child side of a fork: only async-signal-safe calls until execve. */
+/* Child side of a fork: only async-signal-safe calls until execve. The program starts with
+ * default signal dispositions and an empty mask whatever thread forked it (a server thread
+ * may block signals; our SIGPIPE is ignored), so `secho serve` sees our SIGTERM. */
 static void child_exec(char *const argv[], int in, int out, int err)
 {
+	struct sigaction dfl;
+	sigset_t none;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	(void)sigaction(SIGPIPE, &dfl, NULL);
+	(void)sigaction(SIGINT, &dfl, NULL);
+	(void)sigaction(SIGTERM, &dfl, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0); /* a terminal's ^C reaches the dashboard, which stops us in order */
 	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
@@ -529,6 +541,7 @@ static void endpoint_kill(struct dash_wire *w)
 	kill(w->ep_pid, SIGTERM);
 	for (int i = 0; i < 30; i++) {
 		if (waitpid(w->ep_pid, &st, WNOHANG) == w->ep_pid) {
+			w->last_exit = decode_status(st);
 			w->ep_pid = 0;
 			return;
 		}
@@ -537,6 +550,7 @@ static void endpoint_kill(struct dash_wire *w)
 	kill(w->ep_pid, SIGKILL);
 	while (waitpid(w->ep_pid, &st, 0) < 0 && errno == EINTR)
 		;
+	w->last_exit = decode_status(st);
 	w->ep_pid = 0;
 }
 

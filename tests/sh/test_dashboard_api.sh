@@ -188,6 +188,7 @@ t_begin "dashboard api stop"
 post /api/endpoint/stop '{}'
 is "$CODE" 200 "POST /api/endpoint/stop"
 is "$(jget '.running')" false "stopped"
+is "$(jget '.last_exit')" 0 "the endpoint exited 0 on SIGTERM (drained)"
 ip netns list | grep -qw "secho-de-$DASH_PID"
 t_check $((!$?)) "endpoint namespace removed"
 req GET /api/counters
