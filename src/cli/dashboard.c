@@ -39,6 +39,7 @@ static const char usage_text[] =
         "  --quiet               no request log on stderr\n"
         "  -h, --help            this text\n";
 
+/* SIGINT/SIGTERM: only set the flag (async-signal-safe); main and dash_run() poll it. */
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -65,6 +66,8 @@ static bool parse_listen(const char *s, struct dash_cfg *cfg)
 	return true;
 }
 
+/* `secho dashboard`: returns 0 after a clean stop, 1 when it could not start, 2 on bad
+ * usage. */
 int cmd_dashboard(int argc, char **argv)
 {
 	enum { O_LISTEN = 256, O_REMOTE, O_VIRTUAL, O_IFACE, O_HIF, O_MAC, O_BIN, O_QUIET };

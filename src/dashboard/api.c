@@ -66,6 +66,7 @@ static bool wire_try(struct dash_api *a)
 	return ok;
 }
 
+/* Give the wire back. Can't fail. */
 static void wire_release(struct dash_api *a)
 {
 	pthread_mutex_lock(&a->lock);
@@ -73,6 +74,7 @@ static void wire_release(struct dash_api *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/* CLOCK_REALTIME in seconds (timestamps shown to clients). */
 static double now_real(void)
 {
 	struct timespec ts;
@@ -81,6 +83,7 @@ static double now_real(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Serialise j (consumed) into r; a 500 with a fixed body when out of memory. */
 static void reply_json(struct dash_reply *r, unsigned status, json_t *j)
 {
 	r->status = status;
@@ -95,6 +98,7 @@ static void reply_json(struct dash_reply *r, unsigned status, json_t *j)
 	}
 }
 
+/* Contract: dashboard.h. */
 void dash_reply_error(struct dash_reply *r, unsigned status, const char *msg)
 {
 	reply_json(r, status, json_pack("{s:s}", "error", msg));
@@ -102,6 +106,7 @@ void dash_reply_error(struct dash_reply *r, unsigned status, const char *msg)
 
 /* ---- runs ---- */
 
+/* Free a run and its results; NULL is fine. */
 static void run_free(struct run *run)
 {
 	if (!run)
@@ -113,6 +118,7 @@ static void run_free(struct run *run)
 	free(run);
 }
 
+/* Enter a phase occupying [lo, hi] of the progress bar, expected to last expect_s. */
 static void set_phase(struct dash_api *a, struct run *run, const char *phase, double lo, double hi,
                       double expect_s)
 {
@@ -139,6 +145,7 @@ static double run_progress(const struct run *run)
 	return run->phase_lo + (run->phase_hi - run->phase_lo) * f;
 }
 
+/* o.a or o.a.b; NULL when absent (jansson accepts NULL everywhere below). */
 static json_t *num_at(json_t *o, const char *a, const char *b)
 {
 	json_t *x = json_object_get(o, a);
@@ -146,6 +153,7 @@ static json_t *num_at(json_t *o, const char *a, const char *b)
 	return b ? json_object_get(x, b) : x;
 }
 
+/* o.a[.b] as an integer, 0 when absent or not an integer. */
 static json_int_t int_at(json_t *o, const char *a, const char *b)
 {
 	json_t *x = num_at(o, a, b);
@@ -207,6 +215,7 @@ static json_t *summarize(const struct run *run)
 	return s;
 }
 
+/* Mark the run failed with a reason (shown as "error"). */
 static void run_fail(struct dash_api *a, struct run *run, const char *why)
 {
 	pthread_mutex_lock(&a->lock);
@@ -217,6 +226,8 @@ static void run_fail(struct dash_api *a, struct run *run, const char *why)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/* The run thread: endpoint, paired, load, counters (see the table at the top). Always
+ * releases the wire and clears a->active before returning. */
 static void *run_main(void *arg)
 {
 	struct dash_api *a = arg;
@@ -296,6 +307,7 @@ out:
 	return NULL;
 }
 
+/* A run as JSON (caller holds a->lock); results only when full. */
 static json_t *run_json(const struct run *run, bool full)
 {
 	json_t *j = json_pack("{s:I,s:s,s:s,s:f,s:f}", "id", (json_int_t)run->id, "state",
@@ -395,6 +407,7 @@ bad:
 	return NULL;
 }
 
+/* POST /api/runs: 400 on a bad body, 409 when the wire is busy, else 202 and a thread. */
 static void post_run(struct dash_api *a, const char *body, size_t len, struct dash_reply *r)
 {
 	char why[256];
@@ -448,6 +461,7 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 	reply_json(r, 202, j);
 }
 
+/* The kept run with this id, or NULL (caller holds a->lock). */
 static struct run *run_find(struct dash_api *a, unsigned long id)
 {
 	for (unsigned i = 0; i < a->nruns; i++)
@@ -458,6 +472,7 @@ static struct run *run_find(struct dash_api *a, unsigned long id)
 
 /* ---- endpoint ---- */
 
+/* GET /api/endpoint (and the answer to start/stop). */
 static void endpoint_status(struct dash_api *a, struct dash_reply *r, unsigned status)
 {
 	json_t *j;
@@ -477,6 +492,7 @@ static void endpoint_status(struct dash_api *a, struct dash_reply *r, unsigned s
 	reply_json(r, status, j);
 }
 
+/* POST /api/endpoint/start: 200 and the status, 409 busy, 500 with the reason. */
 static void endpoint_start(struct dash_api *a, struct dash_reply *r)
 {
 	char err[512];
@@ -495,6 +511,7 @@ static void endpoint_start(struct dash_api *a, struct dash_reply *r)
 	endpoint_status(a, r, 200);
 }
 
+/* POST /api/endpoint/stop: 200 and the status, 409 busy. */
 static void endpoint_stop(struct dash_api *a, struct dash_reply *r)
 {
 	if (!wire_try(a)) {
@@ -549,6 +566,7 @@ static json_t *counters_get(struct dash_api *a, bool *live, double *at)
 	return j;
 }
 
+/* GET /api/counters: the report plus live/fetched_at, 503 when there never was one. */
 static void get_counters(struct dash_api *a, struct dash_reply *r)
 {
 	bool live;
@@ -610,6 +628,7 @@ __attribute__((format(printf, 2, 3))) static void bprintf(struct buf *b, const c
 	}
 }
 
+/* A JSON number as double, NaN when absent. */
 static double jnum(json_t *j)
 {
 	return json_is_number(j) ? json_number_value(j) : NAN;
@@ -624,11 +643,13 @@ static void sample(struct buf *b, const char *name, const char *labels, double v
 		bprintf(b, "%s%s %.17g\n", name, labels, v);
 }
 
+/* The # HELP and # TYPE lines of one metric family. */
 static void help(struct buf *b, const char *name, const char *type, const char *text)
 {
 	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/* GET /metrics: Prometheus text format 0.0.4 from the counters report and our state. */
 static void get_metrics(struct dash_api *a, struct dash_reply *r)
 {
 	static const char *const eng[] = {"streaming", "offload"};
@@ -783,11 +804,13 @@ static void get_metrics(struct dash_api *a, struct dash_reply *r)
 
 /* ---- routing ---- */
 
+/* GET or HEAD (libmicrohttpd drops the body of a HEAD answer). */
 static bool is_get(const char *m)
 {
 	return !strcmp(m, "GET") || !strcmp(m, "HEAD");
 }
 
+/* 405 with an Allow header. */
 static void method_not_allowed(struct dash_reply *r, const char *allow)
 {
 	char msg[96];
@@ -822,6 +845,7 @@ static bool empty_body_ok(const char *body, size_t len, struct dash_reply *r)
 	return true;
 }
 
+/* GET /api: the route list. */
 static void index_json(struct dash_reply *r)
 {
 	static const char *const routes[][3] = {
@@ -842,6 +866,7 @@ static void index_json(struct dash_reply *r)
 	reply_json(r, 200, json_pack("{s:o}", "routes", arr));
 }
 
+/* Dispatch by path, then method: unknown path 404, known path and wrong method 405. */
 static void route(struct dash_api *a, const char *method, const char *url, const char *body,
                   size_t len, struct dash_reply *r)
 {
@@ -936,6 +961,7 @@ static void route(struct dash_api *a, const char *method, const char *url, const
 	dash_reply_error(r, 404, "no such route (GET /api lists them)");
 }
 
+/* Contract: dashboard.h. */
 void dash_api_handle(struct dash_api *a, const char *method, const char *url, const char *body,
                      size_t len, struct dash_reply *r)
 {
@@ -943,6 +969,7 @@ void dash_api_handle(struct dash_api *a, const char *method, const char *url, co
 	route(a, method, url, body, len, r);
 }
 
+/* Contract: dashboard.h. NULL when out of memory. */
 struct dash_api *dash_api_new(struct dash_wire *w)
 {
 	struct dash_api *a = calloc(1, sizeof(*a));
@@ -954,6 +981,7 @@ struct dash_api *dash_api_new(struct dash_wire *w)
 	return a;
 }
 
+/* Contract: dashboard.h. */
 void dash_api_free(struct dash_api *a)
 {
 	if (!a)

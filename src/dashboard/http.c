@@ -42,6 +42,8 @@ static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'sel
                           "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
                           "form-action 'none'; frame-ancestors 'none'";
 
+/* Queue r with the common security headers (frees r->body when must_free); logs one
+ * line unless --quiet. Returns libmicrohttpd's verdict. */
 static enum MHD_Result send_reply(struct dash_http *h, struct MHD_Connection *c, const char *method,
                                   const char *url, struct dash_reply *r, bool must_free)
 {
@@ -76,6 +78,7 @@ static enum MHD_Result send_reply(struct dash_http *h, struct MHD_Connection *c,
 	return ok;
 }
 
+/* Queue a JSON error reply. */
 static enum MHD_Result refuse(struct dash_http *h, struct MHD_Connection *c, const char *method,
                               const char *url, unsigned status, const char *msg)
 {
@@ -86,6 +89,7 @@ static enum MHD_Result refuse(struct dash_http *h, struct MHD_Connection *c, con
 	return send_reply(h, c, method, url, &r, true);
 }
 
+/* Host header names us (case-insensitive, port included); false when absent. */
 static bool host_ok(const struct dash_http *h, const char *host)
 {
 	if (!host)
@@ -96,6 +100,7 @@ static bool host_ok(const struct dash_http *h, const char *host)
 	return false;
 }
 
+/* Origin is exactly http://<an accepted host>. */
 static bool origin_ok(const struct dash_http *h, const char *origin)
 {
 	for (int i = 0; i < 3; i++)
@@ -104,6 +109,8 @@ static bool origin_ok(const struct dash_http *h, const char *origin)
 	return false;
 }
 
+/* The embedded file for a URL ("/" is index.html), or NULL: only exact names match, so
+ * no URL can reach anything outside the embedded set. */
 static const struct dash_asset *asset_find(const char *url)
 {
 	const char *name = !strcmp(url, "/") ? "index.html" : url + 1;
@@ -116,6 +123,7 @@ static const struct dash_asset *asset_find(const char *url)
 	return NULL;
 }
 
+/* Content-Type by extension. */
 static const char *asset_type(const char *name)
 {
 	const char *dot = strrchr(name, '.');
@@ -140,6 +148,7 @@ static bool body_is_json(struct MHD_Connection *c)
 	       (t[16] == '\0' || t[16] == ';' || t[16] == ' ');
 }
 
+/* GET or HEAD. */
 static bool is_get(const char *m)
 {
 	return !strcmp(m, "GET") || !strcmp(m, "HEAD");
@@ -190,6 +199,8 @@ static unsigned check_headers(struct dash_http *h, struct MHD_Connection *c, con
 	return 0;
 }
 
+/* libmicrohttpd's access handler: called once with the headers (checks, then
+ * allocate the body buffer), once per body chunk, once more at the end (dispatch). */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls)
@@ -254,6 +265,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return send_reply(h, c, method, url, &r, false);
 }
 
+/* Free the per-request body buffer. */
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -264,6 +276,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* Contract: dashboard.h. */
 struct dash_http *dash_http_start(const struct dash_cfg *cfg, struct dash_api *api, char *err,
                                   size_t errlen)
 {
@@ -306,6 +319,7 @@ struct dash_http *dash_http_start(const struct dash_cfg *cfg, struct dash_api *a
 	return h;
 }
 
+/* Contract: dashboard.h. Waits for the server threads. */
 void dash_http_stop(struct dash_http *h)
 {
 	if (!h)

@@ -50,6 +50,7 @@ static void scopy(char *dst, size_t cap, const char *src)
 	dst[n] = '\0';
 }
 
+/* CLOCK_MONOTONIC in seconds (deadlines). */
 static double now_mono(void)
 {
 	struct timespec ts;
@@ -58,6 +59,7 @@ static double now_mono(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* CLOCK_REALTIME in seconds (shown to clients). */
 static double now_real(void)
 {
 	struct timespec ts;
@@ -108,6 +110,7 @@ static void child_exec(char *const argv[], int in, int out, int err)
 	_exit(127);
 }
 
+/* A waitpid status as exit code, 128+signal, or -1. */
 static int decode_status(int st)
 {
 	if (WIFEXITED(st))
@@ -117,6 +120,7 @@ static int decode_status(int st)
 	return -1;
 }
 
+/* Contract: dashboard.h. */
 int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o)
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, nul;
@@ -217,6 +221,7 @@ fail:
 	return -1;
 }
 
+/* Contract: dashboard.h. */
 void dash_proc_out_free(struct dash_proc_out *o)
 {
 	free(o->out);
@@ -245,6 +250,7 @@ static int run_ok(char *const argv[], char *err, size_t errlen)
 	return rc;
 }
 
+/* name in the fixed system directories; true with its path in out. */
 static bool find_tool(char *out, size_t cap, const char *name)
 {
 	static const char *const dirs[] = {"/usr/sbin", "/sbin", "/usr/bin", "/bin"};
@@ -258,6 +264,7 @@ static bool find_tool(char *out, size_t cap, const char *name)
 	return false;
 }
 
+/* Contract: dashboard.h. */
 int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen)
 {
 	unsigned pid = (unsigned)getpid();
@@ -322,6 +329,8 @@ static void in_ns(char **out, size_t cap, struct dash_wire *w, const char *ns, c
 	out[n] = NULL;
 }
 
+/* Kill anything left in our namespaces and delete them (the veth goes with them).
+ * Safe on a partial set-up. */
 static void ns_remove(struct dash_wire *w)
 {
 	const char *ns[2] = {w->ns_ep, w->ns_host};
@@ -351,6 +360,8 @@ static void ns_remove(struct dash_wire *w)
 	w->ns_up = false;
 }
 
+/* Build the topology at the top of the file and wait for the carrier. Returns 0, or -1
+ * with the failing command's message (the caller removes what was made). */
 static int ns_create(struct dash_wire *w, char *err, size_t errlen)
 {
 	char *ip = w->ip_bin, *h = w->ns_host, *e = w->ns_ep, *ih = w->if_host, *ie = w->if_ep;
@@ -453,6 +464,8 @@ static void key_remove(struct dash_wire *w)
 	unlink(w->state_path);
 }
 
+/* Start `secho serve` (in the endpoint namespace for the virtual wire), output to the
+ * log file. Returns its pid, or -1 with a reason. */
 static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 {
 	char *serve[] = {w->secho,  "serve",
@@ -518,6 +531,7 @@ static void log_tail(struct dash_wire *w, char *out, size_t cap)
 	scopy(out, cap, nl ? nl + 1 : buf);
 }
 
+/* Contract: dashboard.h. */
 bool dash_wire_running(struct dash_wire *w)
 {
 	int st;
@@ -532,6 +546,8 @@ bool dash_wire_running(struct dash_wire *w)
 	return true;
 }
 
+/* SIGTERM (the endpoint drains and flushes its sequence state), SIGKILL after 3 s;
+ * records the exit status. */
 static void endpoint_kill(struct dash_wire *w)
 {
 	int st;
@@ -554,6 +570,7 @@ static void endpoint_kill(struct dash_wire *w)
 	w->ep_pid = 0;
 }
 
+/* Contract: dashboard.h. */
 void dash_wire_stop(struct dash_wire *w)
 {
 	endpoint_kill(w);
@@ -562,6 +579,7 @@ void dash_wire_stop(struct dash_wire *w)
 	key_remove(w);
 }
 
+/* Contract: dashboard.h. */
 int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 {
 	char idbuf[16];
@@ -625,6 +643,7 @@ fail:
 	return -1;
 }
 
+/* Contract: dashboard.h. */
 json_t *dash_wire_status(struct dash_wire *w)
 {
 	bool run = dash_wire_running(w);
@@ -684,6 +703,7 @@ static void iface_mtu(const char *ifname, char *out, size_t cap)
 	snprintf(out, cap, "%ld", v);
 }
 
+/* Contract: dashboard.h. */
 json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *extra,
                        unsigned timeout_s, int *status, char *err, size_t errlen)
 {
@@ -756,6 +776,7 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	return j;
 }
 
+/* Contract: dashboard.h. */
 void dash_wire_fini(struct dash_wire *w)
 {
 	DIR *d;
