@@ -53,6 +53,9 @@ TEST_BINS  := $(TEST_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 TOOL_BINS  := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 LIBSECHO   := $(BUILD)/libsecho.a
+# The dashboard page (src/dashboard/static/), embedded as C arrays by scripts/embed_static.sh.
+DASH_STATIC := $(sort $(wildcard src/dashboard/static/*))
+GEN_OBJS   := $(if $(DASH_STATIC),$(BUILD)/obj/gen/dash_static.o)
 
 .PHONY: all lib tests bench test demo check format deps asan fuzz clean
 # Keep intermediate objects (test and bench objects are built through chained rules).
@@ -69,7 +72,17 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(LIBSECHO): $(LIB_OBJS)
+$(BUILD)/gen/dash_static.c: $(DASH_STATIC) scripts/embed_static.sh
+	$(call msg,GEN,$@)
+	@mkdir -p $(@D)
+	$(Q)scripts/embed_static.sh $@ $(DASH_STATIC)
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBSECHO): $(LIB_OBJS) $(GEN_OBJS)
 	$(call msg,AR,$@)
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^

@@ -16,10 +16,14 @@ PKGS=(
   libmicrohttpd-dev   # dashboard HTTP server
   iproute2 ethtool    # network namespaces and veth for tests and demo
   openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
+  curl                # dashboard API test
+  nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 
 missing=()
 for p in "${PKGS[@]}"; do
+  # A nodejs build that bundles npm (NodeSource's) conflicts with Debian's npm package.
+  [ "$p" = npm ] && command -v npm >/dev/null && continue
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi

@@ -1,0 +1,155 @@
+/*
+ * src/dashboard/dashboard.h - `secho dashboard`: a local web page and JSON API that drive an
+ * endpoint and the host tool, the twin of the original's dashboard at localhost:8765.
+ *
+ * Three layers, one file each:
+ *   http.c          libmicrohttpd glue: request checks (Host, Origin, body size), routing
+ *                   of the static page, hand-off of /api and /metrics to api.c
+ *   api.c           the JSON API: endpoint control, runs (one at a time, in a worker
+ *                   thread), counters, Prometheus metrics
+ *   wire_virtual.c  the "wire": two network namespaces joined by a veth pair, a fresh key,
+ *                   the endpoint process (`secho serve`) and the host tool (`secho host`),
+ *                   every program started by fork/execve from a fixed argument vector
+ *
+ * Nothing a request carries ever becomes a path or a command: paths derive from a private
+ * directory (mkdtemp, mode 0700) and the programs are the running binary itself and
+ * iproute2/ethtool/sysctl found at fixed absolute locations.
+ */
+#ifndef SECHO_DASHBOARD_H
+#define SECHO_DASHBOARD_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DASH_DEFAULT_PORT 8765
+#define DASH_MAX_BODY     4096 /* request bodies above this are refused with 413 */
+#define DASH_MAX_RUNS     16   /* runs kept in memory (oldest dropped first) */
+
+/* Validated ranges of POST /api/runs (docs/API.md). */
+#define DASH_COUNT_MAX  10000
+#define DASH_SIZE_MAX   1440
+#define DASH_LOAD_MAX_S 30
+
+/* The virtual wire's fixed addresses (192.0.2.0/24 is TEST-NET-1, RFC 5737). */
+#define DASH_HOST_IP   "192.0.2.1"
+#define DASH_HOST_CIDR "192.0.2.1/24"
+#define DASH_EP_IP     "192.0.2.2"
+#define DASH_HOST_MAC  "02:00:00:00:00:01"
+#define DASH_EP_MAC    "02:00:00:00:00:02"
+#define DASH_WIRE_MTU  "9000" /* the veth pair's MTU, and the host tool's --mtu for reports */
+
+struct dash_cfg {
+	char listen_ip[64]; /* IPv4 literal */
+	uint16_t port;
+	bool allow_remote;
+	const char *iface;      /* NULL: virtual wire; else the endpoint serves on this interface */
+	const char *host_iface; /* --iface mode: host tool raw mode on this interface (optional) */
+	const char *dst_mac;    /* --iface mode with --host-iface: the endpoint's MAC */
+	const char *secho_bin;  /* the secho binary to run (default: this one) */
+	bool quiet;
+};
+
+/* ---- wire_virtual.c ---- */
+
+struct dash_wire {
+	const struct dash_cfg *cfg;
+	char secho[4096]; /* absolute path of the secho binary */
+	char ip_bin[64], ethtool_bin[64], sysctl_bin[64];
+	char dir[64]; /* private directory: key and sequence state, endpoint log */
+	char key_path[128], state_path[128], log_path[128];
+	char ns_host[32], ns_ep[32], if_host[16], if_ep[16];
+	bool ns_up;        /* namespaces and veth exist */
+	pid_t ep_pid;      /* endpoint process, 0 when none */
+	unsigned key_id;   /* of the current key (one fresh key per start) */
+	double started_at; /* CLOCK_REALTIME seconds of the last successful start */
+	int last_exit;     /* the endpoint's exit status when it ended by itself, or -1 */
+};
+
+/* Captured output of one program run. */
+struct dash_proc_out {
+	char *out; /* stdout, NUL-terminated, malloc'd (NULL when nothing) */
+	size_t out_len;
+	char err[1024]; /* the last line(s) of stderr, NUL-terminated */
+	int status;     /* exit status, 128+signal, or -1 when it could not run */
+	bool timed_out;
+};
+
+/* Resolve the binaries and create the private directory. Returns 0, or -1 with a reason. */
+int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen);
+/* Bring the endpoint up (namespaces and veth for the virtual wire, fresh key, `secho serve`,
+ * wait for the link and for a verified counters report). Idempotent: 0 when it already runs.
+ * On failure everything started is removed again; returns -1 with a reason. */
+int dash_wire_start(struct dash_wire *w, char *err, size_t errlen);
+/* Stop the endpoint (SIGTERM, then SIGKILL after 3 s), remove namespaces and key. Can't
+ * fail; safe to call when nothing runs. */
+void dash_wire_stop(struct dash_wire *w);
+/* True while the endpoint process runs (reaps it, and records its status, if it ended). */
+bool dash_wire_running(struct dash_wire *w);
+/* Status object for GET /api/endpoint. */
+json_t *dash_wire_status(struct dash_wire *w);
+/* Run `secho host SUB --key K <transport options> EXTRA... --json` where the host side lives
+ * and parse its JSON. Returns the object (caller decrefs) or NULL with a reason in err;
+ * *status gets the exit status (1 = ran but something did not verify). */
+json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *extra,
+                       unsigned timeout_s, int *status, char *err, size_t errlen);
+/* Stop everything and remove the private directory. */
+void dash_wire_fini(struct dash_wire *w);
+
+/* Set from the signal handler: dash_run() kills its child and returns, the wire start
+ * gives up, so a ^C tears everything down within a second. */
+extern volatile sig_atomic_t dash_stopping;
+
+/* Run argv[0] (absolute path) with argv, a fixed environment, stdin from /dev/null, stdout
+ * captured (at most 8 MiB) and stderr's tail kept; killed after timeout_ms. Returns 0 when it
+ * ran (whatever its exit status, in o->status), -1 when it could not be started. */
+int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o);
+void dash_proc_out_free(struct dash_proc_out *o);
+
+/* ---- api.c ---- */
+
+struct dash_api;
+
+/* A reply: status, body (malloc'd), content type; allow is the Allow header for 405. */
+struct dash_reply {
+	unsigned status;
+	char *body;
+	size_t len;
+	const char *ctype;
+	const char *allow;
+};
+
+struct dash_api *dash_api_new(struct dash_wire *w);
+/* Waits for a running run to finish (bounded by its own timeouts), then frees. */
+void dash_api_free(struct dash_api *a);
+/* Handle one /api/... or /metrics request whose headers already passed http.c's checks.
+ * Always fills r (404/405/400/409/... with a JSON {"error": ...} body on refusal). */
+void dash_api_handle(struct dash_api *a, const char *method, const char *url, const char *body,
+                     size_t len, struct dash_reply *r);
+/* Fill r with a JSON error body {"error": msg}. */
+void dash_reply_error(struct dash_reply *r, unsigned status, const char *msg);
+
+/* ---- http.c ---- */
+
+struct dash_http;
+
+/* Start serving on cfg->listen_ip:port. Returns NULL with a reason in err. */
+struct dash_http *dash_http_start(const struct dash_cfg *cfg, struct dash_api *api, char *err,
+                                  size_t errlen);
+void dash_http_stop(struct dash_http *h);
+
+/* ---- static assets (generated from src/dashboard/static/ by scripts/embed_static.sh) ---- */
+
+struct dash_asset {
+	const char *name; /* "index.html", "app.js", "style.css" */
+	const unsigned char *data;
+	size_t len;
+};
+extern const struct dash_asset dash_assets[];
+extern const size_t dash_nassets;
+
+#endif
