@@ -3,7 +3,8 @@
  *
  * On x86-64 with an invariant TSC (this machine: 2.096 GHz), rdtsc is a ~20-cycle read of
  * a constant-rate counter, cheap enough to take twice per packet. secho_tsc_hz()
- * calibrates it once against CLOCK_MONOTONIC_RAW (about 20 ms, first call only).
+ * calibrates it once against CLOCK_MONOTONIC_RAW (three 10 ms windows, the median; first
+ * call only).
  */
 #ifndef SECHO_TSC_H
 #define SECHO_TSC_H
@@ -17,11 +18,19 @@ static inline uint64_t secho_rdtsc(void)
 	return ((uint64_t)hi << 32) | lo;
 }
 
-/* Ordered read for benchmarks: earlier instructions complete first. */
-static inline uint64_t secho_rdtsc_ordered(void)
+/* Ordered reads around a timed region (benchmarks): begin waits for earlier instructions
+ * and holds later ones back; end waits for the region (rdtscp) and holds later ones back. */
+static inline uint64_t secho_tsc_begin(void)
 {
 	uint32_t lo, hi;
-	__asm__ volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline uint64_t secho_tsc_end(void)
+{
+	uint32_t lo, hi, aux;
+	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
 	return ((uint64_t)hi << 32) | lo;
 }
 

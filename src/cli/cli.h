@@ -84,13 +84,7 @@ int cli_write_all(int fd, const uint8_t *p, size_t n);
 /* CPU model string from /proc/cpuinfo (or CPUID brand string), static storage. */
 const char *cli_cpu_model(void);
 
-/* ---- TSC (time stamp counter) ---- */
-/* Serialised reads for timing a code region: start = lfence; rdtsc; lfence, end = rdtscp;
- * lfence (rdtscp waits for earlier instructions; the lfence keeps later ones out). */
-uint64_t cli_tsc_start(void);
-uint64_t cli_tsc_end(void);
-/* TSC frequency in Hz, measured once against CLOCK_MONOTONIC (about 100 ms). */
-double cli_tsc_hz(void);
+/* ---- TSC (time stamp counter): secho/tsc.h (secho_tsc_begin/end, secho_tsc_hz) ---- */
 /* CLOCK_MONOTONIC in seconds. */
 double cli_now(void);
 

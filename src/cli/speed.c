@@ -17,10 +17,11 @@
  * of a fixed number of calls lasting about 25 us, so the read cost is amortised. Each
  * cell is measured --repeat times; a repeat keeps its fastest burst (preemption only
  * ever slows a burst) and the median of the repeats is reported. MB/s follows from the
- * median cycles and the TSC frequency calibrated against CLOCK_MONOTONIC. The TSC ticks
+ * median cycles and the TSC frequency calibrated against CLOCK_MONOTONIC_RAW. The TSC ticks
  * at a constant rate, not at the core clock: "cycles" here are TSC cycles.
  */
 #include "cli/cli.h"
+#include "secho/tsc.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -287,11 +288,11 @@ static double measure(struct bench *b, size_t len, double slice_cyc, unsigned re
 		if (!call(b, len))
 			return -1;
 	for (;;) {
-		uint64_t t0 = cli_tsc_start();
+		uint64_t t0 = secho_tsc_begin();
 		for (uint64_t i = 0; i < n; i++)
 			if (!call(b, len))
 				return -1;
-		t = cli_tsc_end() - t0;
+		t = secho_tsc_end() - t0;
 		if ((double)t >= slice_cyc / 8 || n >= (UINT64_C(1) << 40))
 			break;
 		n *= 2;
@@ -308,10 +309,10 @@ static double measure(struct bench *b, size_t len, double slice_cyc, unsigned re
 	for (unsigned r = 0; r < repeat; r++) {
 		double best = INFINITY;
 		for (uint64_t k = 0; k < bursts; k++) {
-			uint64_t t0 = cli_tsc_start();
+			uint64_t t0 = secho_tsc_begin();
 			for (uint64_t i = 0; i < burst; i++)
 				call(b, len);
-			double c = (double)(cli_tsc_end() - t0) / (double)burst;
+			double c = (double)(secho_tsc_end() - t0) / (double)burst;
 			if (c < best)
 				best = c;
 		}
@@ -732,7 +733,7 @@ int cmd_speed(int argc, char *argv[])
 	memset(out, 0, bufsz);
 
 	int cpu = pin_cpu();
-	double hz = cli_tsc_hz();
+	double hz = secho_tsc_hz();
 	/* Each repeat's slice, in TSC cycles; the estimate phase adds about 1/4 more. */
 	double slice = o.seconds / (double)(cells ? cells : 1) / (o.repeat + 1.25) * hz;
 	bool progress = !o.json && isatty(STDERR_FILENO);
@@ -752,7 +753,7 @@ int cmd_speed(int argc, char *argv[])
 	                           : "?";
 
 	if (!o.json) {
-		printf("secho speed: %s, TSC %.3f GHz (calibrated against CLOCK_MONOTONIC)",
+		printf("secho speed: %s, TSC %.3f GHz (calibrated against CLOCK_MONOTONIC_RAW)",
 		       cli_cpu_model(), hz / 1e9);
 		if (cpu >= 0)
 			printf(", pinned to CPU %d", cpu);

@@ -232,20 +232,6 @@ const char *cli_cpu_model(void)
 	return model;
 }
 
-uint64_t cli_tsc_start(void)
-{
-	unsigned lo, hi;
-	__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
-uint64_t cli_tsc_end(void)
-{
-	unsigned lo, hi, aux;
-	__asm__ volatile("rdtscp\n\tlfence" : "=a"(lo), "=d"(hi), "=c"(aux)::"memory");
-	return ((uint64_t)hi << 32) | lo;
-}
-
 double cli_now(void)
 {
 	struct timespec ts;
@@ -253,29 +239,3 @@ double cli_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double cli_tsc_hz(void)
-{
-	/*
-	 * Three 30 ms windows, each bracketed by CLOCK_MONOTONIC reads taken right next to
-	 * TSC reads; the median rejects a window disturbed by preemption. The vDSO clock
-	 * read costs tens of nanoseconds, negligible against 30 ms.
-	 */
-	static double hz;
-	if (hz > 0)
-		return hz;
-	double est[3];
-	for (int i = 0; i < 3; i++) {
-		double t0 = cli_now();
-		uint64_t c0 = cli_tsc_start();
-		double t1;
-		do
-			t1 = cli_now();
-		while (t1 - t0 < 0.030);
-		uint64_t c1 = cli_tsc_end();
-		est[i] = (double)(c1 - c0) / (t1 - t0);
-	}
-	/* median of three */
-	double a = est[0], b = est[1], c = est[2];
-	hz = fmax(fmin(a, b), fmin(fmax(a, b), c));
-	return hz;
-}

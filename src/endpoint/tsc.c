@@ -17,15 +17,15 @@ double secho_tsc_hz(void)
 	double hz = atomic_load(&cached);
 	if (hz > 0)
 		return hz;
-	/* Median of three 7 ms windows: robust against one preempted window. */
+	/* Median of three 10 ms windows: robust against one preempted window. */
 	double r[3];
 	for (int i = 0; i < 3; i++) {
 		double t0 = now_s();
-		uint64_t c0 = secho_rdtsc_ordered();
-		while (now_s() - t0 < 0.007)
+		uint64_t c0 = secho_tsc_begin();
+		while (now_s() - t0 < 0.010)
 			;
 		double t1 = now_s();
-		uint64_t c1 = secho_rdtsc_ordered();
+		uint64_t c1 = secho_tsc_end();
 		r[i] = (double)(c1 - c0) / (t1 - t0);
 	}
 	double a = r[0], b = r[1], c = r[2];
