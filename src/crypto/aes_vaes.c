@@ -100,16 +100,28 @@ VAES_TARGET static void ecb_run(const secho_aes_key *k, uint8_t *out, const uint
 	}
 }
 
+/*
+ * Fewer than four blocks fill no 512-bit register: the AES-NI code does them with less
+ * set-up (its round keys have exactly this layout, and VAES implies AES-NI). This is what
+ * the serial modes (CBC/PCBC/CFB encryption, OFB) call, one block at a time: measured 5-20%
+ * slower than AES-NI through the 512-bit path.
+ */
 VAES_TARGET static void vaes_ecb_enc(const secho_aes_key *k, uint8_t *out, const uint8_t *in,
                                      size_t nblocks)
 {
-	ecb_run(k, out, in, nblocks, 0);
+	if (nblocks < 4)
+		secho_aes_ni_impl.ecb_enc(k, out, in, nblocks);
+	else
+		ecb_run(k, out, in, nblocks, 0);
 }
 
 VAES_TARGET static void vaes_ecb_dec(const secho_aes_key *k, uint8_t *out, const uint8_t *in,
                                      size_t nblocks)
 {
-	ecb_run(k, out, in, nblocks, 1);
+	if (nblocks < 4)
+		secho_aes_ni_impl.ecb_dec(k, out, in, nblocks);
+	else
+		ecb_run(k, out, in, nblocks, 1);
 }
 
 /*
