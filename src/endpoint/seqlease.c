@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "secho/seqstate.h"
 
@@ -24,6 +25,14 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ch
 	struct secho_seqlease *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* The default place is ours to create (root-only, as the state guards the IVs); a
+	 * path given with --state must already have its directory. */
+	if (!path && mkdir(SECHO_SEQ_DEFAULT_DIR, 0700) != 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s (or give --state FILE)",
+		         SECHO_SEQ_DEFAULT_DIR, strerror(errno));
+		free(s);
 		return NULL;
 	}
 	if (secho_seq_open(&s->st, path, key_id, 0, err, errlen) != 0) {

@@ -101,7 +101,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		goto out;
 	}
 	if (secho_keyfile_load(cfg->key_path, key, err, sizeof(err)) != 0) {
-		fprintf(stderr, "secho serve: key file %s: %s\n", cfg->key_path, err);
+		fprintf(stderr, "secho serve: key file: %s\n", err); /* err names the file */
 		goto out;
 	}
 	int e = secho_gcm_key_init(gk, key->key, SECHO_KEY_LEN, SECHO_IMPL_AUTO);
