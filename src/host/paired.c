@@ -80,6 +80,28 @@ static json_t *endpoint_json(const json_t *rep, const char *eng)
 	return o;
 }
 
+/*
+ * The round trips as a histogram of log-spaced buckets, ten per decade from 1 us: every
+ * sample counted in the first bucket whose upper edge `le` (us) is at or above it; only
+ * non-empty buckets are listed, in increasing order.
+ */
+static json_t *rtt_histogram(const struct secho_pathstats *ps)
+{
+	enum { NB = 80 }; /* 1 us .. 10^8 us */
+	uint64_t cnt[NB + 1] = {0};
+	for (size_t i = 0; i < ps->nrtt; i++) {
+		double v = ps->rtt_us[i];
+		int b = v <= 1.0 ? 0 : (int)ceil(10.0 * log10(v) - 1e-9);
+		cnt[b < 0 ? 0 : b > NB ? NB : b]++;
+	}
+	json_t *a = json_array();
+	for (int b = 0; b <= NB; b++)
+		if (cnt[b])
+			json_array_append_new(a, json_pack("{s:f,s:I}", "le", pow(10.0, b / 10.0),
+			                                   "count", (json_int_t)cnt[b]));
+	return a;
+}
+
 int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 {
 	struct secho_sess *s = malloc(sizeof(*s));
@@ -185,6 +207,7 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 			json_object_set_new(r, "p50", jnum(rs[p].p50));
 			json_object_set_new(r, "p99", jnum(rs[p].p99));
 			json_object_set_new(r, "max", jnum(rs[p].max));
+			json_object_set_new(r, "histogram", rtt_histogram(ps));
 			json_object_set_new(pj, "host_rtt_us", r);
 			if (rep)
 				json_object_set_new(pj, "endpoint",
