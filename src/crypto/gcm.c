@@ -239,21 +239,34 @@ static int text_begin(secho_gcm_ctx *c, const uint8_t *out, const uint8_t *in, s
 	return SECHO_OK;
 }
 
-/* SECHO_OK; EINVAL; ESTATE (not initialised, decrypting, finished); ELIMIT (total text
- * over 2^36 - 32 bytes). Nothing is written on error. */
-int secho_gcm_encrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t len)
+/*
+ * GCTR and GHASH over a piece of text in either direction. GHASH always reads the
+ * ciphertext: after GCTR when encrypting (it is the output), before GCTR when decrypting
+ * (in place, GCTR overwrites it).
+ */
+static void text_piece(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t n, bool enc)
 {
-	int rc = text_begin(c, out, in, len, ST_ENC);
+	if (enc) {
+		gctr_xor(c, out, in, n);
+		ghash_absorb(c, out, n);
+	} else {
+		ghash_absorb(c, in, n);
+		gctr_xor(c, out, in, n);
+	}
+}
+
+static int text_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t len, bool enc)
+{
+	int rc = text_begin(c, out, in, len, enc ? ST_ENC : ST_DEC);
 	if (rc)
 		return rc;
 	const secho_gcm_key *k = c->key;
-	/* Head: finish the partial block (keystream, then GHASH of the ciphertext). */
+	/* Head: finish the partial block. */
 	if (c->ks_used < 16 && len) {
 		size_t n = 16 - c->ks_used;
 		if (n > len)
 			n = len;
-		gctr_xor(c, out, in, n);
-		ghash_absorb(c, out, n);
+		text_piece(c, out, in, n, enc);
 		in += n;
 		out += n;
 		len -= n;
@@ -261,46 +274,14 @@ int secho_gcm_encrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, 
 	/* Body: whole blocks, block aligned (ks_used == 16, buf_len == 0 here). */
 	size_t nb = len / 16;
 	if (nb) {
-		if (k->impl->enc_blocks) {
-			k->impl->enc_blocks(k, c->ctr, c->y, out, in, nb);
-		} else {
+		void (*fused)(const secho_gcm_key *, uint8_t *, uint8_t *, uint8_t *,
+		              const uint8_t *, size_t) =
+		        enc ? k->impl->enc_blocks : k->impl->dec_blocks;
+		if (fused) {
+			fused(k, c->ctr, c->y, out, in, nb);
+		} else if (enc) {
 			k->impl->ctr32(&k->aes, c->ctr, out, in, nb);
 			k->impl->ghash(k, c->y, out, nb);
-		}
-		in += nb * 16;
-		out += nb * 16;
-		len %= 16;
-	}
-	if (len) {
-		gctr_xor(c, out, in, len);
-		ghash_absorb(c, out, len);
-	}
-	return SECHO_OK;
-}
-
-/* SECHO_OK; EINVAL; ESTATE (not initialised, encrypting, finished); ELIMIT. Plaintext is
- * written before the tag is checked: discard it unless secho_gcm_verify() succeeds. */
-int secho_gcm_decrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t len)
-{
-	int rc = text_begin(c, out, in, len, ST_DEC);
-	if (rc)
-		return rc;
-	const secho_gcm_key *k = c->key;
-	/* GHASH reads the ciphertext before GCTR overwrites it (in place). */
-	if (c->ks_used < 16 && len) {
-		size_t n = 16 - c->ks_used;
-		if (n > len)
-			n = len;
-		ghash_absorb(c, in, n);
-		gctr_xor(c, out, in, n);
-		in += n;
-		out += n;
-		len -= n;
-	}
-	size_t nb = len / 16;
-	if (nb) {
-		if (k->impl->dec_blocks) {
-			k->impl->dec_blocks(k, c->ctr, c->y, out, in, nb);
 		} else {
 			k->impl->ghash(k, c->y, in, nb);
 			k->impl->ctr32(&k->aes, c->ctr, out, in, nb);
@@ -309,11 +290,23 @@ int secho_gcm_decrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, 
 		out += nb * 16;
 		len %= 16;
 	}
-	if (len) {
-		ghash_absorb(c, in, len);
-		gctr_xor(c, out, in, len);
-	}
+	if (len)
+		text_piece(c, out, in, len, enc);
 	return SECHO_OK;
+}
+
+/* SECHO_OK; EINVAL; ESTATE (not initialised, decrypting, finished); ELIMIT (total text
+ * over 2^36 - 32 bytes). Nothing is written on error. */
+int secho_gcm_encrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t len)
+{
+	return text_update(c, out, in, len, true);
+}
+
+/* SECHO_OK; EINVAL; ESTATE (not initialised, encrypting, finished); ELIMIT. Plaintext is
+ * written before the tag is checked: discard it unless secho_gcm_verify() succeeds. */
+int secho_gcm_decrypt_update(secho_gcm_ctx *c, uint8_t *out, const uint8_t *in, size_t len)
+{
+	return text_update(c, out, in, len, false);
 }
 
 static bool tag_len_ok(size_t tag_len)
