@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "secho/io.h"
+#include "secho/wire.h"
 
 static volatile sig_atomic_t stop;
 
@@ -87,22 +88,6 @@ static uint32_t udp_header_len(const uint8_t *p, uint32_t len)
 	return 14 + ihl + 8;
 }
 
-static uint16_t csum_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
 /*
  * --grow: build the response the endpoint would, without crypto: headers, 16 bytes of
  * 0xA5 (where the secure header goes), the payload, 16 bytes of 0x5A (where the tag goes),
@@ -127,14 +112,14 @@ static void build_grown(uint8_t *out, bool in_place, const uint8_t *in, uint32_t
 	ip[2] = (uint8_t)(tot >> 8);
 	ip[3] = (uint8_t)tot;
 	ip[10] = ip[11] = 0;
-	uint16_t c = csum_fold(csum_add(0, ip, ihl));
+	uint16_t c = secho_csum_fold(secho_csum_add(0, ip, ihl));
 
 	ip[10] = (uint8_t)(c >> 8);
 	ip[11] = (uint8_t)c;
 	u[4] = (uint8_t)(ul >> 8);
 	u[5] = (uint8_t)ul;
 	u[6] = u[7] = 0;
-	c = csum_fold(csum_add(csum_add(0, ip + 12, 8) + 17 + ul, u, ul));
+	c = secho_csum_fold(secho_csum_add(secho_csum_add(0, ip + 12, 8) + 17 + ul, u, ul));
 	if (!c)
 		c = 0xffff;
 	u[6] = (uint8_t)(c >> 8);

@@ -40,6 +40,7 @@
 #include "secho/aes.h"
 #include "secho/io.h"
 #include "secho/keyfile.h"
+#include "secho/wire.h"
 
 #define MAGIC       0x48434553u /* "SECH" little-endian */
 #define HDR         20u         /* magic 4, seq 8, send time 8 */
@@ -296,22 +297,6 @@ static unsigned udp_recv(struct load *L)
 
 /* --- AF_PACKET mode ---------------------------------------------------------------- */
 
-static uint16_t csum_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
 /* Build Ethernet + IPv4 + UDP + payload at f. Returns the frame length. */
 static uint32_t build_frame(struct load *L, uint8_t *f, uint64_t seq, uint64_t t)
 {
@@ -333,7 +318,7 @@ static uint32_t build_frame(struct load *L, uint8_t *f, uint64_t seq, uint64_t t
 	ip[9] = 17;
 	memcpy(ip + 12, &L->src, 4);
 	memcpy(ip + 16, &L->dst, 4);
-	uint16_t c = csum_fold(csum_add(0, ip, 20));
+	uint16_t c = secho_csum_fold(secho_csum_add(0, ip, 20));
 
 	ip[10] = (uint8_t)(c >> 8);
 	ip[11] = (uint8_t)c;
@@ -346,9 +331,9 @@ static uint32_t build_frame(struct load *L, uint8_t *f, uint64_t seq, uint64_t t
 	u[6] = u[7] = 0;
 	fill_payload(u + 8, L->size, seq, t);
 	/* UDP checksum over the pseudo-header (RFC 768) and the datagram. */
-	uint32_t s = csum_add(0, ip + 12, 8) + 17 + ulen;
+	uint32_t s = secho_csum_add(0, ip + 12, 8) + 17 + ulen;
 
-	c = csum_fold(csum_add(s, u, ulen));
+	c = secho_csum_fold(secho_csum_add(s, u, ulen));
 	if (!c)
 		c = 0xffff;
 	u[6] = (uint8_t)(c >> 8);
@@ -397,9 +382,10 @@ static unsigned pkt_recv(struct load *L)
 			continue;
 		}
 		/* Both checksums must verify (a sum over a correct header folds to 0). */
-		if (csum_fold(csum_add(0, f + 14, 20)) != 0 ||
+		if (secho_csum_fold(secho_csum_add(0, f + 14, 20)) != 0 ||
 		    ((u[6] | u[7]) &&
-		     csum_fold(csum_add(csum_add(0, f + 26, 8) + 17 + ulen, u, ulen)) != 0)) {
+		     secho_csum_fold(secho_csum_add(secho_csum_add(0, f + 26, 8) + 17 + ulen, u,
+		                                    ulen)) != 0)) {
 			if (L->bad < 5)
 				fprintf(stderr, "udp_load: reply with a bad checksum\n");
 			addr_ok = false;
