@@ -45,10 +45,12 @@ check() { # description, shell condition (one string, evaluated)
 
 "$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
-# start_ep IO OFFLOAD: start the endpoint, wait (bounded) for its banner. 0 when up.
+# start_ep IO OFFLOAD [serve args]: start the endpoint, wait (bounded) for its banner.
 start_ep() {
+	local io=$1 off=$2
+	shift 2
 	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" --state "$D/seq.state" \
-		--io "$1" --offload "$2" >"$D/serve.log" 2>&1 &
+		--io "$io" --offload "$off" "$@" >"$D/serve.log" 2>&1 &
 	EP=$!
 	for _ in $(seq 1 50); do
 		grep -q '^secho serve: key id' "$D/serve.log" && return 0
@@ -178,7 +180,31 @@ for io in packet xdp; do
 	done
 done
 
-# ---- 6. AF_ALG: runs where the kernel offers gcm(aes), else refused with the reason ----
+# ---- 6. ARP and socket mode: with --arp the host kernel resolves the endpoint itself ----
+in_h ip neigh del "$IP_E" dev "$IF_H" 2>/dev/null
+if start_ep packet openssl; then
+	# without --arp: no answer to ARP, so the socket-mode run loses everything
+	in_h "$S" host paired --count 20 --key "$D/key" --dst-ip "$IP_E" --timeout 100 \
+		--quiet >/dev/null 2>&1
+	rc_noarp=$?
+	stop_ep TERM
+	in_h ip neigh flush dev "$IF_H" 2>/dev/null
+	start_ep packet openssl --arp
+	in_h "$S" host paired --count 100 --key "$D/key" --dst-ip "$IP_E" --quiet --json \
+		>"$D/sock.json" 2>"$D/sock.err"
+	rc=$?
+	nv=$(jqn '[.paths[].verified] | add' "$D/sock.json" 2>/dev/null)
+	lladdr=$(in_h ip neigh show "$IP_E" dev "$IF_H" | awk '{print $3}')
+	check "no --arp: ARP ignored, socket-mode host gets no answer" '[ "$rc_noarp" -ne 0 ]'
+	check "--arp: the host kernel resolved $IP_E to $lladdr" '[ "$lladdr" = "$MAC_E" ]'
+	check "--arp, socket mode: ${nv:-0} of 200 verified" '[ "$rc" -eq 0 ] && [ "$nv" = 200 ]'
+	stop_ep TERM
+	in_h ip neigh replace "$IP_E" lladdr "$MAC_E" dev "$IF_H" nud permanent
+else
+	fail "endpoint started for the ARP test"
+fi
+
+# ---- 7. AF_ALG: runs where the kernel offers gcm(aes), else refused with the reason ----
 if start_ep packet afalg; then
 	host paired --count 100 >/dev/null 2>&1
 	rc=$?
