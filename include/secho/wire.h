@@ -293,6 +293,9 @@ uint16_t secho_ip4_csum(const void *ip_hdr);
  * stored: pass it zeroed to compute). Returns the value to store (0 computed -> 0xffff).
  * saddr, daddr in network order. */
 uint16_t secho_udp4_csum(uint32_t saddr, uint32_t daddr, const void *udp, size_t udp_len);
+/* The same sum without the zero-to-0xffff mapping: over a received datagram, checksum
+ * field included, it is 0 exactly when that checksum is right. */
+uint16_t secho_udp4_sum(uint32_t saddr, uint32_t daddr, const void *udp, size_t udp_len);
 
 #ifdef __cplusplus
 }

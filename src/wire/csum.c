@@ -119,7 +119,7 @@ uint16_t secho_ip4_csum(const void *ip_hdr)
 	return secho_csum_fold(s);
 }
 
-uint16_t secho_udp4_csum(uint32_t saddr, uint32_t daddr, const void *udp, size_t udp_len)
+uint16_t secho_udp4_sum(uint32_t saddr, uint32_t daddr, const void *udp, size_t udp_len)
 {
 	/* Pseudo header (RFC 768): saddr, daddr, zero, protocol, UDP length. */
 	uint8_t ph[12];
@@ -131,6 +131,11 @@ uint16_t secho_udp4_csum(uint32_t saddr, uint32_t daddr, const void *udp, size_t
 	ph[11] = (uint8_t)udp_len;
 	uint32_t s = secho_csum_add(0, ph, sizeof(ph));
 	s = secho_csum_add(s, udp, udp_len);
-	uint16_t c = secho_csum_fold(s);
+	return secho_csum_fold(s);
+}
+
+uint16_t secho_udp4_csum(uint32_t saddr, uint32_t daddr, const void *udp, size_t udp_len)
+{
+	uint16_t c = secho_udp4_sum(saddr, daddr, udp, udp_len);
 	return c ? c : 0xffff; /* RFC 768: a computed zero is transmitted as all ones */
 }

@@ -138,19 +138,9 @@ enum secho_wire_verdict secho_wire_parse(const struct secho_wire_cfg *cfg, const
 	 * bytes the checksum does not cover; longer would read past the packet. */
 	if (ulen != ulen_avail)
 		return SECHO_WIRE_UDP_LEN;
-	if (rd16(udp + 6) != 0) {
-		uint8_t ph[12];
-		memcpy(ph, &saddr, 4);
-		memcpy(ph + 4, &daddr, 4);
-		ph[8] = 0;
-		ph[9] = SECHO_IPPROTO_UDP;
-		ph[10] = (uint8_t)(ulen >> 8);
-		ph[11] = (uint8_t)ulen;
-		uint32_t s = secho_csum_add(0, ph, sizeof(ph));
-		s = secho_csum_add(s, udp, ulen);
-		if (secho_csum_fold(s) != 0)
-			return SECHO_WIRE_UDP_CSUM;
-	}
+	/* Summed with its checksum field, a correct datagram folds to zero. */
+	if (rd16(udp + 6) != 0 && secho_udp4_sum(saddr, daddr, udp, ulen) != 0)
+		return SECHO_WIRE_UDP_CSUM;
 	uint16_t dport = rd16(udp + 2);
 	enum secho_port_class cls;
 	if (dport == cfg->port_stream)
