@@ -137,27 +137,32 @@ VAES_INLINE __m512i add128(__m512i v, __m512i inc_lo)
 	return _mm512_mask_add_epi64(s, (__mmask8)(c << 1), s, _mm512_set1_epi64(1));
 }
 
-/* CTR keystream with a 128-bit big-endian counter (SP 800-38A 6.5); ctr is not updated
- * here (vaes_ctr128_run does it). */
-VAES_TARGET static void vaes_ctr128(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out,
-                                    const uint8_t *in, size_t nblocks)
+/*
+ * CTR keystream with a 128-bit big-endian counter (SP 800-38A 6.5); ctr is not updated
+ * here (vaes_ctr128_run does it). Each register's counters are the round's base plus a
+ * constant, so the eight registers of a round do not wait on one another; when the low
+ * 64 bits cannot wrap during the call (public data: the counter and the block count) the
+ * additions need no carry handling at all.
+ */
+VAES_INLINE void ctr128_blocks(const struct vaes_rk *r, __m512i c, uint8_t *out, const uint8_t *in,
+                               size_t nblocks, const int carry)
 {
 	const __m512i bs = vaes_bswap_mask();
 	const __m512i four = _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4);
-	struct vaes_rk r;
-	vaes_load_rk(&r, k, 0);
-
-	/* c = [ctr, ctr+1, ctr+2, ctr+3] as little-endian integers. */
-	__m512i c = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ctr));
-	c = add128(_mm512_shuffle_epi8(c, bs), _mm512_set_epi64(0, 3, 0, 2, 0, 1, 0, 0));
+	const __m512i step = _mm512_set_epi64(0, 32, 0, 32, 0, 32, 0, 32);
 
 	for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512) {
 		__m512i b[8];
+#pragma GCC unroll 8
 		for (int j = 0; j < 8; j++) {
-			b[j] = _mm512_shuffle_epi8(c, bs);
-			c = add128(c, four);
+			const __m512i off =
+			        _mm512_set_epi64(0, 4 * j, 0, 4 * j, 0, 4 * j, 0, 4 * j);
+			b[j] = _mm512_shuffle_epi8(
+			        carry ? add128(c, off) : _mm512_add_epi64(c, off), bs);
 		}
-		vaes_enc_n(b, 8, &r);
+		c = carry ? add128(c, step) : _mm512_add_epi64(c, step);
+		vaes_enc_n(b, 8, r);
+#pragma GCC unroll 8
 		for (int j = 0; j < 8; j++)
 			_mm512_storeu_si512(
 			        out + 64 * j,
@@ -167,14 +172,32 @@ VAES_TARGET static void vaes_ctr128(const secho_aes_key *k, uint8_t ctr[16], uin
 		size_t nb = nblocks < 4 ? nblocks : 4;
 		__mmask8 m = vaes_blkmask(nb);
 		__m512i b = _mm512_shuffle_epi8(c, bs);
-		c = add128(c, four);
-		vaes_enc_n(&b, 1, &r);
+		c = carry ? add128(c, four) : _mm512_add_epi64(c, four);
+		vaes_enc_n(&b, 1, r);
 		_mm512_mask_storeu_epi64(out, m,
 		                         _mm512_xor_si512(b, _mm512_maskz_loadu_epi64(m, in)));
 		in += 16 * nb;
 		out += 16 * nb;
 		nblocks -= nb;
 	}
+}
+
+VAES_TARGET static void vaes_ctr128(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out,
+                                    const uint8_t *in, size_t nblocks)
+{
+	const __m512i bs = vaes_bswap_mask();
+	struct vaes_rk r;
+	vaes_load_rk(&r, k, 0);
+
+	/* c = [ctr, ctr+1, ctr+2, ctr+3] as little-endian integers. */
+	__m512i c = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)ctr));
+	c = add128(_mm512_shuffle_epi8(c, bs), _mm512_set_epi64(0, 3, 0, 2, 0, 1, 0, 0));
+	/* Rounded up to whole registers: the last one computes up to three spare counters. */
+	const uint64_t lo = secho_load_be64(ctr + 8);
+	if (lo + ((uint64_t)nblocks + 3) >= lo && nblocks < (1ull << 60))
+		ctr128_blocks(&r, c, out, in, nblocks, 0);
+	else
+		ctr128_blocks(&r, c, out, in, nblocks, 1);
 }
 
 /* ctr += n as a 128-bit big-endian integer (public data). */
