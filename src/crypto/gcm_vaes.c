@@ -386,52 +386,64 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 }
 
 /*
- * One round of registers (32 blocks) of GCTR, software-pipelined with GHASH: the eight
- * multiplies of the blocks in gh[] (with the state s folded into the first) are issued
- * between the first eight AES rounds, so that the carry-less multiplier and the AES unit
- * work at the same time instead of one waiting for the other. Returns the reduced GHASH of
- * gh[] when do_gh, else s unchanged. b[] holds counter blocks on entry, keystream XOR in
- * (the output) on return; x[] the input.
+ * One round of 32 blocks of GCTR at counter *c (out = in ^ keystream), software-pipelined
+ * with the GHASH of the 32 blocks at gh (memory: the previous round's output when
+ * encrypting, this round's input when decrypting), folded into the state s: the eight
+ * multiplies are issued between the first eight AES rounds, so that the carry-less
+ * multiplier and the AES unit work at the same time. The register that takes s (the first,
+ * times K_32..K_29) goes last, so the previous round's reduction has the longest time to
+ * finish. The text is read from memory only at the end and the hashed blocks are loaded
+ * when used: only the eight AES states and the accumulators live across the rounds, which
+ * leaves the round keys in registers. Returns the reduced GHASH when do_gh, else s.
  */
-VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512i *b,
-                            const __m512i *x, const __m512i *gh, __m128i s, int do_gh)
+VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, uint8_t *out,
+                            const uint8_t *in, const uint8_t *gh, __m128i s, const int do_gh)
 {
-	const __m512i bs = vaes_bswap_mask();
+	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+	__m512i b[8];
 	struct gacc a;
 	gacc_zero(&a);
 #pragma GCC unroll 8
-	for (int j = 0; j < 8; j++)
-		b[j] = _mm512_xor_si512(b[j], r->k[0]);
+	for (int j = 0; j < 8; j++) {
+		b[j] = _mm512_xor_si512(_mm512_shuffle_epi8(*c, bs), r->k[0]);
+		*c = _mm512_add_epi32(*c, four);
+	}
 #pragma GCC unroll 8
 	for (int i = 1; i <= 8; i++) {
 #pragma GCC unroll 8
 		for (int j = 0; j < 8; j++)
 			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
 		if (do_gh) {
-			__m512i g = _mm512_shuffle_epi8(gh[i - 1], bs);
-			if (i == 1)
+			const int j = i & 7;
+			__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(gh + 64 * j), bs);
+			if (j == 0)
 				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-			gacc_mulp(&a, g, htab + 64 * (i - 1), 0xff);
+			gacc_mulp(&a, g, htab + 64 * j, 0xff);
 		}
 	}
+#pragma GCC unroll 14
 	for (unsigned i = 9; i < r->rounds; i++)
 #pragma GCC unroll 8
 		for (int j = 0; j < 8; j++)
 			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
 #pragma GCC unroll 8
 	for (int j = 0; j < 8; j++)
-		b[j] = _mm512_xor_si512(_mm512_aesenclast_epi128(b[j], r->k[r->rounds]), x[j]);
+		_mm512_storeu_si512(
+		        out + 64 * j,
+		        _mm512_xor_si512(_mm512_aesenclast_epi128(b[j], r->k[r->rounds]),
+		                         _mm512_loadu_si512(in + 64 * j)));
 	return do_gh ? gacc_final(&a) : s;
 }
 
 /*
- * The end of a long message: GHASH of the last full round (encryption, when have), then
- * tbytes (0..511) of text in nz registers (the last block possibly partial, masked) and
- * the length block under one reduction (32 blocks + length: a separate last multiply).
+ * The end of a long message: GHASH of the last full round at prev (encryption, when
+ * prev is not NULL), then tbytes (0..511) of text in nz registers (the last block possibly
+ * partial, masked) and the length block under one reduction (32 blocks + length: a
+ * separate last multiply).
  */
 VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, __m512i c, __m128i s,
-                              const __m512i *prev, int have, uint8_t *out, const uint8_t *in,
-                              size_t tbytes, size_t aad_len, size_t len, int enc, const int nz)
+                              const uint8_t *prev, uint8_t *out, const uint8_t *in, size_t tbytes,
+                              size_t aad_len, size_t len, int enc, const int nz)
 {
 	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
 	const size_t tb = (tbytes + 15) / 16;
@@ -444,12 +456,12 @@ VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, _
 		c = _mm512_add_epi32(c, four);
 	}
 	vaes_enc_n(ks, nz, r);
-	if (have) {
+	if (prev) {
 		struct gacc a;
 		gacc_zero(&a);
 #pragma GCC unroll 8
 		for (int j = 0; j < 8; j++) {
-			__m512i g = _mm512_shuffle_epi8(prev[j], bs);
+			__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(prev + 64 * j), bs);
 			if (j == 0)
 				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
 			gacc_mulp(&a, g, kpow(k, 32) + 64 * j, 0xff);
@@ -484,19 +496,20 @@ VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, _
 }
 
 /*
- * General path: AAD first (its GHASH overlaps the first AES rounds), then the text 32
- * blocks at a time, pipelined (encryption hashes round i - 1 while computing round i;
- * decryption hashes the input of the round it computes), then a last group of at most 31
- * blocks (the partial block masked) together with the length block under one reduction.
+ * General path: AAD first, then the text 32 blocks at a time, pipelined (encryption
+ * hashes round i - 1 while computing round i; decryption hashes the input of the round it
+ * computes), then a last group of at most 31 blocks (the partial block masked) together
+ * with the length block under one reduction. nr as in short_msg.
  */
 VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
                          size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
-                         size_t tag_len, int enc)
+                         size_t tag_len, int enc, const unsigned nr)
 {
-	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
 	const __m128i k1 = _mm_loadu_si128((const __m128i *)kpow(k, 1));
 	struct vaes_rk r;
 	vaes_load_rk(&r, &k->aes, 0);
+	if (nr)
+		r.rounds = nr; /* == k->aes.rounds; a constant lets the rounds unroll */
 	const __m128i j0 = j0_of(iv);
 	const __m128i ej0 = vaes_enc1(&k->aes, j0);
 	__m512i c = _mm512_add_epi32(
@@ -509,64 +522,51 @@ VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 
 	/* Whole rounds of 32 blocks; the end keeps the 0..511 bytes after them. */
 	const size_t nch = len / 512;
-	__m512i prev[8] = {0}; /* zero: not read before the first round sets it (have) */
-	int have = 0;
+	const uint8_t *prev = NULL; /* encryption: the round whose GHASH is still due */
+	uint8_t *const out0 = out;
 	for (size_t ch = 0; ch < nch; ch++, in += 512, out += 512) {
-		__m512i b[8], x[8];
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++) {
-			b[j] = _mm512_shuffle_epi8(c, bs);
-			c = _mm512_add_epi32(c, four);
-			x[j] = _mm512_loadu_si512(in + 64 * j);
-		}
-		if (enc) {
-			s = chunk32(kpow(k, 32), &r, b, x, prev, s, have);
-#pragma GCC unroll 8
-			for (int j = 0; j < 8; j++) {
-				_mm512_storeu_si512(out + 64 * j, b[j]);
-				prev[j] = b[j];
-			}
-			have = 1;
-		} else {
-			s = chunk32(kpow(k, 32), &r, b, x, x, s, 1);
-#pragma GCC unroll 8
-			for (int j = 0; j < 8; j++)
-				_mm512_storeu_si512(out + 64 * j, b[j]);
-		}
+		if (!enc)
+			s = chunk32(kpow(k, 32), &r, &c, out, in, in, s, 1);
+		else if (prev)
+			s = chunk32(kpow(k, 32), &r, &c, out, in, prev, s, 1);
+		else
+			s = chunk32(kpow(k, 32), &r, &c, out, in, NULL, s, 0);
+		if (enc)
+			prev = out;
 	}
 
 	/* The end: 0..511 bytes, nz = 0..8 registers, instantiated per register count. */
 	const size_t tbytes = len - 512 * nch;
 	switch ((tbytes + 63) / 64) {
 	case 0:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 0);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 0);
 		break;
 	case 1:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 1);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 1);
 		break;
 	case 2:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 2);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 2);
 		break;
 	case 3:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 3);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 3);
 		break;
 	case 4:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 4);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 4);
 		break;
 	case 5:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 5);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 5);
 		break;
 	case 6:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 6);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 6);
 		break;
 	case 7:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 7);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 7);
 		break;
 	default:
-		s = end_group(k, &r, c, s, prev, have, out, in, tbytes, aad_len, len, enc, 8);
+		s = end_group(k, &r, c, s, prev, out, in, tbytes, aad_len, len, enc, 8);
 		break;
 	}
-	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out - 512 * nch, len);
+	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out0, len);
 }
 
 /* Dispatch on size; the short path is instantiated once per register count. */
@@ -604,7 +604,9 @@ VAES_INLINE int msg96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_
 			return short_nr(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 14);
 		return short_nr(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0);
 	}
-	return long_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc);
+	if (k->aes.rounds == 14)
+		return long_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 14);
+	return long_msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc, 0);
 }
 
 VAES_TARGET static int vaes_seal96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
@@ -912,8 +914,8 @@ VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, co
 			 * 94 per message for two, 58 against 63 for four. */
 			for (unsigned i = g; i < ns; i++) {
 				secho_gcm_msg *m = sel[i];
-				m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in, m->len,
-				                  m->tag, 16, enc);
+				m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in,
+				                  m->len, m->tag, 16, enc);
 			}
 			break;
 		}
