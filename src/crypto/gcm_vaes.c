@@ -203,6 +203,72 @@ VAES_INLINE __m512i ctr32_four(void)
 	return _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4);
 }
 
+/* s folded with the 32 blocks at p (memory), times K_32..K_1 and reduced. */
+VAES_INLINE __m128i ghash32(const uint8_t *htab, __m128i s, const uint8_t *p)
+{
+	const __m512i bs = vaes_bswap_mask();
+	struct gacc a;
+	gacc_zero(&a);
+#pragma GCC unroll 8
+	for (int j = 0; j < 8; j++) {
+		__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(p + 64 * j), bs);
+		if (j == 0)
+			g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
+		gacc_mulp(&a, g, htab + 64 * j, 0xff);
+	}
+	return gacc_final(&a);
+}
+
+/*
+ * One round of 32 blocks of GCTR at counter *c (out = in ^ keystream), software-pipelined
+ * with the GHASH of the 32 blocks at gh (memory: the previous round's output when
+ * encrypting, this round's input when decrypting), folded into the state s: the eight
+ * multiplies are issued between the first eight AES rounds, so that the carry-less
+ * multiplier and the AES unit work at the same time. The register that takes s (the first,
+ * times K_32..K_29) goes last, so the previous round's reduction has the longest time to
+ * finish. The text is read from memory only at the end and the hashed blocks are loaded
+ * when used: only the eight AES states and the accumulators live across the rounds, which
+ * leaves the round keys in registers. Returns the reduced GHASH when do_gh, else s.
+ */
+VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, uint8_t *out,
+                            const uint8_t *in, const uint8_t *gh, __m128i s, const int do_gh)
+{
+	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+	__m512i b[8];
+	struct gacc a;
+	gacc_zero(&a);
+#pragma GCC unroll 8
+	for (int j = 0; j < 8; j++) {
+		b[j] = _mm512_xor_si512(_mm512_shuffle_epi8(*c, bs), r->k[0]);
+		*c = _mm512_add_epi32(*c, four);
+	}
+#pragma GCC unroll 8
+	for (int i = 1; i <= 8; i++) {
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+		if (do_gh) {
+			const int j = i & 7;
+			__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(gh + 64 * j), bs);
+			if (j == 0)
+				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
+			gacc_mulp(&a, g, htab + 64 * j, 0xff);
+		}
+	}
+#pragma GCC unroll 14
+	for (unsigned i = 9; i < r->rounds; i++)
+#pragma GCC unroll 8
+		for (int j = 0; j < 8; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+#pragma GCC unroll 8
+	for (int j = 0; j < 8; j++)
+		_mm512_storeu_si512(
+		        out + 64 * j,
+		        _mm512_xor_si512(_mm512_aesenclast_epi128(b[j], r->k[r->rounds]),
+		                         _mm512_loadu_si512(in + 64 * j)));
+	return do_gh ? gacc_final(&a) : s;
+}
+
 /*
  * GCTR over nblocks whole blocks from counter register *c, optionally GHASHing (mode 1:
  * the output, i.e. encryption; mode 2: the input, decryption; mode 0: no GHASH). 32 blocks
@@ -211,32 +277,20 @@ VAES_INLINE __m512i ctr32_four(void)
 VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, __m128i s,
                                uint8_t *out, const uint8_t *in, size_t nblocks, int mode)
 {
-	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+	const __m512i bs = vaes_bswap_mask();
+	const uint8_t *prev = NULL; /* mode 1: the round whose GHASH is still due */
 	for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512) {
-		__m512i b[8], x[8];
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++) {
-			b[j] = _mm512_shuffle_epi8(*c, bs);
-			*c = _mm512_add_epi32(*c, four);
-		}
-		vaes_enc_n(b, 8, r);
-		struct gacc a;
-		gacc_zero(&a);
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++) {
-			x[j] = _mm512_loadu_si512(in + 64 * j);
-			b[j] = _mm512_xor_si512(b[j], x[j]);
-			_mm512_storeu_si512(out + 64 * j, b[j]);
-			if (mode) {
-				__m512i g = _mm512_shuffle_epi8(mode == 1 ? b[j] : x[j], bs);
-				if (j == 0)
-					g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-				gacc_mulp(&a, g, htab + 64 * j, 0xff);
-			}
-		}
-		if (mode)
-			s = gacc_final(&a);
+		if (mode == 2)
+			s = chunk32(htab, r, c, out, in, in, s, 1);
+		else if (prev)
+			s = chunk32(htab, r, c, out, in, prev, s, 1);
+		else
+			s = chunk32(htab, r, c, out, in, NULL, s, 0);
+		if (mode == 1)
+			prev = out;
 	}
+	if (prev)
+		s = ghash32(htab, s, prev);
 	if (nblocks) {
 		const size_t m = nblocks;
 		const uint8_t *t = mode ? htab + 16 * (NPOW - m) : NULL;
@@ -386,56 +440,6 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 }
 
 /*
- * One round of 32 blocks of GCTR at counter *c (out = in ^ keystream), software-pipelined
- * with the GHASH of the 32 blocks at gh (memory: the previous round's output when
- * encrypting, this round's input when decrypting), folded into the state s: the eight
- * multiplies are issued between the first eight AES rounds, so that the carry-less
- * multiplier and the AES unit work at the same time. The register that takes s (the first,
- * times K_32..K_29) goes last, so the previous round's reduction has the longest time to
- * finish. The text is read from memory only at the end and the hashed blocks are loaded
- * when used: only the eight AES states and the accumulators live across the rounds, which
- * leaves the round keys in registers. Returns the reduced GHASH when do_gh, else s.
- */
-VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, uint8_t *out,
-                            const uint8_t *in, const uint8_t *gh, __m128i s, const int do_gh)
-{
-	const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
-	__m512i b[8];
-	struct gacc a;
-	gacc_zero(&a);
-#pragma GCC unroll 8
-	for (int j = 0; j < 8; j++) {
-		b[j] = _mm512_xor_si512(_mm512_shuffle_epi8(*c, bs), r->k[0]);
-		*c = _mm512_add_epi32(*c, four);
-	}
-#pragma GCC unroll 8
-	for (int i = 1; i <= 8; i++) {
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++)
-			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
-		if (do_gh) {
-			const int j = i & 7;
-			__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(gh + 64 * j), bs);
-			if (j == 0)
-				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-			gacc_mulp(&a, g, htab + 64 * j, 0xff);
-		}
-	}
-#pragma GCC unroll 14
-	for (unsigned i = 9; i < r->rounds; i++)
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++)
-			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
-#pragma GCC unroll 8
-	for (int j = 0; j < 8; j++)
-		_mm512_storeu_si512(
-		        out + 64 * j,
-		        _mm512_xor_si512(_mm512_aesenclast_epi128(b[j], r->k[r->rounds]),
-		                         _mm512_loadu_si512(in + 64 * j)));
-	return do_gh ? gacc_final(&a) : s;
-}
-
-/*
  * The end of a long message: GHASH of the last full round at prev (encryption, when
  * prev is not NULL), then tbytes (0..511) of text in nz registers (the last block possibly
  * partial, masked) and the length block under one reduction (32 blocks + length: a
@@ -456,18 +460,8 @@ VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, _
 		c = _mm512_add_epi32(c, four);
 	}
 	vaes_enc_n(ks, nz, r);
-	if (prev) {
-		struct gacc a;
-		gacc_zero(&a);
-#pragma GCC unroll 8
-		for (int j = 0; j < 8; j++) {
-			__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(prev + 64 * j), bs);
-			if (j == 0)
-				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-			gacc_mulp(&a, g, kpow(k, 32) + 64 * j, 0xff);
-		}
-		s = gacc_final(&a);
-	}
+	if (prev)
+		s = ghash32(kpow(k, 32), s, prev);
 	struct gacc a;
 	gacc_zero(&a);
 	const uint8_t *t = kpow(k, n ? n : 1);
