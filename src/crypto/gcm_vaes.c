@@ -73,6 +73,15 @@ VAES_INLINE void gacc_mul(struct gacc *a, __m512i x, __m512i h, __m512i hk)
 	a->mid = _mm512_xor_si512(a->mid, _mm512_clmulepi64_epi128(xk, hk, 0x00));
 }
 
+/* The accumulators as they are now, in registers: an empty asm the compiler cannot see
+ * through, so that it adds each product as it comes instead of reassociating the sums
+ * into a tree after all the products (which keeps every product alive at once and spills
+ * them to the stack in the pipelined loops). */
+VAES_INLINE void gacc_pin(struct gacc *a)
+{
+	__asm__("" : "+v"(a->lo), "+v"(a->mid), "+v"(a->hi));
+}
+
 /* x times the powers at p (a pointer into the K table; the halves are at p + HKOFF),
  * lanes selected by the qword mask m. */
 VAES_INLINE void gacc_mulp(struct gacc *a, __m512i x, const uint8_t *p, __mmask8 m)
@@ -253,6 +262,7 @@ VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512
 			if (j == 0)
 				g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
 			gacc_mulp(&a, g, htab + 64 * j, 0xff);
+			gacc_pin(&a);
 		}
 	}
 #pragma GCC unroll 14
