@@ -13,24 +13,49 @@
 # matched with --secho-key. Then the in-endpoint latency per engine with the data path
 # busy-polling and one packet in flight (udp_load --window 1, blocking: on 2 cores a third
 # spinning thread would take turns with the endpoint's two), read from the endpoint's own
-# counters report. Prints markdown tables (docs/PERFORMANCE.md).
+# counters report, beside the cost of moving one cache line between the two CPUs
+# (bench/xcore, before and after: the floor under that latency on veth). Prints markdown
+# tables (docs/PERFORMANCE.md).
 #
-# usage: bench/endpoint_bench.sh [SECONDS (default 4)] [REPEAT (default 3; the median is kept)]
+# usage: bench/endpoint_bench.sh [--latency-only] [SECONDS (default 4)] [REPEAT (default 3;
+#        the median is kept)]
 set -u
+usage() {
+	sed -n 's/^# \{0,1\}//; 2,/^usage/p' "$0" | sed '$d'
+	echo "usage: bench/endpoint_bench.sh [--latency-only] [SECONDS (default 4)] [REPEAT (default 3)]"
+	echo "  --latency-only   skip the sustained-rate table"
+}
+RATE=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h | --help) usage; exit 0 ;;
+	--latency-only) RATE=0; shift ;;
+	-*) echo "endpoint_bench: unknown option $1 (see --help)" >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+SECS=${1:-4}
+REP=${2:-3}
+case $SECS$REP in *[!0-9]*) echo "endpoint_bench: SECONDS and REPEAT are whole numbers (see --help)" >&2; exit 2 ;; esac
+[ "$SECS" -gt 0 ] && [ "$REP" -gt 0 ] || { echo "endpoint_bench: SECONDS and REPEAT must be above 0" >&2; exit 2; }
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD=${BUILD:-build}
 S=$ROOT/$BUILD/secho
 B=$ROOT/$BUILD/bench
-SECS=${1:-4}
-REP=${2:-3}
 # shellcheck source=tests/sh/netns.sh
 . "$ROOT/tests/sh/netns.sh"
 if why=$(netns_unavailable); then echo "endpoint_bench: needs $why" >&2; exit 1; fi
 D=$(mktemp -d /tmp/secho-bench.XXXXXX)
 P=
 stop_p() { [ -n "$P" ] && kill -TERM "$P" 2>/dev/null && wait "$P" 2>/dev/null; P=; }
-cleanup() { stop_p; netns_cleanup; rm -rf "$D"; }
+# ENDPOINT_BENCH_LOGS=DIR keeps the last run's logs (serve, load, counters report) there.
+cleanup() {
+	stop_p
+	netns_cleanup
+	[ -n "${ENDPOINT_BENCH_LOGS:-}" ] && mkdir -p "$ENDPOINT_BENCH_LOGS" && cp "$D"/*.log "$D"/*.json "$ENDPOINT_BENCH_LOGS"/ 2>/dev/null
+	rm -rf "$D"
+}
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 netns_setup || exit 1
@@ -98,6 +123,7 @@ point() { # name size -> median pps, median cpu
 	echo "$(printf '%s\n' "${pps[@]}" | median) $(printf '%s\n' "${cpu[@]}" | median)"
 }
 
+if [ "$RATE" = 1 ]; then
 echo "## Sustained rate on a veth pair (AF_PACKET, blocking; ${SECS} s per point, median of $REP)"
 echo
 echo "| payload | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs naive |"
@@ -117,10 +143,12 @@ for size in 64 1440; do
 	done
 	unset R C
 done
-
 echo
+fi
+
 echo "## In-endpoint latency (secho serve --busy-poll, one packet in flight, 64 B)"
 echo
+xc1=$("$B/xcore" --rounds 100000 --repeat 3 --json | jq -r '"\(.one_way_ns | floor) ns (\(.one_way_cycles | floor) TSC cycles)"')
 echo "| engine | p50 ns | p99 ns | p50 TSC cycles | mean ns | headroom pps |"
 echo "|---|---|---|---|---|---|"
 ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
@@ -138,6 +166,10 @@ for e in streaming offload; do
 	jq -r --arg e "$e" '.report.engines[$e] | "| \($e) | \(.latency_ns.p50) | \(.latency_ns.p99) | \(.latency_cycles.p50) | \(.latency_ns.mean) | \(.headroom_pps) |"' "$D/c.json"
 done
 ratio=$(jq -r '.report.engines | (.offload.latency_ns.p50 / .streaming.latency_ns.p50 * 10 | floor / 10)' "$D/c.json")
+xc2=$("$B/xcore" --rounds 100000 --repeat 3 --json | jq -r '"\(.one_way_ns | floor) ns (\(.one_way_cycles | floor) TSC cycles)"')
+echo
+echo "one cache line moved between the two CPUs (bench/xcore, before / after): $xc1 / $xc2;"
+echo "on veth the RX frame is written on the sending CPU, so every p50 above includes at least one."
 echo
 echo "offload/streaming p50 latency ratio: ${ratio}x (the seed's: 14.7x)"
 echo
