@@ -50,6 +50,7 @@ D=$(mktemp -d /tmp/secho-bench.XXXXXX)
 P=
 stop_p() { [ -n "$P" ] && kill -TERM "$P" 2>/dev/null && wait "$P" 2>/dev/null; P=; }
 # ENDPOINT_BENCH_LOGS=DIR keeps the last run's logs (serve, load, counters report) there.
+# LAT_SERVE_ARGS="..." adds secho serve options for the latency part (e.g. --packet-tx sendmmsg).
 cleanup() {
 	stop_p
 	netns_cleanup
@@ -152,7 +153,7 @@ xc1=$("$B/xcore" --rounds 100000 --repeat 3 --json | jq -r '"\(.one_way_ns | flo
 echo "| engine | p50 ns | p99 ns | p50 TSC cycles | mean ns | headroom pps |"
 echo "|---|---|---|---|---|---|"
 ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-	--state "$D/seq.state" --io packet --busy-poll >"$D/serve.log" 2>&1 &
+	--state "$D/seq.state" --io packet --busy-poll ${LAT_SERVE_ARGS:-} >"$D/serve.log" 2>&1 &
 P=$!
 wait_file "$D/serve.log" '^secho serve: key id'
 for port in 4000 4001; do
