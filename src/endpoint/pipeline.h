@@ -35,12 +35,27 @@ struct secho_worker {
 	struct secho_pending *pending; /* indexed by staging slot */
 	uint8_t *scratch;              /* SECHO_IO_BURST x 2048: out-of-place responses */
 	struct secho_counters ctr;
+	/* Idle warm-up (secho_worker_warm_setup): a throwaway key and a canned request. */
+	secho_gcm_key *warm_key;
+	uint8_t *warm_frame;
+	uint32_t warm_len;
 };
 
 /* Allocate the worker's own buffers (pending table sized for offload_ring slots).
  * 0 or -ENOMEM. */
 int secho_worker_init(struct secho_worker *w, unsigned offload_ring);
 void secho_worker_fini(struct secho_worker *w);
+
+/*
+ * Busy-poll only: after each burst, when no frame is waiting, run a canned request through
+ * parse, the streaming engine (under a throwaway random key) and the checksum, into the
+ * worker's own scratch, and prefetch the real key: the TX kick just ran the kernel's
+ * transmit path on this core, which evicted the data path's code, data and branch history,
+ * and the next packet would otherwise pay for bringing them back. Nothing is sent, no
+ * sequence number is taken, no counter changes. Call after io, wire and gk are set.
+ * 0, -ENOMEM, or -EINVAL if the canned request does not parse (a bug).
+ */
+int secho_worker_warm_setup(struct secho_worker *w);
 
 /* One RX burst through every stage. Returns frames received (0 = none were ready). */
 unsigned secho_worker_rx(struct secho_worker *w);

@@ -49,8 +49,8 @@ static void print_summary(const struct secho_report_ctx *r, struct secho_io *io)
 	struct secho_io_stats st;
 	secho_io_get_stats(io, &st);
 	printf("secho serve: summary\n");
-	printf("  frames    rx %" PRIu64 "  tx %" PRIu64 "  reports %" PRIu64 "  kernel drops %" PRIu64
-	       "\n",
+	printf("  frames    rx %" PRIu64 "  tx %" PRIu64 "  reports %" PRIu64
+	       "  kernel drops %" PRIu64 "\n",
 	       c.rx_frames, c.tx_frames, c.reports, st.rx_dropped_by_kernel);
 	print_engine("streaming", &c.eng[SECHO_ENG_STREAM], r->tsc_hz);
 	print_engine("offload", &c.eng[SECHO_ENG_OFFLOAD], r->tsc_hz);
@@ -168,28 +168,33 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	w.refill = refill;
 	w.refill_arg = seq;
 	w.ip_id = (uint16_t)secho_rdtsc();
+	if (cfg->io.busy_poll && (rc = secho_worker_warm_setup(&w)) != 0) {
+		fprintf(stderr, "secho serve: data-path warm-up: %s\n",
+		        rc == -ENOMEM ? "out of memory" : "canned request rejected (a bug)");
+		rc = 1;
+		goto out;
+	}
 	secho_keyfile_wipe(key); /* the engines hold their own schedules now */
 
 	if (!cfg->quiet) {
 		char ip[16];
 		const uint8_t *a = (const uint8_t *)&cfg->wire.ip, *m = cfg->wire.mac;
 		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
-		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u\n", ip,
-		       m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
+		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u\n",
+		       ip, m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
 		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu);
 		printf("secho serve: io: %s\n", secho_io_describe(io));
 		printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
-		       secho_impl_name(secho_gcm_key_impl(gk)), secho_offload_backend_name(cfg->offload),
-		       cfg->offload_ring);
+		       secho_impl_name(secho_gcm_key_impl(gk)),
+		       secho_offload_backend_name(cfg->offload), cfg->offload_ring);
 		printf("secho serve: key id %u, sequence numbers from %" PRIu64 "%s\n", w.key_id,
 		       secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
 		fflush(stdout);
 	}
 
 	double hz = secho_tsc_hz();
-	uint64_t deadline = cfg->run_seconds > 0
-	                            ? secho_rdtsc() + (uint64_t)(cfg->run_seconds * hz)
-	                            : UINT64_MAX;
+	uint64_t deadline = cfg->run_seconds > 0 ? secho_rdtsc() + (uint64_t)(cfg->run_seconds * hz)
+	                                         : UINT64_MAX;
 	rc = 0;
 	while (!*stop) {
 		unsigned got = secho_worker_rx(&w);
