@@ -217,6 +217,19 @@ VAES_TARGET static void vaes_ctr128_run(const secho_aes_key *k, uint8_t ctr[16],
 	ctr128_add(ctr, nblocks);
 }
 
+/* CFB encryption and OFB are serial too: the AES-NI code (VAES implies AES-NI). */
+static void vaes_cfb_enc(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                         size_t nblocks)
+{
+	secho_aes_ni_impl.cfb_enc(k, iv, out, in, nblocks);
+}
+
+static void vaes_ofb(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                     size_t nblocks)
+{
+	secho_aes_ni_impl.ofb(k, iv, out, in, nblocks);
+}
+
 /* CBC encryption is inherently serial: one block at a time in an XMM register. */
 VAES_TARGET static void vaes_cbc_enc(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
                                      const uint8_t *in, size_t nblocks)
@@ -323,4 +336,6 @@ const struct secho_aes_impl secho_aes_vaes_impl = {
         .cbc_enc = vaes_cbc_enc,
         .cbc_dec = vaes_cbc_dec,
         .cfb_dec = vaes_cfb_dec,
+        .cfb_enc = vaes_cfb_enc,
+        .ofb = vaes_ofb,
 };

@@ -39,6 +39,14 @@ struct secho_aes_impl {
 	/* CFB128 decryption of whole blocks (parallel); iv advanced to the last C block. */
 	void (*cfb_dec)(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
 	                size_t nblocks);
+	/* CFB128 encryption of whole blocks (serial: C_i = E(C_(i-1)) ^ P_i); iv advanced to
+	 * the last C block. In place allowed. */
+	void (*cfb_enc)(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+	                size_t nblocks);
+	/* OFB over whole blocks (serial: O_i = E(O_(i-1)), out = in ^ O_i); iv advanced to
+	 * the last O block. In place allowed. */
+	void (*ofb)(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+	            size_t nblocks);
 };
 
 struct secho_gcm_impl {
@@ -78,12 +86,12 @@ struct secho_gcm_impl {
 };
 
 /* Implementation tables; each file defines its own. */
-extern const struct secho_aes_impl secho_aes_ct64_impl;   /* aes_ct64.c   */
-extern const struct secho_gcm_impl secho_gcm_ct64_impl;   /* ghash_ctmul64.c */
-extern const struct secho_aes_impl secho_aes_ni_impl;     /* aes_ni.c     */
-extern const struct secho_gcm_impl secho_gcm_ni_impl;     /* gcm_ni.c     */
-extern const struct secho_aes_impl secho_aes_vaes_impl;   /* aes_vaes.c   */
-extern const struct secho_gcm_impl secho_gcm_vaes_impl;   /* gcm_vaes.c   */
+extern const struct secho_aes_impl secho_aes_ct64_impl; /* aes_ct64.c   */
+extern const struct secho_gcm_impl secho_gcm_ct64_impl; /* ghash_ctmul64.c */
+extern const struct secho_aes_impl secho_aes_ni_impl;   /* aes_ni.c     */
+extern const struct secho_gcm_impl secho_gcm_ni_impl;   /* gcm_ni.c     */
+extern const struct secho_aes_impl secho_aes_vaes_impl; /* aes_vaes.c   */
+extern const struct secho_gcm_impl secho_gcm_vaes_impl; /* gcm_vaes.c   */
 
 /* impl.c: table for an id (AUTO resolved); NULL if unavailable. */
 const struct secho_aes_impl *secho_aes_impl_get(secho_impl_id id);

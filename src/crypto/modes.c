@@ -2,7 +2,7 @@
  * src/crypto/modes.c - AES modes of operation (include/secho/modes.h): argument checks,
  * then the key's implementation table (k->impl).
  *
- * Every table provides ecb_enc/ecb_dec; ctr128, cbc_enc, cbc_dec and cfb_dec are
+ * Every table provides ecb_enc/ecb_dec; ctr128, cbc_enc, cbc_dec, cfb_dec, cfb_enc and ofb are
  * optional. When one is NULL the mode is composed here from the ECB entries, working in
  * chunks of CHUNK blocks on the stack so that parallel implementations still see several
  * independent blocks per call.
@@ -323,7 +323,9 @@ static int cfb_run(secho_stream *s, uint8_t *out, const uint8_t *in, size_t len,
 	out += n;
 	len -= n;
 	size_t nblocks = len / 16;
-	if (enc) {
+	if (enc && nblocks && k->impl->cfb_enc) {
+		k->impl->cfb_enc(k, s->reg, out, in, nblocks);
+	} else if (enc) {
 		/* C_i = E(C_(i-1)) ^ P_i: serial. reg takes C_i before out is written, so
 		 * in place is safe. */
 		alignas(16) uint8_t t[16];
@@ -398,6 +400,12 @@ int secho_ofb_update(secho_stream *s, uint8_t *out, const uint8_t *in, size_t le
 	in += n;
 	out += n;
 	len -= n;
+	if (len >= 16 && k->impl->ofb) {
+		k->impl->ofb(k, s->reg, out, in, len / 16);
+		in += len / 16 * 16;
+		out += len / 16 * 16;
+		len %= 16;
+	}
 	while (len >= 16) {
 		k->impl->ecb_enc(k, s->ks, s->reg, 1);
 		memcpy(s->reg, s->ks, 16);
