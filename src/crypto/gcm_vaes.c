@@ -745,7 +745,10 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 		ej[q] = j0[q];
 		gacc_zero(&acc[q]);
 	}
-	vaes_enc_nr(ej, Q, r, rounds);
+	/* E(J0) goes through the rounds with the first text step's counters (one AES chain
+	 * for both instead of two one after the other); alone when there is no text. */
+	if (!maxc)
+		vaes_enc_nr(ej, Q, r, rounds);
 
 	/* AAD, left-aligned, per-lane powers. */
 	for (unsigned v = 0; v < maxa; v++) {
@@ -788,7 +791,7 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 	 */
 	const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
 	for (unsigned u0 = 0; u0 < maxc; u0 += 4) {
-		__m512i hp[4], hk[4], kb[8];
+		__m512i hp[4], hk[4], kb[10];
 #pragma GCC unroll 4
 		for (int st = 0; st < 4; st++) {
 			long pi = (long)maxc + 1 - (long)u0 - st; /* K index of step u0 + st */
@@ -802,7 +805,17 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 			ctr[j / 4] = _mm512_add_epi32(ctr[j / 4], one);
 			kb[j] = _mm512_shuffle_epi8(ctr[j / 4], bs);
 		}
-		vaes_enc_nr(kb, 4 * Q, r, rounds);
+		if (u0 == 0) {
+#pragma GCC unroll 2
+			for (int q = 0; q < Q; q++)
+				kb[4 * Q + q] = ej[q];
+			vaes_enc_nr(kb, 5 * Q, r, rounds);
+#pragma GCC unroll 2
+			for (int q = 0; q < Q; q++)
+				ej[q] = kb[4 * Q + q];
+		} else {
+			vaes_enc_nr(kb, 4 * Q, r, rounds);
+		}
 #pragma GCC unroll 4
 		for (int q = 0; q < Q; q++) {
 			__mmask64 m64[4], ms[4];
