@@ -44,7 +44,7 @@ static int ossl_gcm(const uint8_t *key, const uint8_t *iv, const uint8_t *aad, s
 	return EVP_CIPHER_CTX_ctrl(X, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
 }
 
-/* Text length: mostly packet-like, sometimes anything up to MAXLEN. */
+/* Text length: mostly packet-like, sometimes anything up to MAXLEN, sometimes none. */
 static size_t rand_len(int mix)
 {
 	switch (mix) {
@@ -52,6 +52,8 @@ static size_t rand_len(int mix)
 		return 64; /* the key case: all equal */
 	case 1:
 		return t_randrange(0, 256);
+	case 3:
+		return 0; /* no text at all (GMAC): E(J0) is the only AES work */
 	default:
 		return t_randrange(0, 3) ? t_randrange(0, 600) : t_randrange(0, MAXLEN);
 	}
@@ -120,7 +122,7 @@ static void run_impl(secho_impl_id id)
 	int rounds = quick ? 1 : 3;
 	for (int rep = 0; rep < rounds; rep++) {
 		for (size_t n = 1; n <= NB; n++) {
-			int mix = (int)((n + (size_t)rep) % 3), inplace = (int)((n / 3 + rep) & 1);
+			int mix = (int)((n + (size_t)rep) % 4), inplace = (int)((n / 3 + rep) & 1);
 			fill(key, n, mix, inplace);
 			rc = secho_gcm_seal_batch(&k, M, n);
 			T_CHECK(rc == SECHO_OK, "seal_batch n %zu rc %d", n, rc);
