@@ -36,6 +36,21 @@ VAES_INLINE void vaes_load_rk(struct vaes_rk *r, const secho_aes_key *k, int dec
 		r->k[i] = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k->u.rk[dec][i]));
 }
 
+/* The same with the round count known at compile time (nr == k->rounds, or 0: k->rounds):
+ * a constant unrolls the loads, so the keys stay in registers instead of going through an
+ * array on the stack. */
+VAES_INLINE void vaes_load_rk_nr(struct vaes_rk *r, const secho_aes_key *k, const unsigned nr)
+{
+	if (!nr) {
+		vaes_load_rk(r, k, 0);
+		return;
+	}
+	r->rounds = nr;
+#pragma GCC unroll 15
+	for (unsigned i = 0; i <= nr; i++)
+		r->k[i] = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)k->u.rk[0][i]));
+}
+
 /* Encrypt n (compile-time constant after inlining) registers in place with `rounds`
  * rounds (== r->rounds; a constant there unrolls the round loop); the round loop is
  * outermost so that the n independent vaesenc chains interleave and hide latency. */

@@ -409,9 +409,7 @@ VAES_INLINE int short_msg(const secho_gcm_key *k, const uint8_t iv[12], const ui
 {
 	const __m512i bs = vaes_bswap_mask();
 	struct vaes_rk r;
-	vaes_load_rk(&r, &k->aes, 0);
-	if (nr)
-		r.rounds = nr; /* == k->aes.rounds; a constant lets the rounds unroll */
+	vaes_load_rk_nr(&r, &k->aes, nr); /* nr == k->aes.rounds: the rounds unroll */
 	/* At most 27 text blocks: the counters 2..29 change the last byte only, so every
 	 * counter block is the IV OR-ed with a constant (no carries, no byte swaps). */
 	const __m512i ivb = _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, iv));
@@ -511,9 +509,7 @@ VAES_INLINE int long_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 {
 	const __m128i k1 = _mm_loadu_si128((const __m128i *)kpow(k, 1));
 	struct vaes_rk r;
-	vaes_load_rk(&r, &k->aes, 0);
-	if (nr)
-		r.rounds = nr; /* == k->aes.rounds; a constant lets the rounds unroll */
+	vaes_load_rk_nr(&r, &k->aes, nr); /* nr == k->aes.rounds: the rounds unroll */
 	const __m128i j0 = j0_of(iv);
 	const __m128i ej0 = vaes_enc1(&k->aes, j0);
 	__m512i c = _mm512_add_epi32(
