@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "xcore: cannot run on CPU %d\n", cpus[0]);
 		return 2;
 	}
-	double one_way[99];
+	double one_way[99] = {0};
 	for (uint64_t r = 0; r < repeat; r++) {
 		pthread_t t;
 		line.v = 0;
