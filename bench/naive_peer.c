@@ -70,11 +70,13 @@ int main(int argc, char **argv)
 	}
 	int fds[2];
 	for (int i = 0; i < 2; i++) {
-		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ports[i])};
+		struct sockaddr_in a = {.sin_family = AF_INET,
+		                        .sin_port = htons((uint16_t)ports[i])};
 		fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
 		if (fds[i] < 0 || inet_pton(AF_INET, ip, &a.sin_addr) != 1 ||
 		    bind(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0) {
-			fprintf(stderr, "naive_peer: bind %s:%u: %s\n", ip, ports[i], strerror(errno));
+			fprintf(stderr, "naive_peer: bind %s:%u: %s\n", ip, ports[i],
+			        strerror(errno));
 			return 2;
 		}
 	}
@@ -93,7 +95,8 @@ int main(int argc, char **argv)
 				continue;
 			struct sockaddr_in from;
 			socklen_t fl = sizeof(from);
-			ssize_t n = recvfrom(fds[i], in, 1440, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+			ssize_t n = recvfrom(fds[i], in, 1440, MSG_DONTWAIT,
+			                     (struct sockaddr *)&from, &fl);
 			if (n < 0)
 				continue;
 			uint8_t *h = out;
@@ -111,7 +114,8 @@ int main(int argc, char **argv)
 			EVP_EncryptUpdate(ctx, out + 16, &l, in, (int)n);
 			EVP_EncryptFinal_ex(ctx, out + 16 + n, &l);
 			EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, out + 16 + n);
-			if (sendto(fds[i], out, (size_t)n + 32, 0, (struct sockaddr *)&from, fl) > 0)
+			if (sendto(fds[i], out, (size_t)n + 32, 0, (struct sockaddr *)&from, fl) >
+			    0)
 				answered++;
 		}
 	}

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Static analysis: cppcheck and clang-tidy over every C file. Exits non-zero on findings.
+# Static analysis: cppcheck and clang-tidy over every C file, and the tree against the one
+# .clang-format (`make format` fixes that part). Exits non-zero on findings.
 # clang-tidy runs one process per file (in parallel, one per core): its path-sensitive
 # checkers keep state across the files of one invocation and then report false positives
 # (uninitialised va_list) in later files.
@@ -14,6 +15,13 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--inline-suppr --std=c11 -Iinclude -Isrc -D__x86_64__ -D__GNUC__ \
 	--suppress=missingIncludeSystem --suppress=unknownMacro \
 	$files || rc=1
+echo "  CLANG-FORMAT"
+# shellcheck disable=SC2046
+if ! clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' 2>/dev/null) 2>/dev/null; then
+	echo "  not formatted (run make format):" \
+		$(for f in $(git ls-files '*.c' '*.h'); do clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"; done)
+	rc=1
+fi
 echo "  CLANG-TIDY"
 checks='-*,clang-analyzer-*,bugprone-*,-bugprone-easily-swappable-parameters,-bugprone-reserved-identifier,-bugprone-narrowing-conversions,-bugprone-assignment-in-if-condition,-clang-analyzer-security.insecureAPI.DeprecatedOrUnsafeBufferHandling,-bugprone-implicit-widening-of-multiplication-result,-bugprone-macro-parentheses,-clang-analyzer-security.insecureAPI.strcpy,-clang-analyzer-optin.performance.Padding'
 out=$(mktemp /tmp/secho-tidy.XXXXXX)

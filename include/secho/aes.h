@@ -52,10 +52,10 @@ typedef enum secho_impl_id {
 	SECHO_IMPL_COUNT
 } secho_impl_id;
 
-const char *secho_impl_name(secho_impl_id id);               /* "portable", ... */
+const char *secho_impl_name(secho_impl_id id);                  /* "portable", ... */
 int secho_impl_from_name(const char *name, secho_impl_id *out); /* EINVAL if unknown */
-bool secho_impl_available(secho_impl_id id);                 /* CPU check; AUTO: true */
-secho_impl_id secho_impl_best(void);                         /* best available */
+bool secho_impl_available(secho_impl_id id);                    /* CPU check; AUTO: true */
+secho_impl_id secho_impl_best(void);                            /* best available */
 /* Make AUTO resolve to `id` (AUTO restores the default). EUNAVAIL if the CPU lacks it. */
 int secho_impl_force(secho_impl_id id);
 /* What `id` means now: AUTO resolved as above, others unchanged. */
@@ -71,7 +71,7 @@ struct secho_aes_impl;
  */
 typedef struct secho_aes_key {
 	alignas(64) union {
-		uint8_t rk[2][SECHO_AES_MAX_ROUNDS + 1][16]; /* enc, dec round keys */
+		uint8_t rk[2][SECHO_AES_MAX_ROUNDS + 1][16];   /* enc, dec round keys */
 		uint64_t ct64[(SECHO_AES_MAX_ROUNDS + 1) * 8]; /* bitsliced */
 	} u;
 	const struct secho_aes_impl *impl;
@@ -80,8 +80,7 @@ typedef struct secho_aes_key {
 } secho_aes_key;
 
 /* key_len 16, 24 or 32 (else EINVAL); impl AUTO or a specific one (EUNAVAIL). */
-int secho_aes_key_init(secho_aes_key *k, const uint8_t *key, size_t key_len,
-                       secho_impl_id impl);
+int secho_aes_key_init(secho_aes_key *k, const uint8_t *key, size_t key_len, secho_impl_id impl);
 void secho_aes_key_wipe(secho_aes_key *k);
 /* The implementation a key was made with. */
 secho_impl_id secho_aes_key_impl(const secho_aes_key *k);

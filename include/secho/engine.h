@@ -40,13 +40,13 @@ bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t
 
 /* A job descriptor: what crosses the "bridge". */
 struct secho_offload_job {
-	uint32_t slot;       /* staging buffer index (from secho_offload_slot_get) */
-	uint32_t len;        /* payload bytes in the staging buffer, <= STAGING - 16 */
-	uint8_t hdr[16];     /* secure header: the AAD; IV = hdr[4..16) */
-	uint8_t tag[16];     /* written by the engine */
-	int status;          /* 0, or a negative error from the backend */
-	uint64_t cookie;     /* the caller's */
-	uint64_t t_engine;   /* TSC cycles the engine thread spent on this job */
+	uint32_t slot;     /* staging buffer index (from secho_offload_slot_get) */
+	uint32_t len;      /* payload bytes in the staging buffer, <= STAGING - 16 */
+	uint8_t hdr[16];   /* secure header: the AAD; IV = hdr[4..16) */
+	uint8_t tag[16];   /* written by the engine */
+	int status;        /* 0, or a negative error from the backend */
+	uint64_t cookie;   /* the caller's */
+	uint64_t t_engine; /* TSC cycles the engine thread spent on this job */
 };
 
 struct secho_offload_stats {
@@ -80,8 +80,7 @@ uint8_t *secho_offload_staging(struct secho_offload *o, uint32_t slot);
 int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *job);
 /* Completed jobs, up to max, in completion order. The caller copies the ciphertext out of
  * the staging buffer and then returns the slot with secho_offload_slot_put(). */
-unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs,
-                            unsigned max);
+unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs, unsigned max);
 void secho_offload_slot_put(struct secho_offload *o, uint32_t slot);
 /* Jobs posted and not yet polled. */
 unsigned secho_offload_inflight(const struct secho_offload *o);

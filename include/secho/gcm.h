@@ -43,8 +43,7 @@ typedef struct secho_gcm_key {
 } secho_gcm_key;
 
 /* key_len 16, 24 or 32. impl AUTO or specific (EUNAVAIL when the CPU lacks it). */
-int secho_gcm_key_init(secho_gcm_key *k, const uint8_t *key, size_t key_len,
-                       secho_impl_id impl);
+int secho_gcm_key_init(secho_gcm_key *k, const uint8_t *key, size_t key_len, secho_impl_id impl);
 void secho_gcm_key_wipe(secho_gcm_key *k);
 secho_impl_id secho_gcm_key_impl(const secho_gcm_key *k);
 
@@ -74,26 +73,26 @@ void secho_gcm_ctx_wipe(secho_gcm_ctx *c);
 
 /* ---- one-shot API ---- */
 /* Encrypt len bytes in -> out, write the tag (tag_len 4..16). */
-int secho_gcm_seal(const secho_gcm_key *k, const uint8_t *iv, size_t iv_len,
-                   const uint8_t *aad, size_t aad_len, uint8_t *out, const uint8_t *in,
-                   size_t len, uint8_t *tag, size_t tag_len);
+int secho_gcm_seal(const secho_gcm_key *k, const uint8_t *iv, size_t iv_len, const uint8_t *aad,
+                   size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                   size_t tag_len);
 /* Decrypt and verify. On SECHO_EAUTH, out[0..len) is zeroed. */
-int secho_gcm_open(const secho_gcm_key *k, const uint8_t *iv, size_t iv_len,
-                   const uint8_t *aad, size_t aad_len, uint8_t *out, const uint8_t *in,
-                   size_t len, const uint8_t *tag, size_t tag_len);
+int secho_gcm_open(const secho_gcm_key *k, const uint8_t *iv, size_t iv_len, const uint8_t *aad,
+                   size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, const uint8_t *tag,
+                   size_t tag_len);
 
 /* ---- batch API: N independent messages under one key, 96-bit IVs, 16-byte tags ---- */
 #define SECHO_GCM_BATCH_MAX 32
 
 typedef struct secho_gcm_msg {
-	const uint8_t *iv;  /* 12 bytes */
+	const uint8_t *iv; /* 12 bytes */
 	const uint8_t *aad;
 	size_t aad_len;
 	const uint8_t *in;
-	uint8_t *out;       /* may equal in */
+	uint8_t *out; /* may equal in */
 	size_t len;
-	uint8_t *tag;       /* 16 bytes: written by seal, read by open */
-	int status;         /* out: SECHO_OK, SECHO_EAUTH (open; out zeroed) or SECHO_EINVAL */
+	uint8_t *tag; /* 16 bytes: written by seal, read by open */
+	int status;   /* out: SECHO_OK, SECHO_EAUTH (open; out zeroed) or SECHO_EINVAL */
 } secho_gcm_msg;
 
 /* n in 0..SECHO_GCM_BATCH_MAX. Returns SECHO_OK if every message succeeded, else the

@@ -49,7 +49,7 @@ struct secho_host_opts {
 	unsigned deadline_s; /* whole run */
 	unsigned long max_loss;
 	bool json;
-	bool quiet; /* no progress on stderr */
+	bool quiet;          /* no progress on stderr */
 	const char *seq_log; /* append every sequence number seen, one per line (NULL: none) */
 	/* load */
 	unsigned seconds;   /* 1..60 */

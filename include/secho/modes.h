@@ -28,16 +28,16 @@ int secho_ecb_encrypt(const secho_aes_key *k, uint8_t *out, const uint8_t *in, s
 int secho_ecb_decrypt(const secho_aes_key *k, uint8_t *out, const uint8_t *in, size_t len);
 
 /* iv: 16 bytes, updated to the last ciphertext block (the next call's IV). */
-int secho_cbc_encrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
-int secho_cbc_decrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
-                      const uint8_t *in, size_t len);
+int secho_cbc_encrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                      size_t len);
+int secho_cbc_decrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                      size_t len);
 
 /* iv: 16 bytes, updated to P_n ^ C_n (the next call's chaining value). */
-int secho_pcbc_encrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
-                       const uint8_t *in, size_t len);
-int secho_pcbc_decrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
-                       const uint8_t *in, size_t len);
+int secho_pcbc_encrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                       size_t len);
+int secho_pcbc_decrypt(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
+                       size_t len);
 
 /* Stream-mode context. Fields are private. */
 typedef struct secho_stream {

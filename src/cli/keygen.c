@@ -62,7 +62,8 @@ int cmd_keygen(int argc, char *argv[])
 			        argv[optind - 1]);
 			return 2;
 		default:
-			fprintf(stderr, "secho keygen: unknown option %s (see secho keygen --help)\n",
+			fprintf(stderr,
+			        "secho keygen: unknown option %s (see secho keygen --help)\n",
 			        argv[optind - 1]);
 			return 2;
 		}

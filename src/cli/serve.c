@@ -19,42 +19,42 @@
 #include "endpoint/endpoint.h"
 
 static const char usage[] =
-	"usage: secho serve --iface IF --ip ADDR --key FILE [options]\n"
-	"       secho serve --pcap-in FILE [--pcap-out FILE] --ip ADDR --mac MAC --key FILE\n"
-	"\n"
-	"The secure endpoint: UDP frames to ADDR are answered with their payload encrypted\n"
-	"(AES-256-GCM under a 16-byte authenticated secure header); port 4000 uses the\n"
-	"streaming engine, 4001 the offload engine, 4002 returns the encrypted counters.\n"
-	"\n"
-	"  --iface IF           interface to serve on (its MAC unless --mac)\n"
-	"  --ip ADDR[/PREFIX]   the endpoint's IPv4 address; with the prefix length, sources\n"
-	"                       that are the subnet's broadcast address are dropped too\n"
-	"  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
-	"  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
-	"  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
-	"  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
-	"  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
-	"  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
-	"                       N-60 bytes are answered\n"
-	"  --ports S,O,C        streaming, offload and counters ports (default 4000,4001,4002)\n"
-	"  --arp                answer ARP requests for ADDR (default: ARP is ignored)\n"
-	"  --busy-poll          spin on the rings instead of sleeping (lowest latency; the\n"
-	"                       offload engine thread then polls for 20 ms before sleeping;\n"
-	"                       when the ring is empty after a burst, a canned request runs\n"
-	"                       through the data path under a throwaway key to keep it in\n"
-	"                       cache: nothing is sent, no sequence number is used)\n"
-	"  --throughput         AF_PACKET TPACKET_V3 block ring (default: V2, lowest latency)\n"
-	"  --queue N            interface queue for AF_XDP (default 0)\n"
-	"  --xdp-mode M         native|skb|any (default any)\n"
-	"  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
-	"                       place from the RX ring: no copy)\n"
-	"  --pcap-in FILE       read frames from a capture file instead of an interface\n"
-	"  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
-	"  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
-	"  --report-rate R      counters reports per second per source (default 2)\n"
-	"  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
-	"  --quiet              no banner or summary\n"
-	"  -h, --help           this text\n";
+        "usage: secho serve --iface IF --ip ADDR --key FILE [options]\n"
+        "       secho serve --pcap-in FILE [--pcap-out FILE] --ip ADDR --mac MAC --key FILE\n"
+        "\n"
+        "The secure endpoint: UDP frames to ADDR are answered with their payload encrypted\n"
+        "(AES-256-GCM under a 16-byte authenticated secure header); port 4000 uses the\n"
+        "streaming engine, 4001 the offload engine, 4002 returns the encrypted counters.\n"
+        "\n"
+        "  --iface IF           interface to serve on (its MAC unless --mac)\n"
+        "  --ip ADDR[/PREFIX]   the endpoint's IPv4 address; with the prefix length, sources\n"
+        "                       that are the subnet's broadcast address are dropped too\n"
+        "  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
+        "  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
+        "  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
+        "  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
+        "  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
+        "  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
+        "                       N-60 bytes are answered\n"
+        "  --ports S,O,C        streaming, offload and counters ports (default 4000,4001,4002)\n"
+        "  --arp                answer ARP requests for ADDR (default: ARP is ignored)\n"
+        "  --busy-poll          spin on the rings instead of sleeping (lowest latency; the\n"
+        "                       offload engine thread then polls for 20 ms before sleeping;\n"
+        "                       when the ring is empty after a burst, a canned request runs\n"
+        "                       through the data path under a throwaway key to keep it in\n"
+        "                       cache: nothing is sent, no sequence number is used)\n"
+        "  --throughput         AF_PACKET TPACKET_V3 block ring (default: V2, lowest latency)\n"
+        "  --queue N            interface queue for AF_XDP (default 0)\n"
+        "  --xdp-mode M         native|skb|any (default any)\n"
+        "  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
+        "                       place from the RX ring: no copy)\n"
+        "  --pcap-in FILE       read frames from a capture file instead of an interface\n"
+        "  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
+        "  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
+        "  --report-rate R      counters reports per second per source (default 2)\n"
+        "  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
+        "  --quiet              no banner or summary\n"
+        "  -h, --help           this text\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -120,25 +120,49 @@ static int iface_info(const char *ifname, uint8_t mac[6], unsigned *mtu)
 
 int cmd_serve(int argc, char **argv)
 {
-	enum { O_STATE = 256, O_IO, O_OFFLOAD, O_MTU, O_PORTS, O_ARP, O_BUSY, O_TPUT, O_QUEUE,
-	       O_XDPMODE, O_PKTTX, O_PIN, O_POUT, O_RING, O_RATE, O_SECONDS, O_QUIET, O_MAC };
-	static const struct option opts[] = {
-		{"iface", required_argument, NULL, 'i'},   {"ip", required_argument, NULL, 'a'},
-		{"key", required_argument, NULL, 'k'},     {"mac", required_argument, NULL, O_MAC},
-		{"state", required_argument, NULL, O_STATE}, {"io", required_argument, NULL, O_IO},
-		{"offload", required_argument, NULL, O_OFFLOAD},
-		{"mtu", required_argument, NULL, O_MTU},   {"ports", required_argument, NULL, O_PORTS},
-		{"arp", no_argument, NULL, O_ARP},         {"busy-poll", no_argument, NULL, O_BUSY},
-		{"throughput", no_argument, NULL, O_TPUT}, {"queue", required_argument, NULL, O_QUEUE},
-		{"xdp-mode", required_argument, NULL, O_XDPMODE},
-		{"packet-tx", required_argument, NULL, O_PKTTX},
-		{"pcap-in", required_argument, NULL, O_PIN},
-		{"pcap-out", required_argument, NULL, O_POUT},
-		{"offload-ring", required_argument, NULL, O_RING},
-		{"report-rate", required_argument, NULL, O_RATE},
-		{"seconds", required_argument, NULL, O_SECONDS},
-		{"quiet", no_argument, NULL, O_QUIET},     {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	enum {
+		O_STATE = 256,
+		O_IO,
+		O_OFFLOAD,
+		O_MTU,
+		O_PORTS,
+		O_ARP,
+		O_BUSY,
+		O_TPUT,
+		O_QUEUE,
+		O_XDPMODE,
+		O_PKTTX,
+		O_PIN,
+		O_POUT,
+		O_RING,
+		O_RATE,
+		O_SECONDS,
+		O_QUIET,
+		O_MAC
+	};
+	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
+	                                     {"ip", required_argument, NULL, 'a'},
+	                                     {"key", required_argument, NULL, 'k'},
+	                                     {"mac", required_argument, NULL, O_MAC},
+	                                     {"state", required_argument, NULL, O_STATE},
+	                                     {"io", required_argument, NULL, O_IO},
+	                                     {"offload", required_argument, NULL, O_OFFLOAD},
+	                                     {"mtu", required_argument, NULL, O_MTU},
+	                                     {"ports", required_argument, NULL, O_PORTS},
+	                                     {"arp", no_argument, NULL, O_ARP},
+	                                     {"busy-poll", no_argument, NULL, O_BUSY},
+	                                     {"throughput", no_argument, NULL, O_TPUT},
+	                                     {"queue", required_argument, NULL, O_QUEUE},
+	                                     {"xdp-mode", required_argument, NULL, O_XDPMODE},
+	                                     {"packet-tx", required_argument, NULL, O_PKTTX},
+	                                     {"pcap-in", required_argument, NULL, O_PIN},
+	                                     {"pcap-out", required_argument, NULL, O_POUT},
+	                                     {"offload-ring", required_argument, NULL, O_RING},
+	                                     {"report-rate", required_argument, NULL, O_RATE},
+	                                     {"seconds", required_argument, NULL, O_SECONDS},
+	                                     {"quiet", no_argument, NULL, O_QUIET},
+	                                     {"help", no_argument, NULL, 'h'},
+	                                     {NULL, 0, NULL, 0}};
 
 	struct secho_endpoint_cfg cfg;
 	memset(&cfg, 0, sizeof(cfg));
@@ -171,19 +195,22 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_MAC:
 			if (!parse_mac(optarg, cfg.wire.mac))
-				return bad("--mac: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)", optarg);
+				return bad("--mac: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)",
+				           optarg);
 			have_mac = true;
 			break;
 		case O_STATE:
 			cfg.state_path = optarg;
 			break;
 		case O_IO:
-			if (!secho_io_kind_parse(optarg, &cfg.io.kind) || cfg.io.kind == SECHO_IO_PCAP)
+			if (!secho_io_kind_parse(optarg, &cfg.io.kind) ||
+			    cfg.io.kind == SECHO_IO_PCAP)
 				return bad("--io: '%s' is not one of auto, xdp, packet", optarg);
 			break;
 		case O_OFFLOAD:
 			if (secho_offload_backend_parse(optarg, &cfg.offload) != 0)
-				return bad("--offload: '%s' is not one of openssl, ipsec-mb, afalg", optarg);
+				return bad("--offload: '%s' is not one of openssl, ipsec-mb, afalg",
+				           optarg);
 			break;
 		case O_MTU:
 			if (!parse_uint(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
@@ -194,10 +221,11 @@ int cmd_serve(int argc, char **argv)
 		case O_PORTS: {
 			unsigned p[3];
 			char tail;
-			if (sscanf(optarg, "%u,%u,%u%c", &p[0], &p[1], &p[2], &tail) != 3 || !p[0] ||
-			    !p[1] || !p[2] || p[0] > 65535 || p[1] > 65535 || p[2] > 65535 ||
-			    p[0] == p[1] || p[1] == p[2] || p[0] == p[2])
-				return bad("--ports: '%s' is not three distinct ports S,O,C", optarg);
+			if (sscanf(optarg, "%u,%u,%u%c", &p[0], &p[1], &p[2], &tail) != 3 ||
+			    !p[0] || !p[1] || !p[2] || p[0] > 65535 || p[1] > 65535 ||
+			    p[2] > 65535 || p[0] == p[1] || p[1] == p[2] || p[0] == p[2])
+				return bad("--ports: '%s' is not three distinct ports S,O,C",
+				           optarg);
 			cfg.wire.port_stream = (uint16_t)p[0];
 			cfg.wire.port_offload = (uint16_t)p[1];
 			cfg.wire.port_counters = (uint16_t)p[2];
@@ -225,13 +253,15 @@ int cmd_serve(int argc, char **argv)
 			else if (!strcmp(optarg, "any"))
 				cfg.io.xdp_mode = SECHO_IO_XDP_ANY;
 			else
-				return bad("--xdp-mode: '%s' is not one of native, skb, any", optarg);
+				return bad("--xdp-mode: '%s' is not one of native, skb, any",
+				           optarg);
 			break;
 		case O_PKTTX:
 			if (!strcmp(optarg, "sendmmsg"))
 				cfg.io.packet_sendmmsg = true;
 			else if (strcmp(optarg, "ring") != 0)
-				return bad("--packet-tx: '%s' is not one of ring, sendmmsg", optarg);
+				return bad("--packet-tx: '%s' is not one of ring, sendmmsg",
+				           optarg);
 			break;
 		case O_PIN:
 			cfg.io.pcap_in = optarg;
@@ -241,14 +271,16 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_RING:
 			if (!parse_uint(optarg, 2, 4096, &v) || (v & (v - 1)))
-				return bad("--offload-ring: '%s' is not a power of two in 2..4096", optarg);
+				return bad("--offload-ring: '%s' is not a power of two in 2..4096",
+				           optarg);
 			cfg.offload_ring = (unsigned)v;
 			break;
 		case O_RATE: {
 			char *end;
 			double r = strtod(optarg, &end);
 			if (end == optarg || *end || !(r > 0 && r <= 1000))
-				return bad("--report-rate: '%s' is not a rate in (0, 1000]", optarg);
+				return bad("--report-rate: '%s' is not a rate in (0, 1000]",
+				           optarg);
 			cfg.report_rate = r;
 			break;
 		}
@@ -256,7 +288,8 @@ int cmd_serve(int argc, char **argv)
 			char *end;
 			double s = strtod(optarg, &end);
 			if (end == optarg || *end || !(s > 0 && s <= 1e7))
-				return bad("--seconds: '%s' is not a positive number of seconds", optarg);
+				return bad("--seconds: '%s' is not a positive number of seconds",
+				           optarg);
 			cfg.run_seconds = s;
 			break;
 		}
@@ -287,7 +320,8 @@ int cmd_serve(int argc, char **argv)
 		a[alen] = '\0';
 		if (inet_pton(AF_INET, a, &cfg.wire.ip) != 1)
 			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
-		cfg.wire.netmask = slash ? htonl(plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen)) : 0;
+		cfg.wire.netmask =
+		        slash ? htonl(plen == 32 ? 0xffffffffu : ~(0xffffffffu >> plen)) : 0;
 	}
 	if (cfg.io.pcap_in) {
 		if (ifname)

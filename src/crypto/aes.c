@@ -10,8 +10,7 @@ void secho_wipe(void *p, size_t n)
 		explicit_bzero(p, n); /* glibc: not removed by dead-store elimination */
 }
 
-int secho_aes_key_init(secho_aes_key *k, const uint8_t *key, size_t key_len,
-                       secho_impl_id impl)
+int secho_aes_key_init(secho_aes_key *k, const uint8_t *key, size_t key_len, secho_impl_id impl)
 {
 	if (!k || !key || (key_len != 16 && key_len != 24 && key_len != 32) ||
 	    (unsigned)impl >= SECHO_IMPL_COUNT)

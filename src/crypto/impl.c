@@ -90,11 +90,14 @@ static secho_impl_id env_choice(void)
 	const char *s = getenv("SECHO_IMPL");
 	if (s && *s) {
 		if (secho_impl_from_name(s, &id) != SECHO_OK) {
-			fprintf(stderr, "secho: SECHO_IMPL=%s is not one of auto, portable, aesni, vaes;"
-			                " ignored\n", s);
+			fprintf(stderr,
+			        "secho: SECHO_IMPL=%s is not one of auto, portable, aesni, vaes;"
+			        " ignored\n",
+			        s);
 			id = SECHO_IMPL_AUTO;
 		} else if (!secho_impl_available(id)) {
-			fprintf(stderr, "secho: SECHO_IMPL=%s is not available on this CPU; ignored\n", s);
+			fprintf(stderr,
+			        "secho: SECHO_IMPL=%s is not available on this CPU; ignored\n", s);
 			id = SECHO_IMPL_AUTO;
 		}
 	}

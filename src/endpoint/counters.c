@@ -3,7 +3,7 @@
 
 static const char *const pipe_names[] = {
 #define SECHO_PIPE_X(name, id, text) id,
-	SECHO_PIPE_DROPS(SECHO_PIPE_X)
+        SECHO_PIPE_DROPS(SECHO_PIPE_X)
 #undef SECHO_PIPE_X
 };
 

@@ -15,21 +15,21 @@
 #include "secho/wire.h"
 
 /* Drops the data path adds to the parser's verdicts, each its own named reason. */
-#define SECHO_PIPE_DROPS(X)                                                                \
-	X(ARP_IGNORED, "arp_ignored", "ARP frame while --arp is off, or not for our IP")          \
-	X(OFFLOAD_BUSY, "offload_busy", "offload engine: every staging buffer in flight")         \
-	X(OFFLOAD_ERROR, "offload_error", "offload engine backend failed")                        \
-	X(CRYPTO_ERROR, "crypto_error", "streaming engine failed")                                \
-	X(TX_FULL, "tx_full", "no room in the TX ring")                                           \
-	X(REPORT_RATE, "report_rate_limited", "counters report refused by the rate limit")        \
-	X(REPORT_TOO_BIG, "report_too_big", "counters report does not fit the MTU")               \
+#define SECHO_PIPE_DROPS(X)                                                                        \
+	X(ARP_IGNORED, "arp_ignored", "ARP frame while --arp is off, or not for our IP")           \
+	X(OFFLOAD_BUSY, "offload_busy", "offload engine: every staging buffer in flight")          \
+	X(OFFLOAD_ERROR, "offload_error", "offload engine backend failed")                         \
+	X(CRYPTO_ERROR, "crypto_error", "streaming engine failed")                                 \
+	X(TX_FULL, "tx_full", "no room in the TX ring")                                            \
+	X(REPORT_RATE, "report_rate_limited", "counters report refused by the rate limit")         \
+	X(REPORT_TOO_BIG, "report_too_big", "counters report does not fit the MTU")                \
 	X(SEQ_EXHAUSTED, "seq_unavailable", "no sequence number could be reserved durably")
 
 enum secho_pipe_drop {
 #define SECHO_PIPE_X(name, id, text) SECHO_DROP_##name,
 	SECHO_PIPE_DROPS(SECHO_PIPE_X)
 #undef SECHO_PIPE_X
-		SECHO_PIPE_DROP_COUNT
+	        SECHO_PIPE_DROP_COUNT
 };
 
 const char *secho_pipe_drop_name(enum secho_pipe_drop d);
@@ -37,9 +37,9 @@ const char *secho_pipe_drop_name(enum secho_pipe_drop d);
 enum secho_engine_id { SECHO_ENG_STREAM = 0, SECHO_ENG_OFFLOAD = 1, SECHO_ENG_COUNT };
 
 struct secho_engine_counters {
-	uint64_t packets, bytes;       /* answered, payload bytes */
-	uint64_t dp_cycles;            /* data-path thread cycles spent on these packets */
-	struct secho_lat lat;          /* RX dequeue -> TX enqueue, TSC cycles */
+	uint64_t packets, bytes; /* answered, payload bytes */
+	uint64_t dp_cycles;      /* data-path thread cycles spent on these packets */
+	struct secho_lat lat;    /* RX dequeue -> TX enqueue, TSC cycles */
 };
 
 struct secho_counters {

@@ -33,14 +33,14 @@ struct secho_endpoint_cfg {
 	struct secho_wire_cfg wire;
 	struct secho_io_cfg io;
 	const char *key_path;
-	const char *state_path;          /* NULL: /var/lib/secho/seq-<keyid>.state */
+	const char *state_path; /* NULL: /var/lib/secho/seq-<keyid>.state */
 	enum secho_offload_backend offload;
-	unsigned offload_ring;           /* jobs and staging buffers (power of two) */
+	unsigned offload_ring; /* jobs and staging buffers (power of two) */
 	unsigned offload_spin_us;
 	bool arp;
 	bool quiet;
-	double report_rate;              /* counters reports per second per source */
-	double run_seconds;              /* 0 = until a signal (or pcap end) */
+	double report_rate; /* counters reports per second per source */
+	double run_seconds; /* 0 = until a signal (or pcap end) */
 };
 
 /* One data-path worker: one I/O queue, its counters, its sequence lease. */

@@ -60,8 +60,8 @@ void secho_report_collect(const struct secho_report_ctx *r, struct secho_counter
 
 static json_t *lat_obj(const struct secho_lat_summary *s, double scale)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)(s->min * scale + 0.5),
-	                 "mean", (json_int_t)(s->mean * scale + 0.5), "p50",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)(s->min * scale + 0.5), "mean",
+	                 (json_int_t)(s->mean * scale + 0.5), "p50",
 	                 (json_int_t)(s->p50 * scale + 0.5), "p99",
 	                 (json_int_t)(s->p99 * scale + 0.5), "max",
 	                 (json_int_t)(s->max * scale + 0.5));
@@ -76,13 +76,12 @@ static json_t *engine_obj(const struct secho_report_ctx *r, const struct secho_e
 	double headroom = s.mean > 0 ? r->tsc_hz / s.mean : 0;
 	double dp = e->packets ? (double)e->dp_cycles / (double)e->packets : 0;
 	json_t *o = json_pack("{s:I,s:I,s:o,s:o,s:I,s:{s:I,s:I,s:I,s:I}}", "packets",
-	                      (json_int_t)e->packets, "bytes", (json_int_t)e->bytes,
-	                      "latency_ns", lat_obj(&s, ns), "latency_cycles", lat_obj(&s, 1.0),
-	                      "headroom_pps", (json_int_t)(headroom + 0.5), "cost",
-	                      "datapath_cycles_per_pkt", (json_int_t)(dp + 0.5),
-	                      "engine_cycles_per_pkt", (json_int_t)(engine_cycles + 0.5),
-	                      "key_state_bytes", (json_int_t)key_bytes, "staging_bytes",
-	                      (json_int_t)staging_bytes);
+	                      (json_int_t)e->packets, "bytes", (json_int_t)e->bytes, "latency_ns",
+	                      lat_obj(&s, ns), "latency_cycles", lat_obj(&s, 1.0), "headroom_pps",
+	                      (json_int_t)(headroom + 0.5), "cost", "datapath_cycles_per_pkt",
+	                      (json_int_t)(dp + 0.5), "engine_cycles_per_pkt",
+	                      (json_int_t)(engine_cycles + 0.5), "key_state_bytes",
+	                      (json_int_t)key_bytes, "staging_bytes", (json_int_t)staging_bytes);
 	return o;
 }
 
@@ -120,18 +119,19 @@ static size_t report_json(const struct secho_report_ctx *r, char *out, size_t ca
 
 	json_t *streaming = engine_obj(r, &c.eng[SECHO_ENG_STREAM], 0, r->stream_key_bytes,
 	                               r->stream_staging_bytes);
-	json_t *offload = engine_obj(r, &c.eng[SECHO_ENG_OFFLOAD], off_engine,
-	                             r->offload_key_bytes, r->offload_staging_bytes);
-	json_object_set_new(offload, "backend", json_string(r->offload_backend ? r->offload_backend
-	                                                                         : "none"));
+	json_t *offload = engine_obj(r, &c.eng[SECHO_ENG_OFFLOAD], off_engine, r->offload_key_bytes,
+	                             r->offload_staging_bytes);
+	json_object_set_new(offload, "backend",
+	                    json_string(r->offload_backend ? r->offload_backend : "none"));
 	json_t *root = json_pack(
-		"{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:{s:o,s:o},s:o}", "v", 1, "uptime_s",
-		(json_int_t)((double)(now - r->start_tsc) / r->tsc_hz), "tsc_hz",
-		(json_int_t)r->tsc_hz, "seq_high_water",
-		(json_int_t)(r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final), "rx_frames",
-		(json_int_t)c.rx_frames, "tx_frames", (json_int_t)c.tx_frames, "arp_answered",
-		(json_int_t)c.verdict[SECHO_WIRE_ARP], "io", r->io_desc ? r->io_desc : "", "engines",
-		"streaming", streaming, "offload", offload, "drops", drops);
+	        "{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:{s:o,s:o},s:o}", "v", 1, "uptime_s",
+	        (json_int_t)((double)(now - r->start_tsc) / r->tsc_hz), "tsc_hz",
+	        (json_int_t)r->tsc_hz, "seq_high_water",
+	        (json_int_t)(r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final),
+	        "rx_frames", (json_int_t)c.rx_frames, "tx_frames", (json_int_t)c.tx_frames,
+	        "arp_answered", (json_int_t)c.verdict[SECHO_WIRE_ARP], "io",
+	        r->io_desc ? r->io_desc : "", "engines", "streaming", streaming, "offload", offload,
+	        "drops", drops);
 	if (root)
 		json_object_set_new(root, "drops_all", json_boolean(all_drops));
 	if (!root)

@@ -88,7 +88,7 @@ const char *secho_offload_backend_name(enum secho_offload_backend b)
 int secho_offload_backend_parse(const char *s, enum secho_offload_backend *out)
 {
 	static const enum secho_offload_backend all[] = {
-		SECHO_OFFLOAD_OPENSSL, SECHO_OFFLOAD_IPSECMB, SECHO_OFFLOAD_AFALG};
+	        SECHO_OFFLOAD_OPENSSL, SECHO_OFFLOAD_IPSECMB, SECHO_OFFLOAD_AFALG};
 	for (unsigned i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (s && strcmp(s, ops_of(all[i])->name) == 0) {
 			*out = all[i];
@@ -191,7 +191,8 @@ static void *engine_main(void *arg)
 			atomic_fetch_add_explicit(&o->s_busy, t1 - t0, memory_order_relaxed);
 			atomic_fetch_add_explicit(&o->s_crypto, crypto, memory_order_relaxed);
 			if (errors)
-				atomic_fetch_add_explicit(&o->s_errors, errors, memory_order_relaxed);
+				atomic_fetch_add_explicit(&o->s_errors, errors,
+				                          memory_order_relaxed);
 			continue;
 		}
 		if (atomic_load_explicit(&o->stop, memory_order_acquire))
@@ -230,13 +231,14 @@ struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
 {
 	const struct secho_offload_ops *ops = ops_of(backend);
 	if (!ops || !key || ring_size < 2 || ring_size > 4096 || (ring_size & (ring_size - 1))) {
-		snprintf(err, errlen, "offload: bad backend or ring size %u (power of two, 2..4096)",
-		         ring_size);
+		snprintf(err, errlen,
+		         "offload: bad backend or ring size %u (power of two, 2..4096)", ring_size);
 		return NULL;
 	}
 	if (ops->probe(err, errlen) != 0)
 		return NULL;
-	struct secho_offload *o = aligned_alloc(CACHE, (sizeof(*o) + CACHE - 1) & ~(size_t)(CACHE - 1));
+	struct secho_offload *o =
+	        aligned_alloc(CACHE, (sizeof(*o) + CACHE - 1) & ~(size_t)(CACHE - 1));
 	if (!o) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -333,8 +335,7 @@ int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *
 	return 0;
 }
 
-unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs,
-                            unsigned max)
+unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs, unsigned max)
 {
 	if (!o->inflight)
 		return 0;

@@ -111,7 +111,9 @@ static int afalg_seal(void *p, const uint8_t iv[12], const uint8_t *aad, size_t 
 	} cbuf;
 	memset(&cbuf, 0, sizeof(cbuf));
 	struct iovec iov[2] = {{(void *)aad, aad_len}, {buf, len}};
-	struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = cbuf.buf,
+	struct msghdr msg = {.msg_iov = iov,
+	                     .msg_iovlen = 2,
+	                     .msg_control = cbuf.buf,
 	                     .msg_controllen = sizeof(cbuf.buf)};
 
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
@@ -154,10 +156,10 @@ static size_t afalg_key_state_bytes(const void *p)
 }
 
 const struct secho_offload_ops secho_offload_afalg_ops = {
-	.name = "afalg",
-	.probe = afalg_probe,
-	.init = afalg_init,
-	.seal = afalg_seal,
-	.key_state_bytes = afalg_key_state_bytes,
-	.fini = afalg_fini,
+        .name = "afalg",
+        .probe = afalg_probe,
+        .init = afalg_init,
+        .seal = afalg_seal,
+        .key_state_bytes = afalg_key_state_bytes,
+        .fini = afalg_fini,
 };

@@ -75,8 +75,8 @@ static void *imb_init(const uint8_t key[32], char *err, size_t errlen)
 	return s;
 }
 
-static int imb_seal(void *p, const uint8_t iv[12], const uint8_t *aad, size_t aad_len,
-                    uint8_t *buf, size_t len, uint8_t tag[16])
+static int imb_seal(void *p, const uint8_t iv[12], const uint8_t *aad, size_t aad_len, uint8_t *buf,
+                    size_t len, uint8_t tag[16])
 {
 	struct imb_state *s = p;
 	IMB_AES256_GCM_ENC(s->mgr, &s->kd, &s->ctx, buf, buf, len, iv, aad, aad_len, tag, 16);
@@ -90,10 +90,10 @@ static size_t imb_key_state_bytes(const void *p)
 }
 
 const struct secho_offload_ops secho_offload_ipsecmb_ops = {
-	.name = "ipsec-mb",
-	.probe = imb_probe,
-	.init = imb_init,
-	.seal = imb_seal,
-	.key_state_bytes = imb_key_state_bytes,
-	.fini = imb_fini,
+        .name = "ipsec-mb",
+        .probe = imb_probe,
+        .init = imb_init,
+        .seal = imb_seal,
+        .key_state_bytes = imb_key_state_bytes,
+        .fini = imb_fini,
 };

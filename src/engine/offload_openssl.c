@@ -84,10 +84,10 @@ static size_t ossl_key_state_bytes(const void *p)
 }
 
 const struct secho_offload_ops secho_offload_openssl_ops = {
-	.name = "openssl",
-	.probe = ossl_probe,
-	.init = ossl_init,
-	.seal = ossl_seal,
-	.key_state_bytes = ossl_key_state_bytes,
-	.fini = ossl_fini,
+        .name = "openssl",
+        .probe = ossl_probe,
+        .init = ossl_init,
+        .seal = ossl_seal,
+        .key_state_bytes = ossl_key_state_bytes,
+        .fini = ossl_fini,
 };

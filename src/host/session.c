@@ -118,7 +118,8 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	if (o->seq_log) {
 		s->v->seq_log = fopen(o->seq_log, "a");
 		if (!s->v->seq_log) {
-			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log, strerror(errno));
+			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log,
+			        strerror(errno));
 			secho_sess_close(s);
 			return -1;
 		}

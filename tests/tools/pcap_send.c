@@ -35,8 +35,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pcap_send: %s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = (int)idx,
-	                          .sll_halen = ETH_ALEN};
+	struct sockaddr_ll sll = {
+	        .sll_family = AF_PACKET, .sll_ifindex = (int)idx, .sll_halen = ETH_ALEN};
 	struct pcap_pkthdr *h;
 	const u_char *d;
 	unsigned sent = 0, skipped = 0;

@@ -21,7 +21,7 @@
 void t_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Record one check; on failure print the message (only the first 10 per case). */
 int t_check(int ok, const char *file, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+        __attribute__((format(printf, 4, 5)));
 void t_end(void);
 void t_unavailable(const char *reason_fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Failures so far in the current case. */

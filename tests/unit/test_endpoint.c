@@ -35,8 +35,7 @@ static uint16_t ref_csum(const uint8_t *p, size_t n, uint32_t sum)
 }
 
 /* An Ethernet/IPv4/UDP request from 192.0.2.1:sport to 192.0.2.2:dport. */
-static size_t build_req(uint8_t *f, uint16_t sport, uint16_t dport, const uint8_t *pl,
-                        size_t len)
+static size_t build_req(uint8_t *f, uint16_t sport, uint16_t dport, const uint8_t *pl, size_t len)
 {
 	memcpy(f, EP_MAC, 6);
 	memcpy(f + 6, H_MAC, 6);
@@ -191,8 +190,8 @@ int main(void)
 	pcap_close(dead);
 
 	/* ---- the endpoint ---- */
-	t_begin("endpoint offline: %u requests per engine + counters + %u malformed via pcap",
-	        NREQ, nmal);
+	t_begin("endpoint offline: %u requests per engine + counters + %u malformed via pcap", NREQ,
+	        nmal);
 	char err[256];
 	struct secho_wire_cfg wc;
 	secho_wire_cfg_defaults(&wc);
@@ -205,7 +204,7 @@ int main(void)
 	secho_gcm_key gk;
 	T_CHECK(secho_gcm_key_init(&gk, key, 32, SECHO_IMPL_AUTO) == SECHO_OK, "gcm key");
 	struct secho_offload *off =
-		secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 512, 20, err, sizeof(err));
+	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 512, 20, err, sizeof(err));
 	T_CHECK(off != NULL, "offload: %s", err);
 	struct secho_seqlease *seq = secho_seqlease_open(state_path, 7, err, sizeof(err));
 	T_CHECK(seq != NULL, "seq: %s", err);
@@ -258,15 +257,16 @@ int main(void)
 		nresp++;
 		const uint8_t *ip = fr + 14, *u = ip + 20, *hdr = u + 8;
 		T_CHECK(h->caplen >= 58 + 16, "response too short (%u)", h->caplen);
-		T_CHECK(memcmp(fr, H_MAC, 6) == 0 && memcmp(fr + 6, EP_MAC, 6) == 0, "MACs swapped");
+		T_CHECK(memcmp(fr, H_MAC, 6) == 0 && memcmp(fr + 6, EP_MAC, 6) == 0,
+		        "MACs swapped");
 		T_CHECK(ref_csum(ip, 20, 0) == 0, "IPv4 header checksum");
 		T_CHECK(ip[8] == 64 && (ip[6] & 0x40), "TTL 64, DF");
-		T_CHECK(ip[12] == 192 && ip[15] == 2 && ip[16] == 192 && ip[19] == 1, "IPs swapped");
+		T_CHECK(ip[12] == 192 && ip[15] == 2 && ip[16] == 192 && ip[19] == 1,
+		        "IPs swapped");
 		size_t ulen = (size_t)(u[4] << 8 | u[5]);
 		T_CHECK(ulen == h->caplen - 34 && (size_t)(ip[2] << 8 | ip[3]) == ulen + 20,
 		        "lengths consistent");
-		uint32_t sum = 0xc000 + 0x0202 + 0xc000 + 0x0201 + 17 +
-		               (uint32_t)ulen;
+		uint32_t sum = 0xc000 + 0x0202 + 0xc000 + 0x0201 + 17 + (uint32_t)ulen;
 		T_CHECK(u[6] | u[7], "UDP checksum non-zero");
 		T_CHECK(ref_csum(u, ulen, sum) == 0, "UDP checksum valid");
 		uint16_t sport = (uint16_t)(u[0] << 8 | u[1]), dport = (uint16_t)(u[2] << 8 | u[3]);
@@ -293,7 +293,8 @@ int main(void)
 		if (r->dport == 4002) {
 			nreport++;
 			pt[ctlen] = 0;
-			T_CHECK(strstr((char *)pt, "\"engines\"") != NULL, "report JSON: %.80s", pt);
+			T_CHECK(strstr((char *)pt, "\"engines\"") != NULL, "report JSON: %.80s",
+			        pt);
 		} else {
 			T_CHECK(ctlen == r->len && memcmp(pt, r->pl, ctlen) == 0,
 			        "plaintext round trip (port %u, %zu bytes)", r->dport, r->len);

@@ -12,8 +12,8 @@
 #include "secho/engine.h"
 #include "secho/gcm.h"
 
-static void ref_seal(const uint8_t key[32], const uint8_t hdr[16], const uint8_t *in,
-                     size_t len, uint8_t *out, uint8_t tag[16])
+static void ref_seal(const uint8_t key[32], const uint8_t hdr[16], const uint8_t *in, size_t len,
+                     uint8_t *out, uint8_t tag[16])
 {
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	int l;
@@ -79,17 +79,18 @@ static void test_backend(enum secho_offload_backend b)
 			uint8_t exp[1440 + 16], tag[16];
 			size_t len = c[i].len;
 			ref_seal(key, c[i].hdr, plain[c[i].slot], len, exp, tag);
-			T_CHECK(c[i].status == 0, "job %llu status %d", (unsigned long long)c[i].cookie,
-			        c[i].status);
+			T_CHECK(c[i].status == 0, "job %llu status %d",
+			        (unsigned long long)c[i].cookie, c[i].status);
 			T_CHECK(len == lens[c[i].slot], "length carried");
 			T_CHECK(memcmp(secho_offload_staging(o, c[i].slot), exp, len) == 0,
-			        "job %llu ciphertext differs from OpenSSL", (unsigned long long)c[i].cookie);
+			        "job %llu ciphertext differs from OpenSSL",
+			        (unsigned long long)c[i].cookie);
 			T_CHECK(memcmp(c[i].tag, tag, 16) == 0, "job %llu tag differs from OpenSSL",
 			        (unsigned long long)c[i].cookie);
 			if (have_gcm) {
 				uint8_t ours[1440], otag[16];
-				secho_gcm_seal(&gk, c[i].hdr + 4, 12, c[i].hdr, 16, ours, plain[c[i].slot],
-				               len, otag, 16);
+				secho_gcm_seal(&gk, c[i].hdr + 4, 12, c[i].hdr, 16, ours,
+				               plain[c[i].slot], len, otag, 16);
 				T_CHECK(memcmp(ours, exp, len) == 0 && memcmp(otag, tag, 16) == 0,
 				        "streaming engine (secho_gcm_seal) differs from offload");
 			}
@@ -107,7 +108,8 @@ static void test_backend(enum secho_offload_backend b)
 	       secho_offload_backend_name(b), (double)st.busy_cycles / (double)st.jobs,
 	       (double)st.crypto_cycles / (double)st.jobs, (unsigned long long)st.wakeups);
 	if (!have_gcm)
-		printf("# streaming-engine comparison not run: no secho GCM implementation linked\n");
+		printf("# streaming-engine comparison not run: no secho GCM implementation "
+		       "linked\n");
 	secho_offload_destroy(o);
 	secho_gcm_key_wipe(&gk);
 	t_end();
@@ -119,7 +121,7 @@ static void test_slots(void)
 	t_begin("offload: slots bounded, full ring refused, destroy drains");
 	uint8_t key[32] = {0};
 	struct secho_offload *o =
-		secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 8, 0, why, sizeof(why));
+	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 8, 0, why, sizeof(why));
 	if (!T_CHECK(o != NULL, "create: %s", why)) {
 		t_end();
 		return;

@@ -170,11 +170,12 @@ static void test_restart(void)
 		uint64_t first;
 		T_CHECK(secho_seq_take(&s, 1, &first) == 0, "take");
 		if (run == 0) /* a new state starts at the clock floor (see seqstate.c) */
-			T_CHECK(first > floor_now, "new state: first %" PRIu64 " above clock floor %" PRIu64,
-			        first, floor_now);
+			T_CHECK(first > floor_now,
+			        "new state: first %" PRIu64 " above clock floor %" PRIu64, first,
+			        floor_now);
 		else
-			T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64, run,
-			        first, prev_h);
+			T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64,
+			        run, first, prev_h);
 		for (int i = 0; i < run * 70; i++)
 			T_CHECK(secho_seq_take(&s, 1, &x) == 0 && x > first, "take more");
 		prev_h = secho_seq_high_water(&s);
