@@ -51,6 +51,8 @@ P=
 stop_p() { [ -n "$P" ] && kill -TERM "$P" 2>/dev/null && wait "$P" 2>/dev/null; P=; }
 # ENDPOINT_BENCH_LOGS=DIR keeps the last run's logs (serve, load, counters report) there.
 # LAT_SERVE_ARGS="..." adds secho serve options for the latency part (e.g. --packet-tx sendmmsg).
+# ENDPOINT_BENCH_SIZES="1440" and ENDPOINT_BENCH_TARGETS="bare stream" narrow the rate
+# table (the ratios need bare, and the naive column naive).
 cleanup() {
 	stop_p
 	netns_cleanup
@@ -129,14 +131,14 @@ echo "## Sustained rate on a veth pair (AF_PACKET, blocking; ${SECS} s per point
 echo
 echo "| payload | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs naive |"
 echo "|---|---|---|---|---|---|---|"
-for size in 64 1440; do
+for size in ${ENDPOINT_BENCH_SIZES:-64 1440}; do
 	declare -A R C
-	for t in bare stream offload naive; do
+	for t in ${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}; do
 		out=$(point "$t" "$size")
 		R[$t]=${out%% *}
 		C[$t]=${out##* }
 	done
-	for t in bare stream offload naive; do
+	for t in ${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}; do
 		rb=$(awk -v a="${R[$t]}" -v b="${R[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
 		cb=$(awk -v a="${C[$t]}" -v b="${C[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
 		rn=$(awk -v a="${R[$t]}" -v b="${R[naive]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')

@@ -150,6 +150,18 @@ unsigned secho_io_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsig
 uint8_t *secho_io_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len,
                           uint32_t front);
 
+/*
+ * Look ahead: the TX buffer that the k-th next secho_io_tx_slot(io, NULL or any rx, len, 0)
+ * will return (k = 0: the next one), so that a burst's responses can be built in their
+ * final place before they are committed. NULL when the backend has no such ring (only
+ * AF_PACKET's TX ring mode has one), when k is past the ring, or when that slot is not free
+ * yet. Reserves nothing: the responses must still be reserved and committed in order with
+ * secho_io_tx_slot() / secho_io_tx_commit(), which then return the same buffers (callers
+ * copy when they do not, e.g. after a response in between was dropped). Nothing else may
+ * be committed between the look-ahead and those commits.
+ */
+uint8_t *secho_io_tx_slot_ahead(struct secho_io *io, unsigned k, uint32_t len);
+
 /* Queue the reserved response with its final length (<= the reserved len). No syscall. */
 void secho_io_tx_commit(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len);
 

@@ -15,8 +15,12 @@
  * Where a streaming response is built: with an in-place backend (AF_XDP, AF_PACKET with
  * sendmmsg) directly over the request, starting 16 bytes before it (the headroom), so the
  * plaintext already sits where the ciphertext goes (offset 58) and GCM runs in place with
- * no copy at all. Otherwise in a per-worker scratch buffer, encrypting straight from the
- * RX buffer (out of place), then one copy into the TX slot.
+ * no copy at all. With AF_PACKET's TX ring, in the TX ring slot it will be sent from
+ * (secho_io_tx_slot_ahead(): slot k of the burst for its k-th streaming response),
+ * encrypting straight from the RX buffer. Otherwise (no free slot ahead, pcap) in a
+ * per-worker scratch buffer, then one copy into the TX slot. Counters reports and ARP
+ * replies of a burst go out after its streaming responses, so that nothing is committed
+ * between the look-ahead and the streaming commits.
  *
  * Offload completions are sent by secho_worker_completions(), called every loop turn.
  *
@@ -259,13 +263,23 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		uint16_t pkt; /* index into pkts */
 	} sm[SECHO_IO_BURST];
 	secho_gcm_msg msgs[SECHO_IO_BURST];
-	unsigned ns = 0, no = 0;
-	bool in_place = secho_io_tx_in_place(w->io);
+	unsigned ns = 0, no = 0, nl = 0;
+	bool in_place = secho_io_tx_in_place(w->io), ahead = !in_place;
+	struct {
+		uint16_t pkt;
+		bool report; /* else an ARP request */
+		struct secho_wire_req req;
+	} later[SECHO_IO_BURST]; /* answered after the streaming responses */
 
 	for (unsigned i = 0; i < n; i++) {
 		struct secho_wire_req req;
 		struct secho_io_pkt *p = &pkts[i];
 		enum secho_wire_verdict v = secho_wire_parse(w->wire, p->data, p->len, &req);
+		if (v == SECHO_WIRE_ARP && w->arp) {
+			later[nl].pkt = (uint16_t)i;
+			later[nl++].report = false;
+			continue;
+		}
 		if (v != SECHO_WIRE_OK) {
 			reject(w, p, v);
 			continue;
@@ -276,27 +290,34 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			continue;
 		}
 		if (req.cls == SECHO_PORT_COUNTERS) {
-			send_report(w, p, &req, t_rx);
+			later[nl].pkt = (uint16_t)i;
+			later[nl].report = true;
+			later[nl++].req = req;
 			continue;
 		}
 		uint64_t seq;
 		if (take_seq(w, &seq))
 			continue;
 		uint32_t len = req.payload_len;
-		uint8_t *base;
-		const uint8_t *in;
+		uint8_t *base = NULL;
+		const uint8_t *in = p->data + req.payload_off;
+		size_t cap = SCRATCH_FRAME;
 		if (in_place && p->headroom >= SECHO_SHDR_LEN &&
 		    p->tailroom >= SECHO_RESP_OVERHEAD - SECHO_SHDR_LEN) {
 			base = p->data - SECHO_SHDR_LEN; /* plaintext already at base + 58 */
 			in = base + SECHO_RESP_PAYLOAD_OFF;
-		} else {
+		} else if (ahead) {
+			cap = SECHO_RESP_LEN(len);
+			base = secho_io_tx_slot_ahead(w->io, ns, (uint32_t)cap);
+			ahead = base != NULL; /* the slots after a busy one are not used either */
+		}
+		if (!base) {
 			base = w->scratch + (size_t)ns * SCRATCH_FRAME;
-			in = p->data + req.payload_off;
+			cap = SCRATCH_FRAME;
 		}
 		uint8_t shdr[SECHO_SHDR_LEN];
 		secho_shdr_build(shdr, 0, w->key_id, w->salt, seq);
-		size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, w->ip_id++, base,
-		                                 SCRATCH_FRAME);
+		size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, w->ip_id++, base, cap);
 		if (!rlen) { /* cannot happen: parse bounds the payload by the MTU */
 			w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
 			continue;
@@ -343,6 +364,13 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		es->packets++;
 		es->bytes += msgs[k].len;
 		w->ctr.tx_frames++;
+	}
+	for (unsigned k = 0; k < nl; k++) {
+		struct secho_io_pkt *p = &pkts[later[k].pkt];
+		if (later[k].report)
+			send_report(w, p, &later[k].req, t_rx);
+		else
+			reject(w, p, SECHO_WIRE_ARP);
 	}
 	secho_io_tx_flush(w->io);
 	secho_io_rx_release(w->io, pkts, n);

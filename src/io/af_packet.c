@@ -232,9 +232,11 @@ static int pkt_rx_ready(struct secho_io *io)
 	          TP_STATUS_USER);
 }
 
-static uint8_t *ring_tx_slot(struct pkt_io *p, uint32_t len)
+/* The TX ring slot k places after the head, if it is free for a len-byte frame; a slot
+ * the kernel skipped as malformed is counted when it is reserved (count), not looked at. */
+static uint8_t *ring_tx_slot_at(struct pkt_io *p, uint32_t k, uint32_t len, bool count)
 {
-	struct tpacket2_hdr *h = tx_frame(p, p->tx_head);
+	struct tpacket2_hdr *h = tx_frame(p, (p->tx_head + k) % p->tx_frame_nr);
 	/* acquire: the kernel finished reading the slot before marking it available */
 	uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
 
@@ -242,11 +244,26 @@ static uint8_t *ring_tx_slot(struct pkt_io *p, uint32_t len)
 		return NULL;
 	if (st == TP_STATUS_WRONG_FORMAT) {
 		/* With PACKET_LOSS the kernel skips a malformed slot; count it and reuse. */
-		p->io.stats.tx_errors++;
+		if (count)
+			p->io.stats.tx_errors++;
 	} else if (st != TP_STATUS_AVAILABLE) {
 		return NULL;
 	}
 	return (uint8_t *)h + TX_DATA_OFF;
+}
+
+static uint8_t *ring_tx_slot(struct pkt_io *p, uint32_t len)
+{
+	return ring_tx_slot_at(p, 0, len, true);
+}
+
+static uint8_t *pkt_tx_slot_ahead(struct secho_io *io, unsigned k, uint32_t len)
+{
+	struct pkt_io *p = (struct pkt_io *)io;
+
+	if (p->sendmmsg_mode || k >= p->tx_frame_nr)
+		return NULL;
+	return ring_tx_slot_at(p, k, len, false);
 }
 
 static uint8_t *pkt_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len,
@@ -364,6 +381,7 @@ static const struct secho_io_ops pkt_ops = {
         .close = pkt_close,
         .rx_burst = pkt_rx_burst,
         .tx_slot = pkt_tx_slot,
+        .tx_slot_ahead = pkt_tx_slot_ahead,
         .tx_commit = pkt_tx_commit,
         .tx_flush = pkt_tx_flush,
         .rx_release = pkt_rx_release,

@@ -148,6 +148,11 @@ uint8_t *secho_io_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32_t
 	return p;
 }
 
+uint8_t *secho_io_tx_slot_ahead(struct secho_io *io, unsigned k, uint32_t len)
+{
+	return io->ops->tx_slot_ahead ? io->ops->tx_slot_ahead(io, k, len) : NULL;
+}
+
 void secho_io_tx_commit(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len)
 {
 	io->ops->tx_commit(io, rx, len);

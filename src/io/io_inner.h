@@ -19,6 +19,8 @@ struct secho_io_ops {
 	unsigned (*rx_burst)(struct secho_io *io, struct secho_io_pkt *pkts, unsigned max);
 	uint8_t *(*tx_slot)(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len,
 	                    uint32_t front);
+	/* Optional (NULL: no look-ahead): see secho_io_tx_slot_ahead(). */
+	uint8_t *(*tx_slot_ahead)(struct secho_io *io, unsigned k, uint32_t len);
 	void (*tx_commit)(struct secho_io *io, struct secho_io_pkt *rx, uint32_t len);
 	void (*tx_flush)(struct secho_io *io);
 	void (*rx_release)(struct secho_io *io, struct secho_io_pkt *pkts, unsigned n);
