@@ -245,6 +245,16 @@ static void warm(struct secho_worker *w)
 		secho_wire_finalize(buf, rlen);
 	for (size_t off = 0; off < sizeof(*w->gk); off += 64)
 		__builtin_prefetch((const uint8_t *)w->gk + off, 0, 3);
+	/* The TX ring slot the next response will be built in, for writing: the receiver
+	 * read the previous frame from it on the other CPU, and building a response in lines
+	 * the other CPU holds stalls on every first write. From the line before the data (the
+	 * slot's header) to an MTU-sized frame. */
+	uint8_t *nx = secho_io_tx_slot_ahead(w->io, 0, SECHO_RESP_LEN(WARM_PAYLOAD));
+	if (nx) {
+		uintptr_t a = ((uintptr_t)nx & ~(uintptr_t)63) - 64;
+		for (uintptr_t end = (uintptr_t)nx + 1536; a < end; a += 64)
+			__builtin_prefetch((const void *)a, 1, 3);
+	}
 }
 
 unsigned secho_worker_rx(struct secho_worker *w)

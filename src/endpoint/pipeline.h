@@ -49,7 +49,8 @@ void secho_worker_fini(struct secho_worker *w);
 /*
  * Busy-poll only: after each burst, when no frame is waiting, run a canned request through
  * parse, the streaming engine (under a throwaway random key) and the checksum, into the
- * worker's own scratch, and prefetch the real key: the TX kick just ran the kernel's
+ * worker's own scratch, and prefetch the real key and the next TX slot (for writing):
+ * the TX kick just ran the kernel's
  * transmit path on this core, which evicted the data path's code, data and branch history,
  * and the next packet would otherwise pay for bringing them back. Nothing is sent, no
  * sequence number is taken, no counter changes. Call after io, wire and gk are set.
