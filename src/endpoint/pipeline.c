@@ -247,11 +247,12 @@ static void warm(struct secho_worker *w)
 		__builtin_prefetch((const uint8_t *)w->gk + off, 0, 3);
 	/* The TX ring slot the next response will be built in, for writing: the receiver
 	 * read the previous frame from it on the other CPU, and building a response in lines
-	 * the other CPU holds stalls on every first write. From the line before the data (the
-	 * slot's header) to an MTU-sized frame. */
+	 * the other CPU holds stalls on every first write. From the line holding the byte
+	 * before the data (AF_PACKET: the slot's header, 32 bytes before it) to an MTU-sized
+	 * frame. */
 	uint8_t *nx = secho_io_tx_slot_ahead(w->io, 0, SECHO_RESP_LEN(WARM_PAYLOAD));
 	if (nx) {
-		uintptr_t a = ((uintptr_t)nx & ~(uintptr_t)63) - 64;
+		uintptr_t a = ((uintptr_t)nx - 1) & ~(uintptr_t)63;
 		for (uintptr_t end = (uintptr_t)nx + 1536; a < end; a += 64)
 			__builtin_prefetch((const void *)a, 1, 3);
 	}
