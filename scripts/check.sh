@@ -16,10 +16,14 @@ cppcheck --quiet --error-exitcode=1 --enable=warning,portability,performance \
 	--suppress=missingIncludeSystem --suppress=unknownMacro \
 	$files || rc=1
 echo "  CLANG-FORMAT"
-# shellcheck disable=SC2046
-if ! clang-format --dry-run -Werror $(git ls-files '*.c' '*.h' 2>/dev/null) 2>/dev/null; then
-	echo "  not formatted (run make format):" \
-		$(for f in $(git ls-files '*.c' '*.h'); do clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || echo "$f"; done)
+srcs=$(git ls-files '*.c' '*.h' 2>/dev/null || true)
+[ -n "$srcs" ] || srcs=$(find include src tests bench -name '*.[ch]')
+bad=
+for f in $srcs; do
+	clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad="$bad $f"
+done
+if [ -n "$bad" ]; then
+	echo "  not formatted (run make format):$bad"
 	rc=1
 fi
 echo "  CLANG-TIDY"
