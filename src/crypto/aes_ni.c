@@ -142,50 +142,32 @@ SECHO_NI_TARGET static void ni_cbc_enc(const secho_aes_key *k, uint8_t iv[16], u
 }
 
 /*
- * The serial feedback modes keep the chain in a register, with the round keys loaded
- * once: going through ecb_enc one block at a time added a call and a store-to-load round
- * trip of the chaining value to every block's dependency chain.
+ * The serial feedback modes keep the chain in a register (as CBC encryption above): going
+ * through ecb_enc one block at a time added a call and a store-to-load round trip of the
+ * chaining value to every block's dependency chain.
  */
-#define NI_RK_LOAD(rk, k)                                                                          \
-	for (unsigned i_ = 0; i_ <= (k)->rounds; i_++)                                             \
-	rk[i_] = _mm_load_si128((const __m128i *)(k)->u.rk[0][i_])
-
-SECHO_NI_INLINE __m128i ni_enc_rk(const __m128i *rk, unsigned nr, __m128i x)
-{
-	x = _mm_xor_si128(x, rk[0]);
-	for (unsigned i = 1; i < nr; i++)
-		x = _mm_aesenc_si128(x, rk[i]);
-	return _mm_aesenclast_si128(x, rk[nr]);
-}
-
 /* CFB128 encryption: C_i = E(C_(i-1)) ^ P_i. */
 SECHO_NI_TARGET static void ni_cfb_enc(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
                                        const uint8_t *in, size_t nblocks)
 {
-	__m128i rk[SECHO_AES_MAX_ROUNDS + 1];
-	NI_RK_LOAD(rk, k);
 	__m128i c = ni_loadu(iv);
 	for (; nblocks; nblocks--, in += 16, out += 16) {
-		c = _mm_xor_si128(ni_enc_rk(rk, k->rounds, c), ni_loadu(in));
+		c = _mm_xor_si128(ni_enc1(k, c), ni_loadu(in));
 		ni_storeu(out, c);
 	}
 	ni_storeu(iv, c);
-	secho_wipe(rk, sizeof(rk));
 }
 
 /* OFB: O_i = E(O_(i-1)), out = in ^ O_i. */
 SECHO_NI_TARGET static void ni_ofb(const secho_aes_key *k, uint8_t iv[16], uint8_t *out,
                                    const uint8_t *in, size_t nblocks)
 {
-	__m128i rk[SECHO_AES_MAX_ROUNDS + 1];
-	NI_RK_LOAD(rk, k);
 	__m128i o = ni_loadu(iv);
 	for (; nblocks; nblocks--, in += 16, out += 16) {
-		o = ni_enc_rk(rk, k->rounds, o);
+		o = ni_enc1(k, o);
 		ni_storeu(out, _mm_xor_si128(o, ni_loadu(in)));
 	}
 	ni_storeu(iv, o);
-	secho_wipe(rk, sizeof(rk));
 }
 
 /* CBC decryption in parallel: P_i = D(C_i) ^ C_(i-1); all C are loaded first. */

@@ -212,22 +212,6 @@ VAES_INLINE __m512i ctr32_four(void)
 	return _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4, 0, 0, 0, 4);
 }
 
-/* s folded with the 32 blocks at p (memory), times K_32..K_1 and reduced. */
-VAES_INLINE __m128i ghash32(const uint8_t *htab, __m128i s, const uint8_t *p)
-{
-	const __m512i bs = vaes_bswap_mask();
-	struct gacc a;
-	gacc_zero(&a);
-#pragma GCC unroll 8
-	for (int j = 0; j < 8; j++) {
-		__m512i g = _mm512_shuffle_epi8(_mm512_loadu_si512(p + 64 * j), bs);
-		if (j == 0)
-			g = _mm512_xor_si512(g, _mm512_zextsi128_si512(s));
-		gacc_mulp(&a, g, htab + 64 * j, 0xff);
-	}
-	return gacc_final(&a);
-}
-
 /*
  * One round of 32 blocks of GCTR at counter *c (out = in ^ keystream), software-pipelined
  * with the GHASH of the 32 blocks at gh (memory: the previous round's output when
@@ -282,11 +266,13 @@ VAES_INLINE __m128i chunk32(const uint8_t *htab, const struct vaes_rk *r, __m512
 /*
  * GCTR over nblocks whole blocks from counter register *c, optionally GHASHing (mode 1:
  * the output, i.e. encryption; mode 2: the input, decryption; mode 0: no GHASH). 32 blocks
- * per round of registers, one reduction each. htab (the powers) is used only with GHASH.
+ * per round of registers, one reduction each. k (the powers) is read only with GHASH
+ * (NULL for mode 0).
  */
-VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m512i *c, __m128i s,
-                               uint8_t *out, const uint8_t *in, size_t nblocks, int mode)
+VAES_INLINE __m128i gctr_ghash(const secho_gcm_key *k, const struct vaes_rk *r, __m512i *c,
+                               __m128i s, uint8_t *out, const uint8_t *in, size_t nblocks, int mode)
 {
+	const uint8_t *htab = mode ? k->htab : NULL;
 	const __m512i bs = vaes_bswap_mask();
 	const uint8_t *prev = NULL; /* mode 1: the round whose GHASH is still due */
 	for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512) {
@@ -300,7 +286,7 @@ VAES_INLINE __m128i gctr_ghash(const uint8_t *htab, const struct vaes_rk *r, __m
 			prev = out;
 	}
 	if (prev)
-		s = ghash32(htab, s, prev);
+		s = ghash_mem(k, s, prev, 32);
 	if (nblocks) {
 		const size_t m = nblocks;
 		const uint8_t *t = mode ? htab + 16 * (NPOW - m) : NULL;
@@ -346,7 +332,7 @@ VAES_TARGET static void vaes_enc_blocks(const secho_gcm_key *k, uint8_t ctr[16],
 	vaes_load_rk(&r, &k->aes, 0);
 	__m512i c = ctr32_first(_mm_loadu_si128((const __m128i *)ctr));
 	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
-	s = gctr_ghash(k->htab, &r, &c, s, out, in, nblocks, 1);
+	s = gctr_ghash(k, &r, &c, s, out, in, nblocks, 1);
 	_mm_storeu_si128((__m128i *)y, bswap128(s));
 	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)nblocks);
 }
@@ -358,7 +344,7 @@ VAES_TARGET static void vaes_dec_blocks(const secho_gcm_key *k, uint8_t ctr[16],
 	vaes_load_rk(&r, &k->aes, 0);
 	__m512i c = ctr32_first(_mm_loadu_si128((const __m128i *)ctr));
 	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
-	s = gctr_ghash(k->htab, &r, &c, s, out, in, nblocks, 2);
+	s = gctr_ghash(k, &r, &c, s, out, in, nblocks, 2);
 	_mm_storeu_si128((__m128i *)y, bswap128(s));
 	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)nblocks);
 }
@@ -469,7 +455,7 @@ VAES_INLINE __m128i end_group(const secho_gcm_key *k, const struct vaes_rk *r, _
 	}
 	vaes_enc_n(ks, nz, r);
 	if (prev)
-		s = ghash32(kpow(k, 32), s, prev);
+		s = ghash_mem(k, s, prev, 32);
 	struct gacc a;
 	gacc_zero(&a);
 	const uint8_t *t = kpow(k, n ? n : 1);
