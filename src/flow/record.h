@@ -1,0 +1,53 @@
+/*
+ * src/flow/record.h - one flow record: what the flow table hands to the exporters (IPFIX to
+ * collectors, JSON lines for people and scripts) when a flow leaves the table.
+ *
+ * The fields are what the records carry on the wire; the IPFIX information element each one
+ * is exported as is named beside it (IANA "IP Flow Information Export (IPFIX) Entities";
+ * reverse counters of a biflow under RFC 5103's reverse PEN 29305).
+ *
+ * Direction: the key is the forward direction, the one of the flow's first packet (RFC 5103
+ * section 5.2). In uniflow mode every record has one direction and rev is all zero.
+ *
+ * Addresses are stored in network order, IPv4 in the first 4 bytes with the other 12 zero,
+ * so that keys compare and hash as plain bytes. Ports and ICMP type/code in host order.
+ */
+#ifndef SECHO_FLOW_RECORD_H
+#define SECHO_FLOW_RECORD_H
+
+#include <stdint.h>
+
+/* flowEndReason (IE 136), RFC 7011 / IANA. */
+#define SECHO_FLOW_END_IDLE     1 /* inactive timeout */
+#define SECHO_FLOW_END_ACTIVE   2 /* active timeout: the flow goes on in a new record */
+#define SECHO_FLOW_END_EOF      3 /* end of flow detected: TCP FIN or RST */
+#define SECHO_FLOW_END_FORCED   4 /* forced end: end of input, shutdown */
+#define SECHO_FLOW_END_RESOURCE 5 /* lack of resources: evicted from a full bucket */
+
+struct secho_flow_key {
+	uint8_t ip_version;       /* ipVersion (60): 4 or 6 */
+	uint8_t proto;            /* protocolIdentifier (4) */
+	uint16_t vlan;            /* vlanId (58): VID of the outer tag; 0 = untagged */
+	uint16_t vlan_inner;      /* VID of the inner tag of a QinQ frame; 0 = none */
+	uint16_t sport;           /* sourceTransportPort (7); 0 without ports (ICMP...) */
+	uint16_t dport;           /* destinationTransportPort (11); 0 without ports */
+	uint16_t icmp_type_code;  /* icmpTypeCodeIPv4 (32) / IPv6 (139): type << 8 | code */
+	uint8_t src[16], dst[16]; /* sourceIPv4Address (8) / sourceIPv6Address (27), ... */
+};
+
+struct secho_flow_dir {
+	uint64_t packets;  /* packetDeltaCount (2) */
+	uint64_t octets;   /* octetDeltaCount (1): IP total length, as ipfixprobe and nfdump */
+	uint64_t first_ns; /* flowStartMilliseconds (152): packet time, ns since the epoch */
+	uint64_t last_ns;  /* flowEndMilliseconds (153) */
+	uint8_t tcp_flags; /* tcpControlBits (6): OR of the direction's packets */
+};
+
+struct secho_flow_rec {
+	struct secho_flow_key key;
+	struct secho_flow_dir fwd; /* packets from key.src to key.dst */
+	struct secho_flow_dir rev; /* the reverse direction (biflows); all zero in uniflow mode */
+	uint8_t end_reason;        /* flowEndReason (136): SECHO_FLOW_END_* */
+};
+
+#endif
