@@ -269,6 +269,7 @@ static void set_close(struct coll *c)
 
 static void tcp_fail(struct secho_ipfix *x, struct coll *c);
 static void tcp_pump(struct secho_ipfix *x, struct coll *c);
+static void tcp_acked(struct coll *c);
 
 static int q_reserve(struct coll *c, size_t len)
 {
@@ -502,6 +503,9 @@ static void tcp_up(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 
 static void tcp_fail(struct secho_ipfix *x, struct coll *c)
 {
+	/* What the peer acknowledged before the failure is delivered: not sent again. */
+	if (c->fd >= 0 && c->state == S_UP)
+		tcp_acked(c);
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
