@@ -89,7 +89,19 @@ start_nfcapd() { # dir log -> sets NF_PORT, NF_PID; returns 1 when it did not st
 	done
 	return 1
 }
+# Wait (bounded) until nfcapd has read every datagram waiting on its socket, then stop it
+# (SIGTERM flushes its file).
+udp_drained() { # port [netns-less: this namespace]
+	local q
+	for _ in $(seq 200); do
+		q=$(ss -Hlun "sport = :$1" 2>/dev/null | awk '{print $2}' | head -1)
+		[ "${q:-0}" = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
 stop_nfcapd() {
+	udp_drained "$NF_PORT"
 	kill -TERM "$NF_PID" 2>/dev/null
 	for _ in $(seq 100); do
 		kill -0 "$NF_PID" 2>/dev/null || break
@@ -120,7 +132,6 @@ else
 			[ $mode = uniflow ] && opt=(--uniflow)
 			"$EXP" "${opt[@]}" "$tf" "udp://127.0.0.1:$NF_PORT" >"$d.exp" 2>&1
 			check $? "$truth $mode: export failed: $(tail -2 "$d.exp")"
-			sleep 0.2
 			stop_nfcapd
 			recs=$(field "$d.exp" records)
 			ident=$(grep 'Ident:' "$d.log" | tail -1)
@@ -170,7 +181,15 @@ else
 		"$2" --mtu 1400 "$1/c.pcap.truth.csv" udp://127.0.0.1:4739 >"$1/ts1.exp" 2>&1
 		"$2" --uniflow --odid 8 --mtu 600 "$1/l.pcap.truth.csv" udp://127.0.0.1:4739 \
 			>"$1/ts2.exp" 2>&1
-		sleep 0.3
+		# Bounded waits: nfcapd has read its socket, the capture holds every message.
+		want=$(sed -n "s/.* messages=\([0-9]*\).*/\1/p" "$1/ts1.exp" "$1/ts2.exp" |
+			awk "{s += \$1} END {print s}")
+		for _ in $(seq 200); do
+			q=$(ss -Hlun "sport = :4739" | awk "{print \$2}" | head -1)
+			have=$(tshark -r "$1/cap.pcapng" 2>/dev/null | wc -l)
+			[ "${q:-0}" = 0 ] && [ "$have" -ge "$want" ] && break
+			sleep 0.05
+		done
 		kill -TERM $tp $np
 		wait $tp $np
 	' _ "$T" "$EXP"
