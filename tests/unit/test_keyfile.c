@@ -9,11 +9,14 @@
 
 /* NOLINTNEXTLINE(bugprone-suspicious-include): cmd_keygen is compiled in */
 #include "cli/keygen.c"
+/* NOLINTNEXTLINE(bugprone-suspicious-include): and the shared parsers it uses */
+#include "cli/util.c"
 
 #include <secho/keyfile.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +130,8 @@ static void test_keygen(void)
 	char kp2[128];
 	path_in(kp2, sizeof(kp2), "k2.key");
 	static const char *bad_ids[] = {
-	        "65536", "-1", "abc", "", "12x", "01", "99999999999999999999"};
+	        "65536", "-1", "abc", "",    "12x", "01", "99999999999999999999",
+	        " 7",    "+7", "7 ",  "\t7", "0x7"};
 	for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
 		char *a[] = {"keygen", "--key-id", (char *)bad_ids[i], "--out", kp2, NULL};
 		T_CHECK(run_keygen(cap, sizeof(cap), 5, a) == 2, "key id '%s' refused", bad_ids[i]);
