@@ -49,13 +49,19 @@ static const char usage[] =
         "  --xdp-mode M         native|skb|any (default any)\n"
         "  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
         "                       place from the RX ring: no copy)\n"
-        "  --pcap-in FILE       read frames from a capture file instead of an interface\n"
+        "  --pcap-in FILE       read frames from a capture file instead of an interface; a\n"
+        "                       corrupt file (a truncated record, one longer than the\n"
+        "                       file's snapshot length) ends the run with exit status 1\n"
         "  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
         "  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
         "  --report-rate R      counters reports per second per source (default 2)\n"
         "  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
         "  --quiet              no banner or summary\n"
-        "  -h, --help           this text\n";
+        "  -h, --help           this text\n"
+        "\n"
+        "Key and state files must be regular files (a FIFO or a device is refused at once).\n"
+        "Exit status: 0 stopped cleanly, 1 the run failed (I/O, sequence state, corrupt\n"
+        "capture), 2 bad usage or a refusal to start.\n";
 
 static volatile sig_atomic_t stop_flag;
 
