@@ -30,6 +30,18 @@
 #define DASH_MAX_BODY     4096 /* request bodies above this are refused with 413 */
 #define DASH_MAX_RUNS     16   /* runs kept in memory (oldest dropped first) */
 
+/* Connections (http.c: slow clients). A connection must deliver each whole request within
+ * DASH_REQUEST_DEADLINE_S of connecting or of its previous answer; silence for
+ * DASH_IDLE_TIMEOUT_S closes it too. Past DASH_CONN_PER_IP connections from one address
+ * or DASH_CONN_SOFT in all, a new one closes the longest-waiting one; DASH_CONN_PER_IP_MAX
+ * and DASH_CONN_MAX are libmicrohttpd's hard caps behind that. */
+#define DASH_REQUEST_DEADLINE_S 10
+#define DASH_IDLE_TIMEOUT_S     10
+#define DASH_CONN_PER_IP        64
+#define DASH_CONN_PER_IP_MAX    128
+#define DASH_CONN_SOFT          192
+#define DASH_CONN_MAX           256
+
 /* Validated ranges of POST /api/runs (docs/API.md). */
 #define DASH_COUNT_MAX  10000
 #define DASH_SIZE_MAX   1440
