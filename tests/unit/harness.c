@@ -40,6 +40,41 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
 	return 0;
 }
 
+const char *t_cpu_lacks(const char *impl)
+{
+	__builtin_cpu_init();
+	if (!strcmp(impl, "aesni")) {
+		if (!__builtin_cpu_supports("aes"))
+			return "AES-NI";
+		if (!__builtin_cpu_supports("pclmul"))
+			return "PCLMULQDQ";
+		if (!__builtin_cpu_supports("sse4.1"))
+			return "SSE4.1";
+	} else if (!strcmp(impl, "vaes")) {
+		if (!__builtin_cpu_supports("vaes"))
+			return "VAES";
+		if (!__builtin_cpu_supports("vpclmulqdq"))
+			return "VPCLMULQDQ";
+		if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+		    !__builtin_cpu_supports("avx512vl"))
+			return "AVX-512 F/BW/VL";
+	}
+	return NULL;
+}
+
+void t_impl_unavailable(const char *impl)
+{
+	const char *lacks = t_cpu_lacks(impl);
+
+	if (lacks) {
+		t_unavailable("implementation %s: the CPU lacks %s", impl, lacks);
+		return;
+	}
+	t_check(0, __FILE__, __LINE__,
+	        "implementation %s unavailable although the CPU has its instructions", impl);
+	t_end();
+}
+
 unsigned long t_case_failures(void)
 {
 	return fails;
