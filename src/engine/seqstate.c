@@ -140,6 +140,13 @@ static int parse_record(const char *buf, size_t len, const char *path, uint16_t 
 	return 0;
 }
 
+/* Contract: secho/seqstate.h. */
+int secho_seq_parse(const char *buf, size_t len, const char *path, uint16_t key_id, uint64_t *hwm,
+                    char *err, size_t errlen)
+{
+	return parse_record(buf, len, path, key_id, hwm, err, errlen);
+}
+
 /* Durably replace the state with hwm. Caller holds s->lock (or is open()). */
 static int write_state(struct secho_seqstate *s, uint64_t hwm)
 {
