@@ -10,22 +10,14 @@
  *
  *   make fuzz && build/fuzz/fuzz_keyfile -max_total_time=20 tests/fuzz/corpus-keyfile
  */
+#include "fuzz.h"
+
 #include <secho/keyfile.h>
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Longest run of hex digits in s. */
 static size_t hex_run(const char *s)

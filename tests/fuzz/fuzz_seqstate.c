@@ -10,22 +10,14 @@
  *
  *   make fuzz && build/fuzz/fuzz_seqstate -max_total_time=20 tests/fuzz/corpus-seqstate
  */
+#include "fuzz.h"
+
 #include <secho/seqstate.h>
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint32_t naive_crc32(const uint8_t *p, size_t n)
 {

@@ -16,21 +16,12 @@
  *
  *   make fuzz && build/fuzz/fuzz_verify -max_total_time=20 tests/fuzz/corpus-verify
  */
+#include "fuzz.h"
 #include "host/verify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const struct secho_vpath PATH = {
         .host_mac = {0x02, 0, 0, 0, 0, 1},
