@@ -114,6 +114,7 @@ asan:
 # sources a target exercises: they are compiled into it with the fuzzer's coverage and the
 # sanitizers; whatever else they call is linked from the ordinary $(LIBSECHO).
 FUZZ_LIB_fuzz_parse    := $(wildcard src/wire/*.c)
+FUZZ_LIB_fuzz_dissect  := $(wildcard src/wire/*.c)
 FUZZ_LIB_fuzz_keyfile  := src/engine/keyfile.c
 FUZZ_LIB_fuzz_seqstate := src/engine/seqstate.c
 FUZZ_LIB_fuzz_verify   := src/host/verify.c src/host/oracle_nettle.c

@@ -1,55 +1,73 @@
 #!/usr/bin/env bash
-# tests/sh/test_fuzz.sh - run every libFuzzer target for a bounded time.
+# tests/sh/test_fuzz.sh - run each libFuzzer target for a bounded time.
 #
-# Targets (built by `make fuzz` into $BUILD/fuzz/), each from a temporary copy of its seed
-# corpus so that the repository's seeds are never modified:
-#   fuzz_parse     the wire parser and the response rebuild   tests/fuzz/corpus/
-#   fuzz_keyfile   the key file parser                        tests/fuzz/corpus-keyfile/
-#   fuzz_seqstate  the sequence state file parser             tests/fuzz/corpus-seqstate/
-#   fuzz_verify    the host tool's response verifier          tests/fuzz/corpus-verify/
-# Prints PASS, FAIL (with the crash input's path kept for replay) or UNAVAILABLE per target.
-#   SECHO_FUZZ_SECONDS   time budget of the wire parser (default 20); the others get 10
-#                        each, or this value when it is smaller
+#   fuzz_parse     the endpoint's request parse + rebuild invariants   (tests/fuzz/corpus)
+#   fuzz_dissect   the L2-L4 dissector, and the endpoint parse against it
+#                  (tests/fuzz/corpus-dissect and tests/fuzz/corpus)
+#   fuzz_keyfile   the key file parser                        (tests/fuzz/corpus-keyfile)
+#   fuzz_seqstate  the sequence state file parser             (tests/fuzz/corpus-seqstate)
+#   fuzz_verify    the host tool's verifier on untrusted frames (tests/fuzz/corpus-verify)
+#
+# Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
+# seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
+# input's path kept for replay) or UNAVAILABLE per target.
+#   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); fuzz_dissect gets half of
+#                        it, the parsers of files and the verifier 10 s each (at most it)
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 SECS=${SECHO_FUZZ_SECONDS:-20}
-OTHER=$((SECS < 10 ? SECS : 10))
-work=$(mktemp -d /tmp/secho-fuzz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-failed=0
+HALF=$(((SECS + 1) / 2))
+TEN=$((SECS < 10 ? SECS : 10))
+rc_all=0
 
-# fuzz NAME CORPUS SECONDS MAX_LEN DESCRIPTION
-fuzz() {
-	local t=$1 corpus=$2 secs=$3 maxlen=$4 name="fuzz: $5 (${3}s)" bin=$BUILD/fuzz/$1 rc runs
-	if [ ! -x "$bin" ]; then
-		echo "UNAVAILABLE $name: $bin not built (run make fuzz; needs clang and libclang-rt-14-dev)"
-		return
+# run_target NAME SECONDS MAX_LEN TITLE CORPUS_DIR...
+run_target() {
+	local target=$1 secs=$2 maxlen=$3 title=$4
+	shift 4
+	local fuzz="$BUILD/fuzz/$target" name="fuzz: $title (${secs}s)"
+	if [ ! -x "$fuzz" ]; then
+		echo "UNAVAILABLE $name: $fuzz not built (run make fuzz; needs clang and libclang-rt-14-dev)"
+		return 0
 	fi
-	mkdir -p "$work/$t/corpus" "$work/$t/artifacts"
-	cp "$ROOT/tests/fuzz/$corpus"/* "$work/$t/corpus/"
+	local work
+	work=$(mktemp -d /tmp/secho-fuzz.XXXXXX)
+	mkdir -p "$work/corpus" "$work/artifacts"
+	local d
+	for d in "$@"; do
+		cp "$ROOT/$d"/* "$work/corpus/"
+	done
 	local nseed
-	nseed=$(ls "$work/$t/corpus" | wc -l)
-	(cd "$work/$t" && timeout --signal=TERM --kill-after=10 $((secs + 60)) "$bin" \
-		-max_total_time="$secs" -max_len="$maxlen" -timeout=10 -rss_limit_mb=1024 \
-		-print_final_stats=1 -artifact_prefix="$work/$t/artifacts/" corpus >log 2>&1)
-	rc=$?
-	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/$t/log" | grep -o '[0-9]*$')
+	nseed=$(ls "$work/corpus" | wc -l)
+	(
+		cd "$work" &&
+			timeout --signal=TERM --kill-after=10 $((secs + 60)) "$fuzz" \
+				-max_total_time="$secs" -max_len="$maxlen" -timeout=10 -rss_limit_mb=1024 \
+				-print_final_stats=1 -artifact_prefix="$work/artifacts/" corpus \
+				>"$work/log" 2>&1
+	)
+	local rc=$?
+	local runs
+	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
 	if [ "$rc" -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
-		echo "  $t: $runs executions from $nseed seeds, corpus now $(ls "$work/$t/corpus" | wc -l) inputs"
+		echo "  $target: $runs executions from $nseed seeds, corpus now $(ls "$work/corpus" | wc -l) inputs"
 		echo "PASS $name"
-		return
+		rm -rf "$work"
+		return 0
 	fi
-	grep -B2 -A20 'ERROR\|invariant failed\|SUMMARY' "$work/$t/log" | head -60
-	local keep=/tmp/secho-fuzz-crash-$t.$$
-	cp -r "$work/$t/artifacts" "$keep" 2>/dev/null && echo "  crash inputs kept in $keep"
+	grep -B2 -A20 'ERROR\|invariant failed\|SUMMARY' "$work/log" | head -60
+	local keep=/tmp/secho-fuzz-crash.$target.$$
+	cp -r "$work/artifacts" "$keep" 2>/dev/null && echo "  crash inputs kept in $keep"
 	echo "FAIL $name (fuzzer exit status $rc)"
-	failed=1
+	rm -rf "$work"
+	rc_all=1
 }
 
-fuzz fuzz_parse corpus "$SECS" 2048 "wire parse + rebuild invariants"
-fuzz fuzz_keyfile corpus-keyfile "$OTHER" 4096 "key file parser"
-fuzz fuzz_seqstate corpus-seqstate "$OTHER" 256 "sequence state file parser"
-fuzz fuzz_verify corpus-verify "$OTHER" 9100 "host verifier on untrusted frames"
-[ "$failed" -eq 0 ]
+run_target fuzz_parse "$SECS" 2048 "wire parse + rebuild invariants" tests/fuzz/corpus
+run_target fuzz_dissect "$HALF" 2048 "L2-L4 dissector invariants, endpoint parse agrees" \
+	tests/fuzz/corpus-dissect tests/fuzz/corpus
+run_target fuzz_keyfile "$TEN" 4096 "key file parser" tests/fuzz/corpus-keyfile
+run_target fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corpus-seqstate
+run_target fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
+exit $rc_all
