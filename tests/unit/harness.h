@@ -25,8 +25,8 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
 void t_end(void);
 void t_unavailable(const char *reason_fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Why this CPU cannot run the implementation named impl ("portable", "aesni", "vaes"), as
- * the CPU itself reports (GCC's __builtin_cpu_supports: CPUID and the OS's saved state,
- * not secho's own detection), or NULL when it can. */
+ * the CPU itself reports (CPUID and XCR0, read by the harness, not by secho's own
+ * detection), or NULL when it can. */
 const char *t_cpu_lacks(const char *impl);
 /* For the current case, whose implementation secho says is unavailable: UNAVAILABLE with
  * the CPU's reason when the CPU lacks it, else a failed check (secho's detection or build
