@@ -966,7 +966,27 @@ static void test_loopback(void)
 #include <net/ethernet.h>
 #include <net/if.h>
 
-#define RAW_PORT0 47100 /* requests to 47100..47102; nothing binds them: lo drops them */
+/* lo is shared with every other test on the machine, and other runs of this one answer
+ * what they see there: each run takes its own endpoint MAC and ports from its pid (the
+ * responder ignores other MACs), or their responders would answer ours too. Nothing binds
+ * the ports: the kernel drops the requests it sees. */
+static uint16_t raw_port0;    /* requests to raw_port0 .. raw_port0 + 2 */
+static uint8_t raw_ep_mac[6]; /* 02:5e:PID:.. (locally administered) */
+static char raw_ep_mac_str[18];
+
+static void raw_addresses(void)
+{
+	unsigned pid = (unsigned)getpid();
+
+	raw_port0 = (uint16_t)(20000 + (pid % 13000) * 3);
+	raw_ep_mac[0] = 0x02;
+	raw_ep_mac[1] = 0x5e;
+	for (int i = 0; i < 4; i++)
+		raw_ep_mac[2 + i] = (uint8_t)(pid >> (24 - 8 * i));
+	snprintf(raw_ep_mac_str, sizeof(raw_ep_mac_str), "%02x:%02x:%02x:%02x:%02x:%02x",
+	         raw_ep_mac[0], raw_ep_mac[1], raw_ep_mac[2], raw_ep_mac[3], raw_ep_mac[4],
+	         raw_ep_mac[5]);
+}
 
 struct rawresp {
 	int fd;
@@ -981,7 +1001,7 @@ static void *rawresp_main(void *arg)
 {
 	struct rawresp *rp = arg;
 	static uint8_t in[2048], out[2048 + 9000];
-	static const uint8_t ep_mac[6] = {0x02, 0, 0, 0, 0, 2};
+	const uint8_t *ep_mac = raw_ep_mac;
 
 	for (int iter = 0; !atomic_load(&rp->stop) && iter < 1200000; iter++) {
 		struct pollfd p = {.fd = rp->fd, .events = POLLIN};
@@ -1003,11 +1023,11 @@ static void *rawresp_main(void *arg)
 			dport = (uint16_t)(u[2] << 8 | u[3]);
 			sport = (uint16_t)(u[0] << 8 | u[1]);
 			ulen = (uint16_t)(u[4] << 8 | u[5]);
-			if (dport < RAW_PORT0 || dport > RAW_PORT0 + 2 || ulen < 8 ||
+			if (dport < raw_port0 || dport > raw_port0 + 2 || ulen < 8 ||
 			    34 + (size_t)ulen > (size_t)n)
 				continue;
-			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - RAW_PORT0));
-			if (dport == RAW_PORT0 + 2) {
+			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - raw_port0));
+			if (dport == raw_port0 + 2) {
 				static const char js[] =
 				        "{\"engines\":{\"streaming\":{\"latency_ns\":"
 				        "{\"mean\":1000}},\"offload\":{\"latency_ns\":"
@@ -1085,6 +1105,7 @@ static void test_raw_lo(void)
 	int rc;
 
 	t_begin("host raw AF_PACKET mode on lo against a fake responder");
+	raw_addresses();
 	if (rawresp_start(&rp, &th, false, 0) != 0) {
 		t_unavailable("AF_PACKET on lo: %s (needs CAP_NET_RAW)", strerror(errno));
 		return;
@@ -1092,11 +1113,11 @@ static void test_raw_lo(void)
 	secho_host_opts_default(&o);
 	o.key_path = keypath;
 	o.iface = "lo";
-	o.dst_mac = "02:00:00:00:00:02";
+	o.dst_mac = raw_ep_mac_str;
 	o.dst_ip = "127.0.0.2";
-	o.port_stream = RAW_PORT0;
-	o.port_offload = RAW_PORT0 + 1;
-	o.port_counters = RAW_PORT0 + 2;
+	o.port_stream = raw_port0;
+	o.port_offload = raw_port0 + 1;
+	o.port_counters = raw_port0 + 2;
 	o.quiet = true;
 	o.timeout_ms = 2000;
 	o.count = quick() ? 40 : 200;
