@@ -115,14 +115,22 @@ $(BUILD)/bench/ipfix_encode: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests $(BUILD)/asan/secho
 
-# libFuzzer targets (clang), in their own tree.
+# libFuzzer targets (clang), in their own tree. FUZZ_LIB_<target> names the library
+# sources a target exercises: they are compiled into it with the fuzzer's coverage and the
+# sanitizers; whatever else they call is linked from the ordinary $(LIBSECHO).
+FUZZ_LIB_fuzz_parse    := $(wildcard src/wire/*.c)
+FUZZ_LIB_fuzz_dissect  := $(wildcard src/wire/*.c)
+FUZZ_LIB_fuzz_keyfile  := src/engine/keyfile.c
+FUZZ_LIB_fuzz_seqstate := src/engine/seqstate.c
+FUZZ_LIB_fuzz_verify   := src/host/verify.c src/host/oracle_nettle.c
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 fuzz: $(FUZZ_BINS)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+.SECONDEXPANSION:
+$(BUILD)/fuzz/%: tests/fuzz/%.c $$(FUZZ_LIB_$$*) $(LIBSECHO)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -Iinclude -Isrc -D_GNU_SOURCE -g -O1 -std=c17 -Wall -Wextra -Werror \
-	  -fsanitize=fuzzer,address,undefined $< $(filter src/wire/%,$(LIB_SRCS)) -o $@
+	  -fsanitize=fuzzer,address,undefined $< $(FUZZ_LIB_$*) $(LIBSECHO) $(LIBS) -o $@
 
 deps:
 	$(Q)scripts/deps.sh

@@ -182,6 +182,12 @@ int secho_io_wait(struct secho_io *io, int timeout_ms);
 /* True once a finite input (pcap) is exhausted and every frame was returned. */
 bool secho_io_eof(const struct secho_io *io);
 
+/* NULL, or why a finite input (pcap) ended early: the file is malformed (a truncated
+ * record, a record longer than the file's snapshot length). eof() is true then; the frames
+ * before the bad record were returned. An input error, not a drop: callers report it and
+ * fail. */
+const char *secho_io_input_error(const struct secho_io *io);
+
 /* True when tx_slot() builds responses in the RX buffer itself. */
 bool secho_io_tx_in_place(const struct secho_io *io);
 

@@ -105,6 +105,12 @@ uint64_t secho_seq_peek_next(struct secho_seqstate *s);
 /* Release the lock and descriptors. Numbers reserved but unused are skipped next time. */
 void secho_seq_close(struct secho_seqstate *s);
 
+/* Parse the text of a state file (len bytes, the format above) for key_id, as open()
+ * does: returns 0 with the reserved mark in *hwm, or -EINVAL with the reason (naming path)
+ * in err. Exposed for the parser's fuzz target. */
+int secho_seq_parse(const char *buf, size_t len, const char *path, uint16_t key_id, uint64_t *hwm,
+                    char *err, size_t errlen);
+
 /* Fault injection for tests: the function used instead of fsync(2) (NULL: fsync). */
 void secho_seq_set_sync_hook(int (*fn)(int fd));
 

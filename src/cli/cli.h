@@ -65,9 +65,21 @@ int cli_bad_option(const char *cmd, int c, char *argv[]);
  */
 bool cli_parse_hex(const char *s, uint8_t **out, size_t *len, const char **why);
 
-/* Strict decimal parsers: whole string, range checked. */
+/* Strict decimal parsers: the whole string, range checked; digits only for u64 (no white
+ * space, no sign), plain decimal notation for double (no white space, inf, nan or hex; a
+ * '-' only when min < 0). Every command parses its numbers with these. */
 bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *s, double min, double max, double *out);
+
+/* A MAC address, exactly "aa:bb:cc:dd:ee:ff" (hex digits of either case). */
+bool cli_parse_mac(const char *s, uint8_t mac[6]);
+
+/* Split a comma-separated list into at most max items (no white space is trimmed). Refuses
+ * an empty list, an empty item ("1,,2", a comma at either end), an item of CLI_ITEM_MAX
+ * characters or more, and more than max items. Returns the number of items, or -1 with a
+ * reason (static text) in *why. */
+#define CLI_ITEM_MAX 32
+int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const char **why);
 
 /* "auto", "portable", "aesni", "vaes" -> id. Unknown or unavailable on this CPU:
  * one line on stderr naming it, returns false. */

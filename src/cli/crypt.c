@@ -4,9 +4,10 @@
  * The message is read completely before anything is written, so that GCM decryption
  * can release plaintext only after its tag verified (and so that a bad block-mode
  * length is refused before any output). The key is parsed into a heap buffer, expanded,
- * and both copies are wiped as soon as the expanded key is no longer needed; the key's
- * hex text in argv is overwritten after parsing so it does not linger in /proc/PID/cmdline
- * longer than necessary. No error message contains key bytes.
+ * and both copies are wiped as soon as the expanded key is no longer needed; the hex text
+ * of every --key in argv is overwritten (an earlier one when the next is seen, the last
+ * after parsing) so that none lingers in /proc/PID/cmdline longer than necessary. No error message
+ * contains key bytes.
  */
 #include "cli/cli.h"
 
@@ -59,6 +60,13 @@ static bool hex_opt(const char *opt, const char *s, bool secret, uint8_t **out, 
 	else
 		cli_usage_err(CMD, "%s '%.64s%s': %s", opt, s, strlen(s) > 64 ? "..." : "", why);
 	return false;
+}
+
+/* Overwrite an argument's text in argv (NULL: nothing to do). */
+static void wipe_arg(char *s)
+{
+	if (s)
+		secho_wipe(s, strlen(s));
 }
 
 /* Run the chosen mode over buf in place. Returns a SECHO_* code. */
@@ -142,6 +150,9 @@ int cmd_crypt(int argc, char *argv[])
 				                     optarg);
 			break;
 		case 'k':
+			/* The last --key wins; an earlier one is overwritten in argv at once so
+			 * that no key given on the command line lingers in /proc/PID/cmdline. */
+			wipe_arg(key_hex);
 			key_hex = optarg;
 			break;
 		case 'i':
@@ -179,7 +190,7 @@ int cmd_crypt(int argc, char *argv[])
 		                     mode_names[mode]);
 
 	bool ok = hex_opt("--key", key_hex, true, &key, &key_len);
-	secho_wipe(key_hex, strlen(key_hex)); /* overwrite the argv copy of the key */
+	wipe_arg(key_hex); /* overwrite the argv copy of the key */
 	if (!ok)
 		goto out;
 	if (key_len != 16 && key_len != 24 && key_len != 32) {

@@ -121,9 +121,17 @@ int cmd_dashboard(int argc, char **argv)
 				                     optarg);
 			cfg.host_iface = optarg;
 			break;
-		case O_MAC:
+		case O_MAC: {
+			uint8_t mac[6];
+
+			if (!cli_parse_mac(optarg, mac))
+				return cli_usage_err("dashboard",
+				                     "--dst-mac '%s': not a MAC address "
+				                     "(aa:bb:cc:dd:ee:ff)",
+				                     optarg);
 			cfg.dst_mac = optarg;
 			break;
+		}
 		case O_BIN:
 			cfg.secho_bin = optarg;
 			break;

@@ -4,6 +4,7 @@
  * failure or losses above --max-loss, 2 bad usage or setup error.
  */
 #include "cli/host.h"
+#include "cli/cli.h"
 #include "secho/host.h"
 
 #include <errno.h>
@@ -121,19 +122,14 @@ static void usage(const char *sub, FILE *f)
 	fputs(common_help, f);
 }
 
-/* Whole-string unsigned decimal in [min, max]; false otherwise. */
+/* Whole-string unsigned decimal in [min, max] (cli_parse_u64's rules); false otherwise. */
 static bool parse_ul(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	if (!cli_parse_u64(s, min, max, &v))
 		return false;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return false;
-	*out = v;
+	*out = (unsigned long)v;
 	return true;
 }
 
@@ -180,9 +176,15 @@ int cmd_host(int argc, char *argv[])
 		case O_IFACE:
 			o.iface = a;
 			break;
-		case O_DST_MAC:
+		case O_DST_MAC: {
+			uint8_t mac[6];
+
+			if (!cli_parse_mac(a, mac))
+				return bad(sub, "--dst-mac", a,
+				           "not a MAC address (aa:bb:cc:dd:ee:ff)");
 			o.dst_mac = a;
 			break;
+		}
 		case O_SRC_IP:
 			o.src_ip = a;
 			break;
@@ -288,6 +290,14 @@ int cmd_host(int argc, char *argv[])
 		return bad(sub, "argument", av[optind], "unexpected");
 	if (!o.key_path) {
 		fprintf(stderr, "secho host %s: --key FILE is required (see --help)\n", sub);
+		return 2;
+	}
+	if (o.port_stream == o.port_offload || o.port_stream == o.port_counters ||
+	    o.port_offload == o.port_counters) {
+		fprintf(stderr,
+		        "secho host %s: --port-stream %u, --port-offload %u and --port-counters %u "
+		        "must be three different ports (each selects an engine)\n",
+		        sub, o.port_stream, o.port_offload, o.port_counters);
 		return 2;
 	}
 	if (o.iface && !o.dst_mac) {

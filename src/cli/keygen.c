@@ -5,6 +5,7 @@
  * salt from getrandom(2), created 0600 with O_EXCL. Prints only the path and key id.
  */
 #include "keygen.h"
+#include "cli/cli.h"
 
 #include <secho/keyfile.h>
 
@@ -77,10 +78,9 @@ int cmd_keygen(int argc, char *argv[])
 		                "--help)\n");
 		return 2;
 	}
-	char *end = NULL;
-	unsigned long id = strtoul(id_arg, &end, 10);
-	if (!*id_arg || *end || id_arg[0] == '-' || id_arg[0] == '+' || id > 65535 ||
-	    (id_arg[0] == '0' && id_arg[1])) {
+	uint64_t id;
+	/* As the key file writes it: no leading zeros (see secho_keyfile_parse). */
+	if (!cli_parse_u64(id_arg, 0, 65535, &id) || (id_arg[0] == '0' && id_arg[1])) {
 		fprintf(stderr, "secho keygen: --key-id '%s' is not a number in 0..65535\n",
 		        id_arg);
 		return 2;
@@ -103,6 +103,6 @@ int cmd_keygen(int argc, char *argv[])
 		fprintf(stderr, "secho keygen: %s\n", err);
 		return 1;
 	}
-	printf("wrote key id %lu to %s (mode 0600)\n", id, out);
+	printf("wrote key id %u to %s (mode 0600)\n", (unsigned)id, out);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "cli/serve.h"
 #include "endpoint/endpoint.h"
 
@@ -48,13 +49,19 @@ static const char usage[] =
         "  --xdp-mode M         native|skb|any (default any)\n"
         "  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
         "                       place from the RX ring: no copy)\n"
-        "  --pcap-in FILE       read frames from a capture file instead of an interface\n"
+        "  --pcap-in FILE       read frames from a capture file instead of an interface; a\n"
+        "                       corrupt file (a truncated record, one longer than the\n"
+        "                       file's snapshot length) ends the run with exit status 1\n"
         "  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
         "  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
         "  --report-rate R      counters reports per second per source (default 2)\n"
         "  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
         "  --quiet              no banner or summary\n"
-        "  -h, --help           this text\n";
+        "  -h, --help           this text\n"
+        "\n"
+        "Key and state files must be regular files (a FIFO or a device is refused at once).\n"
+        "Exit status: 0 stopped cleanly, 1 the run failed (I/O, sequence state, corrupt\n"
+        "capture), 2 bad usage or a refusal to start.\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -75,27 +82,30 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 	return 2;
 }
 
-static bool parse_mac(const char *s, uint8_t mac[6])
+/* Whole-string unsigned decimal in [lo, hi] (cli_parse_u64's rules). */
+static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
-	unsigned v[6];
-	char tail;
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-	           &tail) != 6)
+	uint64_t v;
+	if (!cli_parse_u64(s, lo, hi, &v))
 		return false;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)v[i];
+	*out = (unsigned long)v;
 	return true;
 }
 
-static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+/* "S,O,C": three distinct ports 1..65535. */
+static bool parse_ports(const char *s, uint16_t p[3])
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-')
+	char items[3][CLI_ITEM_MAX];
+	const char *why;
+	unsigned long v;
+	if (cli_parse_list(s, items, 3, &why) != 3)
 		return false;
-	*out = v;
-	return true;
+	for (int i = 0; i < 3; i++) {
+		if (!parse_uint(items[i], 1, 65535, &v))
+			return false;
+		p[i] = (uint16_t)v;
+	}
+	return p[0] != p[1] && p[1] != p[2] && p[0] != p[2];
 }
 
 static int iface_info(const char *ifname, uint8_t mac[6], unsigned *mtu)
@@ -194,7 +204,7 @@ int cmd_serve(int argc, char **argv)
 			cfg.key_path = optarg;
 			break;
 		case O_MAC:
-			if (!parse_mac(optarg, cfg.wire.mac))
+			if (!cli_parse_mac(optarg, cfg.wire.mac))
 				return bad("--mac: '%s' is not a MAC address (aa:bb:cc:dd:ee:ff)",
 				           optarg);
 			have_mac = true;
@@ -219,16 +229,13 @@ int cmd_serve(int argc, char **argv)
 			have_mtu = true;
 			break;
 		case O_PORTS: {
-			unsigned p[3];
-			char tail;
-			if (sscanf(optarg, "%u,%u,%u%c", &p[0], &p[1], &p[2], &tail) != 3 ||
-			    !p[0] || !p[1] || !p[2] || p[0] > 65535 || p[1] > 65535 ||
-			    p[2] > 65535 || p[0] == p[1] || p[1] == p[2] || p[0] == p[2])
+			uint16_t p[3];
+			if (!parse_ports(optarg, p))
 				return bad("--ports: '%s' is not three distinct ports S,O,C",
 				           optarg);
-			cfg.wire.port_stream = (uint16_t)p[0];
-			cfg.wire.port_offload = (uint16_t)p[1];
-			cfg.wire.port_counters = (uint16_t)p[2];
+			cfg.wire.port_stream = p[0];
+			cfg.wire.port_offload = p[1];
+			cfg.wire.port_counters = p[2];
 			break;
 		}
 		case O_ARP:
@@ -276,18 +283,16 @@ int cmd_serve(int argc, char **argv)
 			cfg.offload_ring = (unsigned)v;
 			break;
 		case O_RATE: {
-			char *end;
-			double r = strtod(optarg, &end);
-			if (end == optarg || *end || !(r > 0 && r <= 1000))
+			double r;
+			if (!cli_parse_double(optarg, 0, 1000, &r) || !(r > 0))
 				return bad("--report-rate: '%s' is not a rate in (0, 1000]",
 				           optarg);
 			cfg.report_rate = r;
 			break;
 		}
 		case O_SECONDS: {
-			char *end;
-			double s = strtod(optarg, &end);
-			if (end == optarg || *end || !(s > 0 && s <= 1e7))
+			double s;
+			if (!cli_parse_double(optarg, 0, 1e7, &s) || !(s > 0))
 				return bad("--seconds: '%s' is not a positive number of seconds",
 				           optarg);
 			cfg.run_seconds = s;

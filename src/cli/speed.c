@@ -515,12 +515,16 @@ static void help(void)
 
 static bool parse_modes(const char *s, struct opts *o)
 {
-	char buf[128];
-	snprintf(buf, sizeof(buf), "%s", s);
+	char items[A_COUNT + 1][CLI_ITEM_MAX];
+	const char *why;
+	int n = cli_parse_list(s, items, A_COUNT + 1, &why);
+	if (n < 0) {
+		cli_usage_err(CMD, "--mode '%.32s': %s", s, why);
+		return false;
+	}
 	memset(o->modes, 0, sizeof(o->modes));
-	bool any = false;
-	for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w;
-	     w = strtok_r(NULL, ", ", &save)) {
+	for (int i = 0; i < n; i++) {
+		const char *w = items[i];
 		bool found = false;
 		if (!strcmp(w, "all")) {
 			for (int a = 0; a < A_COUNT; a++)
@@ -537,34 +541,30 @@ static bool parse_modes(const char *s, struct opts *o)
 			              w);
 			return false;
 		}
-		any = true;
 	}
-	if (!any)
-		cli_usage_err(CMD, "--mode: empty list");
-	return any;
+	return true;
 }
 
 static bool parse_sizes(const char *s, struct opts *o)
 {
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
+	char items[MAX_SIZES][CLI_ITEM_MAX];
+	const char *why;
+	int n = cli_parse_list(s, items, MAX_SIZES, &why);
+	if (n < 0) {
+		cli_usage_err(CMD, "--sizes '%.32s': %s (at most %d sizes)", s, why, MAX_SIZES);
+		return false;
+	}
 	o->nsizes = 0;
-	for (char *save = NULL, *w = strtok_r(buf, ", ", &save); w;
-	     w = strtok_r(NULL, ", ", &save)) {
+	for (int i = 0; i < n; i++) {
 		uint64_t v;
-		if (!cli_parse_u64(w, 1, MAX_SIZE, &v)) {
-			cli_usage_err(CMD, "--sizes: '%.32s' is not a size in 1..%u", w, MAX_SIZE);
-			return false;
-		}
-		if (o->nsizes == MAX_SIZES) {
-			cli_usage_err(CMD, "--sizes: at most %d sizes", MAX_SIZES);
+		if (!cli_parse_u64(items[i], 1, MAX_SIZE, &v)) {
+			cli_usage_err(CMD, "--sizes: '%.32s' is not a size in 1..%u", items[i],
+			              MAX_SIZE);
 			return false;
 		}
 		o->sizes[o->nsizes++] = (size_t)v;
 	}
-	if (!o->nsizes)
-		cli_usage_err(CMD, "--sizes: empty list");
-	return o->nsizes > 0;
+	return true;
 }
 
 static void add_row(struct row *rows, size_t *n, enum alg a, unsigned bits, enum kind k,

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include <cpuid.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -101,7 +102,8 @@ bool cli_parse_hex(const char *s, uint8_t **out, size_t *len, const char **why)
 
 bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* Digits only: strtoull would also take leading white space and a sign. */
+	if (!s || !*s || strspn(s, "0123456789") != strlen(s))
 		return false;
 	char *end;
 	errno = 0;
@@ -114,7 +116,10 @@ bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 
 bool cli_parse_double(const char *s, double min, double max, double *out)
 {
-	if (!s || !*s)
+	/* Plain decimal notation only: strtod would also take leading white space, "inf",
+	 * "nan" and hexadecimal floats. A leading '-' only where the range allows it. */
+	if (!s || !*s || strspn(s, "0123456789.eE+-") != strlen(s) ||
+	    !(isdigit((unsigned char)s[0]) || s[0] == '.' || (s[0] == '-' && min < 0)))
 		return false;
 	char *end;
 	errno = 0;
@@ -123,6 +128,51 @@ bool cli_parse_double(const char *s, double min, double max, double *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+bool cli_parse_mac(const char *s, uint8_t mac[6])
+{
+	/* Exactly "xx:xx:xx:xx:xx:xx": sscanf's %x would take spaces, signs and "0x". */
+	if (!s || strlen(s) != 17)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		int hi = hexval((unsigned char)s[3 * i]), lo = hexval((unsigned char)s[3 * i + 1]);
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return false;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return true;
+}
+
+int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const char **why)
+{
+	size_t n = 0;
+
+	if (!s || !*s) {
+		*why = "empty list";
+		return -1;
+	}
+	for (const char *p = s;; p++) {
+		size_t len = strcspn(p, ",");
+		if (len == 0) {
+			*why = "empty item (two commas in a row, or a comma at an end)";
+			return -1;
+		}
+		if (len >= CLI_ITEM_MAX) {
+			*why = "item too long";
+			return -1;
+		}
+		if (n == max) {
+			*why = "too many items";
+			return -1;
+		}
+		memcpy(items[n], p, len);
+		items[n++][len] = '\0';
+		p += len;
+		if (!*p)
+			break;
+	}
+	return (int)n;
 }
 
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)

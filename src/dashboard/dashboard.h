@@ -9,7 +9,9 @@
  *                   thread), counters, Prometheus metrics
  *   wire_virtual.c  the "wire": two network namespaces joined by a veth pair, a fresh key,
  *                   the endpoint process (`secho serve`) and the host tool (`secho host`),
- *                   every program started by fork/execve from a fixed argument vector
+ *                   every program started by fork/execve from a fixed argument vector;
+ *                   children die with the dashboard, and a new dashboard removes what a
+ *                   killed one left behind
  *
  * Nothing a request carries ever becomes a path or a command: paths derive from a private
  * directory (mkdtemp, mode 0700) and the programs are the running binary itself and
@@ -29,6 +31,18 @@
 #define DASH_DEFAULT_PORT 8765
 #define DASH_MAX_BODY     4096 /* request bodies above this are refused with 413 */
 #define DASH_MAX_RUNS     16   /* runs kept in memory (oldest dropped first) */
+
+/* Connections (http.c: slow clients). A connection must deliver each whole request within
+ * DASH_REQUEST_DEADLINE_S of connecting or of its previous answer; silence for
+ * DASH_IDLE_TIMEOUT_S closes it too. Past DASH_CONN_PER_IP connections from one address
+ * or DASH_CONN_SOFT in all, a new one closes the longest-waiting one; DASH_CONN_PER_IP_MAX
+ * and DASH_CONN_MAX are libmicrohttpd's hard caps behind that. */
+#define DASH_REQUEST_DEADLINE_S 10
+#define DASH_IDLE_TIMEOUT_S     10
+#define DASH_CONN_PER_IP        64
+#define DASH_CONN_PER_IP_MAX    128
+#define DASH_CONN_SOFT          192
+#define DASH_CONN_MAX           256
 
 /* Validated ranges of POST /api/runs (docs/API.md). */
 #define DASH_COUNT_MAX  10000
@@ -56,12 +70,31 @@ struct dash_cfg {
 
 /* ---- wire_virtual.c ---- */
 
+/* The keeper: a thread that lives as long as the wire and forks the endpoint. A child's
+ * parent-death signal (PR_SET_PDEATHSIG) fires when the thread that forked it ends, not
+ * the process: forked from a run's or a request's thread, the endpoint would die with it. */
+struct dash_keeper {
+	pthread_t thread;
+	bool running;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool pending, quit; /* a request is posted / the thread is to end */
+	char *const *argv;  /* the request: program and the descriptors for 0, 1, 2 */
+	int fds[3];
+	pid_t pid; /* the answer: the child, or -1 with err */
+	int err;
+};
+
 struct dash_wire {
 	const struct dash_cfg *cfg;
 	char secho[4096]; /* absolute path of the secho binary */
 	char ip_bin[64], ethtool_bin[64], sysctl_bin[64];
-	char dir[64]; /* private directory: key and sequence state, endpoint log */
+	char dir[64]; /* private directory: key and sequence state, endpoint log, owner mark */
 	char key_path[128], state_path[128], log_path[128];
+	char owner_path[128]; /* DIR/owner: who made DIR (see wire_virtual.c, "Leftovers") */
+	char eppid_path[128]; /* DIR/endpoint.pid: the endpoint while it runs */
+	int owner_fd;         /* DIR/owner, flock()ed for the dashboard's whole life */
+	struct dash_keeper keeper;
 	char ns_host[32], ns_ep[32], if_host[16], if_ep[16];
 	bool ns_up;        /* namespaces and veth exist */
 	pid_t ep_pid;      /* endpoint process, 0 when none */
@@ -79,7 +112,10 @@ struct dash_proc_out {
 	bool timed_out;
 };
 
-/* Resolve the binaries and create the private directory. Returns 0, or -1 with a reason. */
+/* Remove what dashboards killed before their clean-up left (namespaces, processes, key
+ * directories that their owner mark proves to be theirs), resolve the binaries, create the
+ * private directory and its owner mark, start the keeper. Returns 0, or -1 with a
+ * reason. */
 int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen);
 /* Bring the endpoint up (namespaces and veth for the virtual wire, fresh key, `secho serve`,
  * wait for the link and for a verified counters report). Idempotent: 0 when it already runs.
@@ -105,8 +141,9 @@ void dash_wire_fini(struct dash_wire *w);
 extern volatile sig_atomic_t dash_stopping;
 
 /* Run argv[0] (absolute path) with argv, a fixed environment, stdin from /dev/null, stdout
- * captured (at most 8 MiB) and stderr's tail kept; killed after timeout_ms. Returns 0 when it
- * ran (whatever its exit status, in o->status), -1 when it could not be started. */
+ * captured (at most 8 MiB) and stderr's tail kept; killed after timeout_ms, and by the
+ * kernel (SIGKILL) if the dashboard dies first. Returns 0 when it ran (whatever its exit
+ * status, in o->status), -1 when it could not be started. */
 int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o);
 void dash_proc_out_free(struct dash_proc_out *o);
 

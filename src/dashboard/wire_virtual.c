@@ -19,6 +19,31 @@
  * Every program is started by fork/execve with an argument vector built here from fixed
  * strings and names derived from our PID and private directory; a request can only choose
  * numbers (count, size, seconds), which api.c has range-checked and formats itself.
+ *
+ * Children die with the dashboard: each sets PR_SET_PDEATHSIG after fork (SIGTERM for the
+ * endpoint, which then drains and saves its sequence state; SIGKILL for the rest) and
+ * exits at once if the dashboard is already gone (getppid() changed before the prctl).
+ * The death signal follows the forking thread, so the endpoint is forked by the keeper
+ * thread, which lives as long as the wire (dashboard.h); short-lived programs are forked
+ * by the thread that waits for them.
+ *
+ * Leftovers: a dashboard killed by SIGKILL cannot remove its namespaces, its private
+ * directory (with the endpoint's key) or, were a child to miss its death signal, its
+ * processes. Each private directory therefore carries an owner mark, DIR/owner:
+ *
+ *   secho-dashboard 1
+ *   pid PID                 the dashboard (also in the directory's name)
+ *   start TICKS             its start time (/proc/PID/stat field 22: pid reuse shows)
+ *   netns NS_HOST NS_EP     the namespaces it makes (virtual wire)
+ *
+ * held under flock(LOCK_EX) for the dashboard's whole life, and DIR/endpoint.pid
+ * ("PID TICKS") while its endpoint runs. A new dashboard removes a directory
+ * /tmp/secho-dash-PID.XXXXXX only when it is ours (a directory owned by this user, mode
+ * 0700, not a link), its mark is well formed and names the PID of the directory's name,
+ * the lock is free and that PID is not running with that start time: then it kills the
+ * processes in the listed namespaces and the recorded endpoint (when it is the same
+ * process), deletes the namespaces, overwrites the key and removes the directory.
+ * Anything that cannot be proven stale is left alone.
  */
 #include "dashboard/dashboard.h"
 
@@ -30,6 +55,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,11 +117,16 @@ static void tail_append(char *buf, size_t cap, const char *p, size_t n)
 
 /* Child side of a fork: only async-signal-safe calls until execve. The program starts with
  * default signal dispositions and an empty mask whatever thread forked it (a server thread
- * may block signals; our SIGPIPE is ignored), so `secho serve` sees our SIGTERM. */
-static void child_exec(char *const argv[], int in, int out, int err)
+ * may block signals; our SIGPIPE is ignored), so `secho serve` sees our SIGTERM. It gets
+ * deathsig when the forking thread ends (the dashboard dies), and does not start at all
+ * when the dashboard died before the prctl took effect (it was reparented already). */
+static void child_exec(char *const argv[], int in, int out, int err, int deathsig, pid_t parent)
 {
 	struct sigaction dfl;
 	sigset_t none;
+
+	if (prctl(PR_SET_PDEATHSIG, deathsig) != 0 || getppid() != parent)
+		_exit(127);
 
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -136,13 +168,15 @@ int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o)
 		snprintf(o->err, sizeof(o->err), "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	pid_t self = getpid();
+
 	pid = fork();
 	if (pid < 0) {
 		snprintf(o->err, sizeof(o->err), "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0)
-		child_exec(argv, nul, po[1], pe[1]);
+		child_exec(argv, nul, po[1], pe[1], SIGKILL, self);
 	close(po[1]);
 	close(pe[1]);
 	close(nul);
@@ -221,6 +255,106 @@ fail:
 	return -1;
 }
 
+/* ---- the keeper: forks the endpoint (see dashboard.h) ---- */
+
+static void *keeper_main(void *arg)
+{
+	struct dash_keeper *k = arg;
+	pid_t self = getpid();
+
+	pthread_mutex_lock(&k->lock);
+	for (;;) {
+		while (!k->pending && !k->quit)
+			pthread_cond_wait(&k->cv, &k->lock);
+		if (!k->pending)
+			break;
+		k->pid = fork();
+		k->err = errno;
+		if (k->pid == 0)
+			child_exec(k->argv, k->fds[0], k->fds[1], k->fds[2], SIGTERM, self);
+		k->pending = false;
+		pthread_cond_broadcast(&k->cv);
+	}
+	pthread_mutex_unlock(&k->lock);
+	return NULL;
+}
+
+static int keeper_start(struct dash_keeper *k)
+{
+	memset(k, 0, sizeof(*k));
+	pthread_mutex_init(&k->lock, NULL);
+	pthread_cond_init(&k->cv, NULL);
+	if (pthread_create(&k->thread, NULL, keeper_main, k) != 0) {
+		pthread_cond_destroy(&k->cv);
+		pthread_mutex_destroy(&k->lock);
+		return -1;
+	}
+	k->running = true;
+	return 0;
+}
+
+static void keeper_stop(struct dash_keeper *k)
+{
+	if (!k->running)
+		return;
+	pthread_mutex_lock(&k->lock);
+	k->quit = true;
+	pthread_cond_broadcast(&k->cv);
+	pthread_mutex_unlock(&k->lock);
+	pthread_join(k->thread, NULL);
+	pthread_cond_destroy(&k->cv);
+	pthread_mutex_destroy(&k->lock);
+	k->running = false;
+}
+
+/* Fork and exec argv in the keeper thread (stdin, stdout, stderr from fds). Returns the
+ * child's pid, or -1 with errno. */
+static pid_t keeper_spawn(struct dash_keeper *k, char *const argv[], int in, int out, int err)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&k->lock);
+	while (k->pending)
+		pthread_cond_wait(&k->cv, &k->lock);
+	k->argv = argv;
+	k->fds[0] = in;
+	k->fds[1] = out;
+	k->fds[2] = err;
+	k->pending = true;
+	pthread_cond_broadcast(&k->cv);
+	while (k->pending)
+		pthread_cond_wait(&k->cv, &k->lock);
+	pid = k->pid;
+	errno = k->err;
+	pthread_mutex_unlock(&k->lock);
+	return pid;
+}
+
+/* A process's start time in clock ticks since boot (/proc/PID/stat field 22); false when
+ * there is no such process. With the pid, it names one process: pids are reused. */
+static bool proc_start(pid_t pid, unsigned long long *ticks)
+{
+	char path[32], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* The name (field 2) may hold spaces and ')': fields 3.. follow its last ')'. */
+	char *p = strrchr(buf, ')');
+
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p + 1, "%llu", ticks) == 1;
+}
+
 /* Contract: dashboard.h. */
 void dash_proc_out_free(struct dash_proc_out *o)
 {
@@ -264,14 +398,194 @@ static bool find_tool(char *out, size_t cap, const char *name)
 	return false;
 }
 
+/* Overwrite a key file (a regular file, not followed if a link) with zeros, then unlink
+ * it. at/name as for openat. */
+static void wipe_file(int at, const char *name)
+{
+	int fd = openat(at, name, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+		    st.st_size < 65536) {
+			char zero[4096] = {0};
+			off_t left = st.st_size;
+
+			while (left > 0) {
+				size_t n = left > (off_t)sizeof(zero) ? sizeof(zero) : (size_t)left;
+
+				if (write(fd, zero, n) <= 0)
+					break;
+				left -= (off_t)n;
+			}
+			(void)fsync(fd);
+		}
+		close(fd);
+	}
+	(void)unlinkat(at, name, 0);
+}
+
+/* ---- leftovers of killed dashboards (see the top of the file) ---- */
+
+/* A dashboard's owner mark, as parsed. */
+struct owner_mark {
+	unsigned pid;
+	unsigned long long start;
+	char ns[2][32]; /* empty when none */
+};
+
+/* Parse DIR/owner's text (NUL-terminated); false unless it is well formed. The namespace
+ * names must be the ones a dashboard with that pid makes. */
+static bool owner_parse(const char *t, struct owner_mark *m)
+{
+	char want[2][32];
+	int used = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (sscanf(t, "secho-dashboard 1\npid %u\nstart %llu\n%n", &m->pid, &m->start, &used) !=
+	            2 ||
+	    !used)
+		return false;
+	t += used;
+	if (!*t)
+		return true; /* --iface: no namespaces */
+	used = 0;
+	if (sscanf(t, "netns %31s %31s\n%n", m->ns[0], m->ns[1], &used) != 2 || !used || t[used])
+		return false;
+	snprintf(want[0], sizeof(want[0]), "secho-dh-%u", m->pid);
+	snprintf(want[1], sizeof(want[1]), "secho-de-%u", m->pid);
+	return !strcmp(m->ns[0], want[0]) && !strcmp(m->ns[1], want[1]);
+}
+
+/* Kill every process in namespace ns and delete it (the veth goes with it), when it
+ * exists. */
+static void ns_kill_del(const char *ip_bin, const char *ns)
+{
+	char *del[] = {(char *)ip_bin, "netns", "del", (char *)ns, NULL};
+	char *pids[] = {(char *)ip_bin, "netns", "pids", (char *)ns, NULL};
+	char path[64];
+	struct dash_proc_out o;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	if (access(path, F_OK) != 0)
+		return;
+	if (dash_run(pids, 5000, &o) == 0 && o.status == 0 && o.out) {
+		char *save = NULL;
+
+		for (char *t = strtok_r(o.out, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+			long p = strtol(t, NULL, 10);
+
+			if (p > 1 && p != getpid())
+				kill((pid_t)p, SIGKILL);
+		}
+	}
+	dash_proc_out_free(&o);
+	(void)run_ok(del, NULL, 0);
+}
+
+/* Remove one stale directory /tmp/NAME whose owner mark m was checked (lock free, owner
+ * gone). dfd is the directory. */
+static void sweep_one(struct dash_wire *w, const char *name, int dfd, const struct owner_mark *m)
+{
+	char buf[64] = "";
+	int fd = openat(dfd, "endpoint.pid", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int pid;
+	unsigned long long t, now;
+	DIR *d;
+
+	/* Its endpoint, should it have outlived the death signal: only the very process. */
+	if (fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		if (sscanf(buf, "%d %llu", &pid, &t) == 2 && pid > 1 && proc_start(pid, &now) &&
+		    now == t)
+			kill(pid, SIGKILL);
+	}
+	for (int i = 0; i < 2 && w->ip_bin[0]; i++)
+		if (m->ns[i][0])
+			ns_kill_del(w->ip_bin, m->ns[i]);
+	wipe_file(dfd, "endpoint.key");
+	d = fdopendir(dup(dfd));
+	if (d) {
+		struct dirent *e;
+
+		while ((e = readdir(d)))
+			if (e->d_type == DT_REG)
+				(void)unlinkat(dfd, e->d_name, 0);
+		closedir(d);
+	}
+	if (unlinkat(AT_FDCWD, name, AT_REMOVEDIR) == 0)
+		fprintf(stderr,
+		        "secho dashboard: removed what dashboard %u (no longer running) left: "
+		        "%s%s%s%s\n",
+		        m->pid, m->ns[0][0] ? "namespaces " : "", m->ns[0], m->ns[0][0] ? " " : "",
+		        m->ns[1][0] ? m->ns[1] : "");
+}
+
+/* Sweep /tmp for the private directories of dashboards that are gone. Best effort: what
+ * cannot be proven stale (see the top of the file) is left alone. */
+static void sweep_stale(struct dash_wire *w)
+{
+	DIR *tmp = opendir("/tmp");
+	struct dirent *e;
+
+	if (!tmp)
+		return;
+	while ((e = readdir(tmp))) {
+		char path[300], text[512];
+		unsigned pid;
+		int used = 0, dfd, ofd;
+		struct stat st;
+		struct owner_mark m;
+		unsigned long long now;
+		ssize_t n;
+
+		/* secho-dash-PID.XXXXXX, as mkdtemp made it */
+		if (strncmp(e->d_name, "secho-dash-", 11) != 0 || e->d_name[11] < '1' ||
+		    e->d_name[11] > '9' ||
+		    sscanf(e->d_name, "secho-dash-%u.%*6[A-Za-z0-9]%n", &pid, &used) != 1 ||
+		    !used || e->d_name[used] || pid == (unsigned)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    (st.st_mode & 07777) != 0700)
+			continue;
+		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (dfd < 0)
+			continue;
+		ofd = openat(dfd, "owner", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (ofd < 0 || fstat(ofd, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    flock(ofd, LOCK_EX | LOCK_NB) != 0) {
+			/* no mark (not ours to judge), or its dashboard holds the lock: alive */
+			if (ofd >= 0)
+				close(ofd);
+			close(dfd);
+			continue;
+		}
+		n = read(ofd, text, sizeof(text) - 1);
+		text[n > 0 ? n : 0] = '\0';
+		if (owner_parse(text, &m) && m.pid == pid &&
+		    !(proc_start((pid_t)pid, &now) && now == m.start))
+			sweep_one(w, path, dfd, &m);
+		close(ofd); /* releases the lock */
+		close(dfd);
+	}
+	closedir(tmp);
+}
+
 /* Contract: dashboard.h. */
 int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen)
 {
 	unsigned pid = (unsigned)getpid();
+	unsigned long long start = 0;
 
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
 	w->last_exit = -1;
+	w->owner_fd = -1;
 	if (cfg->secho_bin) {
 		if (!realpath(cfg->secho_bin, w->secho)) {
 			snprintf(err, errlen, "secho binary '%s': %s", cfg->secho_bin,
@@ -291,11 +605,12 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 		snprintf(err, errlen, "'%s' is not executable", w->secho);
 		return -1;
 	}
+	/* ip also removes a killed dashboard's namespaces, whichever wire we drive. */
+	if (!find_tool(w->ip_bin, sizeof(w->ip_bin), "ip") && !cfg->iface) {
+		snprintf(err, errlen, "iproute2's ip not found (scripts/deps.sh)");
+		return -1;
+	}
 	if (!cfg->iface) {
-		if (!find_tool(w->ip_bin, sizeof(w->ip_bin), "ip")) {
-			snprintf(err, errlen, "iproute2's ip not found (scripts/deps.sh)");
-			return -1;
-		}
 		find_tool(w->ethtool_bin, sizeof(w->ethtool_bin), "ethtool");
 		find_tool(w->sysctl_bin, sizeof(w->sysctl_bin), "sysctl");
 		snprintf(w->ns_host, sizeof(w->ns_host), "secho-dh-%u", pid);
@@ -303,15 +618,35 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 		snprintf(w->if_host, sizeof(w->if_host), "dh%u", pid);
 		snprintf(w->if_ep, sizeof(w->if_ep), "de%u", pid);
 	}
-	/* Named after our PID so a supervisor can clean up after a SIGKILL. */
+	sweep_stale(w);
+	/* Named after our PID, and marked (DIR/owner), so that a later dashboard can clean up
+	 * after a SIGKILL. */
 	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash-%u.XXXXXX", pid);
 	if (!mkdtemp(w->dir)) {
 		snprintf(err, errlen, "cannot create a private directory: %s", strerror(errno));
+		w->dir[0] = '\0';
 		return -1;
 	}
 	snprintf(w->key_path, sizeof(w->key_path), "%s/endpoint.key", w->dir);
 	snprintf(w->state_path, sizeof(w->state_path), "%s/seq.state", w->dir);
 	snprintf(w->log_path, sizeof(w->log_path), "%s/serve.log", w->dir);
+	snprintf(w->owner_path, sizeof(w->owner_path), "%s/owner", w->dir);
+	snprintf(w->eppid_path, sizeof(w->eppid_path), "%s/endpoint.pid", w->dir);
+	w->owner_fd = open(w->owner_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (w->owner_fd < 0 || flock(w->owner_fd, LOCK_EX | LOCK_NB) != 0 ||
+	    !proc_start((pid_t)pid, &start) ||
+	    dprintf(w->owner_fd, "secho-dashboard 1\npid %u\nstart %llu\n", pid, start) < 0 ||
+	    (!cfg->iface && dprintf(w->owner_fd, "netns %s %s\n", w->ns_host, w->ns_ep) < 0)) {
+		snprintf(err, errlen, "cannot mark the private directory %s: %s", w->dir,
+		         strerror(errno));
+		dash_wire_fini(w);
+		return -1;
+	}
+	if (keeper_start(&w->keeper) < 0) {
+		snprintf(err, errlen, "cannot start a thread");
+		dash_wire_fini(w);
+		return -1;
+	}
 	return 0;
 }
 
@@ -440,27 +775,7 @@ static int ns_create(struct dash_wire *w, char *err, size_t errlen)
 /* Overwrite the key file before unlinking it (it lives in our 0700 directory). */
 static void key_remove(struct dash_wire *w)
 {
-	int fd = open(w->key_path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd >= 0) {
-		struct stat st;
-
-		if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < 65536) {
-			char zero[4096] = {0};
-			off_t left = st.st_size;
-
-			while (left > 0) {
-				size_t n = left > (off_t)sizeof(zero) ? sizeof(zero) : (size_t)left;
-
-				if (write(fd, zero, n) <= 0)
-					break;
-				left -= (off_t)n;
-			}
-			(void)fsync(fd);
-		}
-		close(fd);
-	}
-	unlink(w->key_path);
+	wipe_file(AT_FDCWD, w->key_path);
 	unlink(w->state_path);
 }
 
@@ -493,13 +808,22 @@ static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 			close(nul);
 		return -1;
 	}
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, nul, log, log);
-	close(log);
-	close(nul);
+	pid = keeper_spawn(&w->keeper, argv, nul, log, log);
 	if (pid < 0)
 		snprintf(err, errlen, "fork: %s", strerror(errno));
+	close(log);
+	close(nul);
+	if (pid > 0) {
+		/* The mark a later dashboard needs to find this process should we be killed. */
+		unsigned long long t;
+		int fd = open(w->eppid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		              0600);
+
+		if (fd >= 0 && proc_start(pid, &t))
+			dprintf(fd, "%d %llu\n", (int)pid, t);
+		if (fd >= 0)
+			close(fd);
+	}
 	return pid;
 }
 
@@ -541,6 +865,7 @@ bool dash_wire_running(struct dash_wire *w)
 	if (waitpid(w->ep_pid, &st, WNOHANG) == w->ep_pid) {
 		w->last_exit = decode_status(st);
 		w->ep_pid = 0;
+		unlink(w->eppid_path);
 		return false;
 	}
 	return true;
@@ -559,6 +884,7 @@ static void endpoint_kill(struct dash_wire *w)
 		if (waitpid(w->ep_pid, &st, WNOHANG) == w->ep_pid) {
 			w->last_exit = decode_status(st);
 			w->ep_pid = 0;
+			unlink(w->eppid_path);
 			return;
 		}
 		usleep(100000);
@@ -568,6 +894,7 @@ static void endpoint_kill(struct dash_wire *w)
 		;
 	w->last_exit = decode_status(st);
 	w->ep_pid = 0;
+	unlink(w->eppid_path);
 }
 
 /* Contract: dashboard.h. */
@@ -782,6 +1109,7 @@ void dash_wire_fini(struct dash_wire *w)
 	DIR *d;
 
 	dash_wire_stop(w);
+	keeper_stop(&w->keeper);
 	if (!w->dir[0])
 		return;
 	/* Whatever the programs left in our directory (log, the state file's lock): only
@@ -796,4 +1124,8 @@ void dash_wire_fini(struct dash_wire *w)
 		closedir(d);
 	}
 	rmdir(w->dir);
+	if (w->owner_fd >= 0)
+		close(w->owner_fd); /* the mark is gone: releasing the lock last changes nothing */
+	w->owner_fd = -1;
+	w->dir[0] = '\0';
 }

@@ -216,6 +216,12 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 			break;
 		}
 	}
+	if (secho_io_input_error(io)) {
+		/* A malformed capture: what came before it was answered, but the input is
+		 * bad and the run must say so (exit 1), not pass as a drop. */
+		fprintf(stderr, "secho serve: %s\n", secho_io_input_error(io));
+		rc = 1;
+	}
 	/* Drain: every posted job completes and is sent (bounded: 2 s). */
 	uint64_t until = secho_rdtsc() + (uint64_t)(2 * hz);
 	while (secho_offload_inflight(off) && secho_rdtsc() < until)

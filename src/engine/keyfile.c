@@ -207,7 +207,9 @@ int secho_keyfile_load(const char *path, struct secho_keyfile *k, char *err, siz
 	int rc;
 
 	memset(k, 0, sizeof(*k));
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; whatever it
+	 * is, fstat below refuses it. A regular file ignores the flag. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
 		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));

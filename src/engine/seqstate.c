@@ -140,14 +140,29 @@ static int parse_record(const char *buf, size_t len, const char *path, uint16_t 
 	return 0;
 }
 
+/* Contract: secho/seqstate.h. */
+int secho_seq_parse(const char *buf, size_t len, const char *path, uint16_t key_id, uint64_t *hwm,
+                    char *err, size_t errlen)
+{
+	return parse_record(buf, len, path, key_id, hwm, err, errlen);
+}
+
 /* Durably replace the state with hwm. Caller holds s->lock (or is open()). */
 static int write_state(struct secho_seqstate *s, uint64_t hwm)
 {
 	char rec[128];
 	int n = format_record(rec, sizeof(rec), s->key_id, hwm);
-	int fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* O_NONBLOCK: a FIFO planted at the temporary name fails (ENXIO) instead of waiting
+	 * for a reader; anything but a regular file is refused. */
+	int fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+	              0600);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	int rc = 0;
 	ssize_t w;
 	do
@@ -199,7 +214,7 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		        strerror(errno));
 		goto fail;
 	}
-	s->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	s->lock_fd = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (s->lock_fd < 0) {
 		rc = -errno;
 		set_err(err, errlen, "%s: cannot create the lock file %s: %s", path, lockp,
@@ -214,7 +229,8 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 	}
 
 	uint64_t hwm = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer (fstat refuses it below). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0 && errno != ENOENT) {
 		rc = -errno;
 		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));

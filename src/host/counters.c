@@ -17,12 +17,32 @@ json_t *secho_report_parse(const struct secho_sess *s)
 	json_t *j = json_loadb((const char *)s->report, s->report_len, 0, &e);
 
 	if (!j || !json_is_object(j)) {
-		fprintf(stderr, "secho host: counters report is not a JSON object: %s\n",
-		        j ? "other JSON type" : e.text);
+		/* jansson's message may quote the report: escaped like any text from it. */
+		fprintf(stderr, "secho host: counters report is not a JSON object: ");
+		secho_fputs_safe(stderr, j ? "other JSON type" : e.text);
+		fputc('\n', stderr);
 		json_decref(j);
 		return NULL;
 	}
 	return j;
+}
+
+void secho_fputs_safe(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", out);
+		else if (*p >= 0x20 && *p < 0x7f)
+			fputc(*p, out);
+		else
+			fprintf(out, "\\x%02x", *p);
+	}
+}
+
+/* A report string field, escaped, or "-" when it is absent or not a string. */
+static void put_str(FILE *out, const json_t *j)
+{
+	secho_fputs_safe(out, json_is_string(j) ? json_string_value(j) : "-");
 }
 
 double secho_report_num(const json_t *root, const char *path)
@@ -80,7 +100,9 @@ void secho_report_table(FILE *out, const json_t *rep)
 	secho_print_num(out, 0, 0, secho_report_num(rep, "tx_frames"));
 	fprintf(out, "  seq_high_water ");
 	secho_print_num(out, 0, 0, secho_report_num(rep, "seq_high_water"));
-	fprintf(out, "  io %s\n", json_is_string(io) ? json_string_value(io) : "-");
+	fprintf(out, "  io ");
+	put_str(out, io);
+	fputc('\n', out);
 
 	fprintf(out, "%-10s %10s %12s %12s  backend\n", "engine", "packets", "bytes",
 	        "headroom_pps");
@@ -97,7 +119,9 @@ void secho_report_table(FILE *out, const json_t *rep)
 		fprintf(out, " ");
 		snprintf(path, sizeof(path), "engines.%s.headroom_pps", eng[e]);
 		secho_print_num(out, 12, 0, secho_report_num(rep, path));
-		fprintf(out, "  %s\n", json_is_string(be) ? json_string_value(be) : "-");
+		fprintf(out, "  ");
+		put_str(out, be);
+		fputc('\n', out);
 	}
 	fprintf(out, "endpoint latency   %10s%10s%10s%10s%10s\n", "min", "mean", "p50", "p99",
 	        "max");
@@ -126,7 +150,9 @@ void secho_report_table(FILE *out, const json_t *rep)
 
 		json_object_foreach((json_t *)drops, k, val)
 		{
-			fprintf(out, " %s ", k);
+			fputc(' ', out);
+			secho_fputs_safe(out, k);
+			fputc(' ', out);
 			secho_print_num(out, 0, 0,
 			                json_is_number(val) ? json_number_value(val) : NAN);
 		}
@@ -151,6 +177,7 @@ int secho_host_counters(const struct secho_host_opts *o, FILE *out)
 		return 2;
 	}
 	if (secho_sess_fetch_counters(s) < 0) {
+		(void)secho_sess_close_log(s);
 		if (s->have_report)
 			fprintf(stderr, "secho host: counters report failed verification: %s\n",
 			        secho_vfail_name(s->report_res.first));
@@ -162,7 +189,7 @@ int secho_host_counters(const struct secho_host_opts *o, FILE *out)
 		goto out;
 	}
 	rep = secho_report_parse(s);
-	if (!rep)
+	if (secho_sess_close_log(s) < 0 || !rep)
 		goto out;
 	if (o->json) {
 		json_t *wrap = json_pack("{s:b,s:I,s:s,s:O}", "verified", 1, "seq",
@@ -171,7 +198,7 @@ int secho_host_counters(const struct secho_host_opts *o, FILE *out)
 		                                                                    : "streaming",
 		                         "report", rep);
 
-		json_dumpf(wrap, out, JSON_INDENT(2));
+		json_dumpf(wrap, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		fputc('\n', out);
 		json_decref(wrap);
 	} else {

@@ -147,6 +147,8 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 		failed += s->ps[p].failed;
 	}
 	rc = (failed || lost > o->max_loss) ? 1 : 0;
+	if (secho_sess_close_log(s) < 0)
+		rc = 1;
 	if (j) {
 		json_t *tot = json_object();
 
@@ -178,7 +180,7 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 		json_object_set_new(j, "totals", tot);
 		json_object_set_new(j, "unmatched", json_integer((json_int_t)s->unmatched));
 		json_object_set_new(j, "pass", json_boolean(rc == 0));
-		json_dumpf(j, out, JSON_INDENT(2));
+		json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		fputc('\n', out);
 		json_decref(j);
 	} else {

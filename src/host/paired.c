@@ -178,6 +178,8 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 	rc = (failed || lost > o->max_loss || deadline_hit) ? 1 : 0;
 	if (s->have_report && s->report_res.first != SECHO_VF_OK)
 		rc = 1;
+	if (secho_sess_close_log(s) < 0)
+		rc = 1;
 
 	if (o->json) {
 		json_t *j = json_object(), *paths = json_object();
@@ -223,7 +225,7 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 		json_object_set_new(j, "pass", json_boolean(rc == 0));
 		if (rep)
 			json_object_set(j, "counters", rep);
-		json_dumpf(j, out, JSON_INDENT(2));
+		json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
 		fputc('\n', out);
 		json_decref(j);
 		goto done;

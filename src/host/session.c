@@ -79,6 +79,12 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	s->x.fd = s->x.claim_fd = -1;
 	s->o = o;
 	s->keep_rtt = keep_rtt;
+	if (o->port_stream == o->port_offload || o->port_stream == o->port_counters ||
+	    o->port_offload == o->port_counters) {
+		fprintf(stderr, "secho host: the streaming, offload and counters ports must differ "
+		                "(each selects an engine)\n");
+		return -1;
+	}
 	if (o->mtu < 576 || o->mtu > SECHO_HOST_MAX_MTU) {
 		fprintf(stderr, "secho host: --mtu %u outside 576..%d\n", o->mtu,
 		        SECHO_HOST_MAX_MTU);
@@ -124,6 +130,9 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 			return -1;
 		}
 	}
+	/* Receive buffers 64 bytes larger than the largest valid response: a frame that does
+	 * not fit is cut by the socket, and then shows bytes after its IP packet (which fails
+	 * trailing-bytes, see secho_verify_frame) instead of passing as a shorter one. */
 	for (unsigned i = 0; i < SECHO_RXBATCH; i++) {
 		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_HOST_MAX_MTU + 64);
 		s->rx[i].cap = SECHO_HOST_MAX_MTU + 64;
@@ -150,6 +159,27 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		        secho_ip_str(s->x.path.ep_ip, ip), ip);
 	}
 	return 0;
+}
+
+int secho_sess_close_log(struct secho_sess *s)
+{
+	FILE *f = s->v ? s->v->seq_log : NULL;
+	int e;
+
+	if (!f)
+		return 0;
+	s->v->seq_log = NULL;
+	e = s->v->seq_log_err;
+	if (fflush(f) != 0 && !e)
+		e = errno ? errno : EIO;
+	if (ferror(f) && !e)
+		e = EIO;
+	if (fclose(f) != 0 && !e)
+		e = errno ? errno : EIO;
+	if (!e)
+		return 0;
+	fprintf(stderr, "secho host: --seq-log %s: write failed: %s\n", s->o->seq_log, strerror(e));
+	return -1;
 }
 
 void secho_sess_close(struct secho_sess *s)
@@ -190,6 +220,7 @@ static struct secho_hreq *reserve(struct secho_sess *s, unsigned path, size_t le
 	if (q->used)
 		lose(s, q);
 	q->used = true;
+	q->answered = false;
 	q->path = (uint8_t)path;
 	q->dport = s->ports[path];
 	q->len = (uint32_t)len;
@@ -266,14 +297,17 @@ static void add_rtt(struct secho_pathstats *ps, double us)
 	ps->rtt_us[ps->nrtt++] = us;
 }
 
-/* Finds the request a response answers (see the header comment for the rules). */
-static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *m, bool *late)
+/* Finds the request a response answers (see the header comment for the rules). NULL
+ * when it answers none outstanding: *dup when it is a further answer to a request already
+ * answered, else *late when it is for one given up (or corrupt). */
+static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *m, bool *late,
+                                bool *dup)
 {
 	uint8_t idb[8];
 	size_t len, got;
 	struct secho_hreq *best = NULL;
 
-	*late = false;
+	*late = *dup = false;
 	if (m->sport == s->ports[2] || m->udp_len < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN) {
 		len = SIZE_MAX;
 	} else {
@@ -291,7 +325,10 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 
 				if (q->used && q->id == id)
 					return q;
-				*late = true;
+				if (q->answered && q->id == id)
+					*dup = true;
+				else
+					*late = true;
 				return NULL;
 			}
 		}
@@ -360,6 +397,38 @@ static void account(struct secho_sess *s, struct secho_hreq *q, const struct sec
 		add_rtt(ps, (double)(m->t_ns - q->t_ns) / 1000.0);
 }
 
+/* The path a response came from, by its source port (echo paths by default). */
+static unsigned path_of(const struct secho_sess *s, uint16_t sport)
+{
+	return sport == s->ports[2] ? 2 : sport == s->ports[1] ? 1 : 0;
+}
+
+/* A response that answers no outstanding request but repeats an answer: counted failed
+ * under "duplicate" on its path. */
+static void account_duplicate(struct secho_sess *s, const struct secho_rxmsg *m, uint64_t seq)
+{
+	struct secho_pathstats *ps = &s->ps[path_of(s, m->sport)];
+
+	ps->failed++;
+	ps->fail_by[SECHO_VF_DUPLICATE]++;
+	if (!s->first_fail[0])
+		snprintf(s->first_fail, sizeof(s->first_fail),
+		         "%s response (seq %llu): a further answer to a request already answered: "
+		         "failed check duplicate",
+		         secho_path_names[path_of(s, m->sport)], (unsigned long long)seq);
+}
+
+/* The sequence number in a response's secure header, or false when it has none. */
+static bool resp_seq(const struct secho_rxmsg *m, uint64_t *seq)
+{
+	if (m->udp_len < SECHO_SEC_HDR_LEN)
+		return false;
+	*seq = 0;
+	for (int i = 8; i < 16; i++)
+		*seq = *seq << 8 | m->udp[i];
+	return true;
+}
+
 int secho_sess_poll(struct secho_sess *s, int64_t timeout_us)
 {
 	int n = secho_xport_recv(&s->x, s->rx, SECHO_RXBATCH, timeout_us);
@@ -369,13 +438,19 @@ int secho_sess_poll(struct secho_sess *s, int64_t timeout_us)
 		struct secho_vresult res;
 		struct secho_vreq r;
 		struct secho_hreq *q;
-		bool late;
-		bool rep;
+		bool late, dup, rep;
+		uint64_t seq = 0;
 
-		q = match(s, m, &late);
+		q = match(s, m, &late, &dup);
 		if (!q) {
-			if (late)
-				s->ps[m->sport == s->ports[1] ? 1 : 0].late++;
+			/* A sequence number a verified response already carried: the same
+			 * answer again (whatever request it would otherwise be taken for). */
+			if (resp_seq(m, &seq) && secho_seqset_has(&s->v->seen, seq))
+				dup = true;
+			if (dup)
+				account_duplicate(s, m, seq);
+			else if (late)
+				s->ps[path_of(s, m->sport) == 1 ? 1 : 0].late++;
 			else
 				s->unmatched++;
 			continue;
@@ -401,6 +476,7 @@ int secho_sess_poll(struct secho_sess *s, int64_t timeout_us)
 		}
 		account(s, q, m, &res);
 		q->used = false;
+		q->answered = true;
 		s->outstanding--;
 	}
 	return n;

@@ -12,6 +12,10 @@
  * A decoded id that belongs to a request already given up as lost is counted "late";
  * one that belongs to nothing falls back to the (port, size, order) rule, so a corrupted
  * ciphertext is still reported by its check name rather than as a loss.
+ * A second answer to one request is a failure (check "duplicate"), not "late": it is
+ * recognised by its id when the request's window slot still remembers being answered, and
+ * otherwise by a sequence number already seen (any response that matches no outstanding
+ * request and repeats a verified response's sequence number).
  */
 #ifndef SECHO_HOST_SESSION_H
 #define SECHO_HOST_SESSION_H
@@ -24,7 +28,8 @@
 #define SECHO_RXBATCH 32
 
 struct secho_hreq {
-	bool used;
+	bool used;     /* outstanding */
+	bool answered; /* answered (the slot keeps its id until the next request takes it) */
 	uint16_t dport;
 	uint8_t path;
 	uint32_t len;
@@ -86,6 +91,10 @@ unsigned secho_sess_expire(struct secho_sess *s, uint64_t timeout_ns);
  * for the verified report. Returns 0 with s->report holding the JSON text, -1 otherwise. */
 int secho_sess_fetch_counters(struct secho_sess *s);
 
+/* Flushes and closes --seq-log. Returns 0, or -1 after printing the write error on stderr
+ * (the run must then fail: the log it promised is incomplete). No-op without --seq-log. */
+int secho_sess_close_log(struct secho_sess *s);
+
 /* The payload of request id (len bytes) into out. */
 void secho_sess_payload(const struct secho_sess *s, uint64_t id, size_t len, uint8_t *out);
 
@@ -102,8 +111,12 @@ json_t *secho_report_parse(const struct secho_sess *s);
 /* Number at a dotted path ("engines.streaming.latency_ns.mean"); NAN when missing or not a
  * number. */
 double secho_report_num(const json_t *root, const char *path);
-/* Human-readable table of a report; missing fields print as "-". */
+/* Human-readable table of a report; missing fields print as "-"; text from the report
+ * through secho_fputs_safe. */
 void secho_report_table(FILE *out, const json_t *rep);
+/* Prints s with every byte outside printable ASCII (and the backslash) escaped as \xNN
+ * (\\): text the endpoint sent cannot move the cursor or rewrite a terminal line. */
+void secho_fputs_safe(FILE *out, const char *s);
 /* Prints v with the given format, or "-" padded to width when v is NAN. */
 void secho_print_num(FILE *out, int width, int prec, double v);
 #endif

@@ -25,6 +25,7 @@ static const char *const vfail_names[SECHO_VF_COUNT] = {
         [SECHO_VF_IP_SRC] = "ip-src",
         [SECHO_VF_IP_DST] = "ip-dst",
         [SECHO_VF_IP_LEN] = "ip-total-length",
+        [SECHO_VF_TRAILING] = "trailing-bytes",
         [SECHO_VF_UDP_SPORT] = "udp-sport",
         [SECHO_VF_UDP_DPORT] = "udp-dport",
         [SECHO_VF_UDP_LEN] = "udp-length",
@@ -38,6 +39,7 @@ static const char *const vfail_names[SECHO_VF_COUNT] = {
         [SECHO_VF_FLAG_RESERVED] = "flag-reserved",
         [SECHO_VF_SALT] = "salt",
         [SECHO_VF_SEQ_REPEAT] = "seq-repeat",
+        [SECHO_VF_DUPLICATE] = "duplicate",
         [SECHO_VF_PAYLOAD] = "payload-hash",
         [SECHO_VF_CIPHERTEXT] = "ciphertext-hash",
         [SECHO_VF_TAG] = "tag",
@@ -157,6 +159,14 @@ int secho_seqset_add(struct secho_seqset *s, uint64_t seq)
 	return 1;
 }
 
+bool secho_seqset_has(const struct secho_seqset *s, uint64_t seq)
+{
+	const struct secho_seqpage *pg = page_slot(s->pages, s->cap, (seq >> 12) + 1);
+	unsigned bit = (unsigned)(seq & 4095);
+
+	return pg->key && (pg->bits[bit >> 6] >> (bit & 63) & 1);
+}
+
 /* ---- verifier ---- */
 
 int secho_verifier_init(struct secho_verifier *v, const struct secho_host_key *k,
@@ -250,8 +260,9 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 	/* Unrecordable (set full) is not a repeat; the caller sees seen.overflow. */
 	if (secho_seqset_add(&v->seen, res->seq) == 0)
 		fail(res, SECHO_VF_SEQ_REPEAT);
-	if (v->seq_log)
-		fprintf(v->seq_log, "%llu\n", (unsigned long long)res->seq);
+	if (v->seq_log && fprintf(v->seq_log, "%llu\n", (unsigned long long)res->seq) < 0 &&
+	    !v->seq_log_err)
+		v->seq_log_err = errno ? errno : EIO;
 
 	if (len > SECHO_HOST_MAX_PAYLOAD)
 		return;
@@ -364,12 +375,17 @@ unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *
 	want = r->dport == v->port_counters
 	               ? tot
 	               : 20 + 8 + SECHO_SEC_HDR_LEN + r->len + SECHO_SEC_TAG_LEN;
-	if (tot != want || tot < 28)
+	if (tot != want || tot < 28 || tot > SECHO_HOST_MAX_MTU)
 		fail(res, SECHO_VF_IP_LEN);
 	if (tot < 28 || (size_t)tot + 14 > n) {
 		fail(res, SECHO_VF_TRUNCATED);
 		return res->first;
 	}
+	/* After the IP packet only Ethernet's padding may follow, in a frame of the minimum
+	 * size (60 bytes without the FCS, IEEE 802.3 clause 3.2.8); anything else was added
+	 * on the way and is not what the endpoint is supposed to send. */
+	if (n > (size_t)tot + 14 && n > 60)
+		fail(res, SECHO_VF_TRAILING);
 	if (rd16(udp) != r->dport)
 		fail(res, SECHO_VF_UDP_SPORT);
 	if (rd16(udp + 2) != r->sport)

@@ -47,7 +47,10 @@ enum secho_vfail {
 	SECHO_VF_IP_PROTO,      /* UDP */
 	SECHO_VF_IP_SRC,        /* source != request's destination */
 	SECHO_VF_IP_DST,        /* destination != request's source */
-	SECHO_VF_IP_LEN,        /* total length */
+	SECHO_VF_IP_LEN,        /* total length (an echo's follows from the request; any at
+	                         * most SECHO_HOST_MAX_MTU) */
+	SECHO_VF_TRAILING,      /* bytes after the IP packet beyond Ethernet's minimum-frame
+	                         * padding (frames of at most 60 bytes) */
 	SECHO_VF_UDP_SPORT,     /* source port != request's destination port */
 	SECHO_VF_UDP_DPORT,     /* destination port != request's source port */
 	SECHO_VF_UDP_LEN,       /* UDP length */
@@ -61,6 +64,8 @@ enum secho_vfail {
 	SECHO_VF_FLAG_RESERVED, /* flags 0xfc */
 	SECHO_VF_SALT,          /* header bytes 4-7 */
 	SECHO_VF_SEQ_REPEAT,    /* sequence seen before in this run */
+	SECHO_VF_DUPLICATE,     /* a further answer to a request already answered (set by the
+	                         * session, which matches responses to requests) */
 	SECHO_VF_PAYLOAD,       /* decrypted payload hash != sent payload hash */
 	SECHO_VF_CIPHERTEXT,    /* ciphertext hash != oracle's */
 	SECHO_VF_TAG,           /* tag != oracle's */
@@ -116,6 +121,8 @@ int secho_seqset_init(struct secho_seqset *s, size_t max_pages);
 /* Returns 1 if seq is new (now recorded), 0 if seen before, -1 if it could not be recorded
  * (table full: repeats can no longer be detected). */
 int secho_seqset_add(struct secho_seqset *s, uint64_t seq);
+/* True if seq was recorded. Can't fail. */
+bool secho_seqset_has(const struct secho_seqset *s, uint64_t seq);
 void secho_seqset_free(struct secho_seqset *s);
 
 struct secho_verifier {
@@ -124,7 +131,8 @@ struct secho_verifier {
 	uint8_t salt[4];
 	uint16_t port_stream, port_offload, port_counters;
 	struct secho_seqset seen;
-	FILE *seq_log; /* every sequence number seen, for checks across runs; may be NULL */
+	FILE *seq_log;   /* every sequence number seen, for checks across runs; may be NULL */
+	int seq_log_err; /* first write error on seq_log (errno), 0 while none */
 	uint8_t pt[SECHO_HOST_MAX_PAYLOAD]; /* decrypted response */
 	uint8_t ct[SECHO_HOST_MAX_PAYLOAD]; /* oracle's ciphertext */
 };
@@ -135,7 +143,10 @@ int secho_verifier_init(struct secho_verifier *v, const struct secho_host_key *k
                         uint16_t port_stream, uint16_t port_offload, uint16_t port_counters);
 void secho_verifier_free(struct secho_verifier *v);
 
-/* Raw mode: checks a whole Ethernet frame f[0..n) answering request r on path p.
+/* Raw mode: checks a whole Ethernet frame f[0..n) answering request r on path p. n is
+ * every byte received: bytes after the IP packet fail trailing-bytes unless the frame is
+ * at most 60 bytes long (Ethernet pads shorter frames). A receive buffer larger than
+ * 14 + SECHO_HOST_MAX_MTU bytes thus also fails any frame it had to cut.
  * report/report_cap: for a counters request, where the decrypted report goes (may be NULL
  * otherwise). Returns res->first. */
 unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *p,

@@ -212,6 +212,11 @@ bool secho_io_eof(const struct secho_io *io)
 	return io->eof;
 }
 
+const char *secho_io_input_error(const struct secho_io *io)
+{
+	return io->input_error[0] ? io->input_error : NULL;
+}
+
 bool secho_io_tx_in_place(const struct secho_io *io)
 {
 	return io->in_place;

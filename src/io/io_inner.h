@@ -32,10 +32,11 @@ struct secho_io_ops {
 
 struct secho_io {
 	const struct secho_io_ops *ops;
-	int fd;         /* polled for POLLIN by secho_io_wait(); -1 if none */
-	bool busy_poll; /* wait() spins on ops->rx_ready */
-	bool in_place;  /* tx_slot() answers inside the RX buffer */
-	bool eof;       /* finite input exhausted (pcap) */
+	int fd;                /* polled for POLLIN by secho_io_wait(); -1 if none */
+	bool busy_poll;        /* wait() spins on ops->rx_ready */
+	bool in_place;         /* tx_slot() answers inside the RX buffer */
+	bool eof;              /* finite input exhausted (pcap) */
+	char input_error[256]; /* finite input malformed (pcap): why; eof is set with it */
 	enum secho_io_kind kind;
 	struct secho_io_stats stats;
 	char desc[512];

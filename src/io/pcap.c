@@ -7,9 +7,17 @@
  * slot instead (the AF_PACKET TX ring path). Every committed response is written to
  * --pcap-out at once with the timestamp of the request it answers, so output files are
  * reproducible. After the last frame, rx_burst returns 0 and secho_io_eof() turns true.
+ *
+ * A malformed file is an input error (secho_io_input_error), not a drop: a truncated
+ * record, or one whose captured length exceeds the file's snapshot length. libpcap
+ * reports the first and silently cuts the second to the snapshot length, so for classic
+ * pcap files the file offset is compared with what the record's header announced. Valid
+ * records longer than PCAP_MAXFRAME (no Ethernet interface the endpoint serves carries
+ * them) are skipped and counted as drops.
  */
 #include <errno.h>
 #include <pcap/pcap.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,12 +35,22 @@ struct pcap_io {
 	pcap_dumper_t *out;
 	bool tx_copy;
 	uint8_t *slot_open; /* reserved response buffer */
-	uint64_t skipped;   /* records too long or unreadable */
+	uint64_t skipped;   /* valid records too long for any Ethernet MTU served */
+	uint64_t records;   /* records read so far (numbered from 1 in messages) */
+	FILE *file;         /* classic pcap: libpcap's stream, whose offset checks lengths */
 	struct timeval ts[SECHO_IO_BURST];
 	uint8_t rx[SECHO_IO_BURST][PCAP_SLOT];
 	uint8_t tx[SECHO_IO_BURST][PCAP_SLOT];
 	uint8_t solo[PCAP_SLOT]; /* standalone responses (tx_slot with rx == NULL) */
 };
+
+/* The input is done (end of file or an input error). */
+static void in_close(struct pcap_io *p)
+{
+	pcap_close(p->in);
+	p->in = NULL;
+	p->file = NULL; /* libpcap's stream, closed with it */
+}
 
 static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, unsigned max)
 {
@@ -44,18 +62,35 @@ static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, un
 	while (p->in && n < max) {
 		struct pcap_pkthdr *h;
 		const u_char *d;
+		long at = p->file ? ftell(p->file) : -1;
 		int r = pcap_next_ex(p->in, &h, &d);
 
-		if (r == PCAP_ERROR_BREAK || r == PCAP_ERROR) {
-			/* End of file (or a truncated file: what was read is all there is). */
-			if (r == PCAP_ERROR)
-				p->skipped++;
-			pcap_close(p->in);
-			p->in = NULL;
+		if (r == PCAP_ERROR_BREAK) { /* end of file */
+			in_close(p);
+			break;
+		}
+		if (r == PCAP_ERROR) {
+			secho_io_err(io->input_error, sizeof(io->input_error),
+			             "pcap-in: record %llu: %s (the file is corrupt)",
+			             (unsigned long long)p->records + 1, pcap_geterr(p->in));
+			in_close(p);
 			break;
 		}
 		if (r != 1)
 			continue;
+		p->records++;
+		/* Classic pcap: a record is its 16-byte header and caplen bytes. More consumed
+		 * means libpcap cut a record longer than the snapshot length. */
+		if (at >= 0 && ftell(p->file) - at != 16 + (long)h->caplen) {
+			secho_io_err(
+			        io->input_error, sizeof(io->input_error),
+			        "pcap-in: record %llu: captured length %ld bytes, more than the "
+			        "file's snapshot length %d (the file is corrupt)",
+			        (unsigned long long)p->records, ftell(p->file) - at - 16,
+			        pcap_snapshot(p->in));
+			in_close(p);
+			break;
+		}
 		if (h->caplen > PCAP_MAXFRAME) {
 			p->skipped++;
 			continue;
@@ -194,6 +229,11 @@ struct secho_io *secho_io_pcap_open(const struct secho_io_cfg *cfg, char *err, s
 			r = -ENOENT;
 			goto fail_free;
 		}
+		/* Classic pcap leaves the stream right after its 24-byte file header (pcapng
+		 * after its section header block, whose records carry their own lengths). */
+		p->file = pcap_file(p->in);
+		if (p->file && ftell(p->file) != 24)
+			p->file = NULL;
 		if (pcap_datalink(p->in) != DLT_EN10MB) {
 			secho_io_err(err, errlen, "pcap-in %s: link type %d, want Ethernet (%d)",
 			             cfg->pcap_in, pcap_datalink(p->in), DLT_EN10MB);

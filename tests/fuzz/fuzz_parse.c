@@ -10,21 +10,13 @@
  *
  *   make fuzz && build/fuzz/fuzz_parse -max_total_time=20 CORPUS_DIR
  */
+#include "fuzz.h"
+
 #include <secho/wire.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(c)                                                                                   \
-	do {                                                                                       \
-		if (!(c)) {                                                                        \
-			fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint16_t rd16(const uint8_t *p)
 {

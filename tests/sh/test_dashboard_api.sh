@@ -232,7 +232,8 @@ if ip netns add "$NS_I" &&
 	ip -n "$NS_I" link set dev lo up && ip -n "$NS_I" link set dev "$VA" up &&
 	ip -n "$NS_I" link set dev "$VB" up &&
 	ip -n "$NS_I" neigh replace 192.0.2.2 lladdr "$MAC_A" dev "$VB" nud permanent; then
-	t_check 0 "namespace"
+	ip netns list | grep -qw "$NS_I"
+	t_check $? "namespace $NS_I exists"
 	for _ in $(seq 1 50); do
 		ip -n "$NS_I" link show "$VA" | grep -q LOWER_UP &&
 			ip -n "$NS_I" link show "$VB" | grep -q LOWER_UP && break

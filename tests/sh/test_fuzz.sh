@@ -4,23 +4,28 @@
 #   fuzz_parse     the endpoint's request parse + rebuild invariants   (tests/fuzz/corpus)
 #   fuzz_dissect   the L2-L4 dissector, and the endpoint parse against it
 #                  (tests/fuzz/corpus-dissect and tests/fuzz/corpus)
+#   fuzz_keyfile   the key file parser                        (tests/fuzz/corpus-keyfile)
+#   fuzz_seqstate  the sequence state file parser             (tests/fuzz/corpus-seqstate)
+#   fuzz_verify    the host tool's verifier on untrusted frames (tests/fuzz/corpus-verify)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
 # input's path kept for replay) or UNAVAILABLE per target.
-#   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); the others get half of it
+#   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); fuzz_dissect gets half of
+#                        it, the parsers of files and the verifier 10 s each (at most it)
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 SECS=${SECHO_FUZZ_SECONDS:-20}
 HALF=$(((SECS + 1) / 2))
+TEN=$((SECS < 10 ? SECS : 10))
 rc_all=0
 
-# run_target NAME SECONDS TITLE CORPUS_DIR...
+# run_target NAME SECONDS MAX_LEN TITLE CORPUS_DIR...
 run_target() {
-	local target=$1 secs=$2 title=$3
-	shift 3
+	local target=$1 secs=$2 maxlen=$3 title=$4
+	shift 4
 	local fuzz="$BUILD/fuzz/$target" name="fuzz: $title (${secs}s)"
 	if [ ! -x "$fuzz" ]; then
 		echo "UNAVAILABLE $name: $fuzz not built (run make fuzz; needs clang and libclang-rt-14-dev)"
@@ -38,7 +43,7 @@ run_target() {
 	(
 		cd "$work" &&
 			timeout --signal=TERM --kill-after=10 $((secs + 60)) "$fuzz" \
-				-max_total_time="$secs" -max_len=2048 -timeout=10 -rss_limit_mb=1024 \
+				-max_total_time="$secs" -max_len="$maxlen" -timeout=10 -rss_limit_mb=1024 \
 				-print_final_stats=1 -artifact_prefix="$work/artifacts/" corpus \
 				>"$work/log" 2>&1
 	)
@@ -59,7 +64,10 @@ run_target() {
 	rc_all=1
 }
 
-run_target fuzz_parse "$SECS" "wire parse + rebuild invariants" tests/fuzz/corpus
-run_target fuzz_dissect "$HALF" "L2-L4 dissector invariants, endpoint parse agrees" \
+run_target fuzz_parse "$SECS" 2048 "wire parse + rebuild invariants" tests/fuzz/corpus
+run_target fuzz_dissect "$HALF" 2048 "L2-L4 dissector invariants, endpoint parse agrees" \
 	tests/fuzz/corpus-dissect tests/fuzz/corpus
+run_target fuzz_keyfile "$TEN" 4096 "key file parser" tests/fuzz/corpus-keyfile
+run_target fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corpus-seqstate
+run_target fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
 exit $rc_all

@@ -1,6 +1,7 @@
 /* tests/unit/harness.c - see harness.h. */
 #include "harness.h"
 
+#include <cpuid.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,6 +39,57 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
 		printf("\n");
 	}
 	return 0;
+}
+
+/* XCR0 (the OS saves and restores these register states): XGETBV with ECX = 0. */
+static uint64_t xcr0(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+const char *t_cpu_lacks(const char *impl)
+{
+	/* CPUID read here, independently of secho's own detection (src/crypto/cpu.c). */
+	unsigned a = 0, b = 0, c1 = 0, d = 0, b7 = 0, c7 = 0;
+
+	__get_cpuid(1, &a, &b, &c1, &d);
+	if (__get_cpuid_max(0, NULL) >= 7)
+		__get_cpuid_count(7, 0, &a, &b7, &c7, &d);
+	if (!strcmp(impl, "aesni")) {
+		if (!(c1 >> 25 & 1))
+			return "AES-NI";
+		if (!(c1 >> 1 & 1))
+			return "PCLMULQDQ";
+		if (!(c1 >> 19 & 1))
+			return "SSE4.1";
+	} else if (!strcmp(impl, "vaes")) {
+		if (!(c7 >> 9 & 1))
+			return "VAES";
+		if (!(c7 >> 10 & 1))
+			return "VPCLMULQDQ";
+		if (!(b7 >> 16 & 1) || !(b7 >> 30 & 1) || !(b7 >> 31 & 1))
+			return "AVX-512 F/BW/VL";
+		/* OSXSAVE, then the OS must save SSE, AVX and the three AVX-512 states. */
+		if (!(c1 >> 27 & 1) || (xcr0() & 0xe6) != 0xe6)
+			return "AVX-512 state saved by the OS (XCR0)";
+	}
+	return NULL;
+}
+
+void t_impl_unavailable(const char *impl)
+{
+	const char *lacks = t_cpu_lacks(impl);
+
+	if (lacks) {
+		t_unavailable("implementation %s: the CPU lacks %s", impl, lacks);
+		return;
+	}
+	t_check(0, __FILE__, __LINE__,
+	        "implementation %s unavailable although the CPU has its instructions", impl);
+	t_end();
 }
 
 unsigned long t_case_failures(void)

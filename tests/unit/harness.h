@@ -24,6 +24,14 @@ int t_check(int ok, const char *file, int line, const char *fmt, ...)
         __attribute__((format(printf, 4, 5)));
 void t_end(void);
 void t_unavailable(const char *reason_fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Why this CPU cannot run the implementation named impl ("portable", "aesni", "vaes"), as
+ * the CPU itself reports (CPUID and XCR0, read by the harness, not by secho's own
+ * detection), or NULL when it can. */
+const char *t_cpu_lacks(const char *impl);
+/* For the current case, whose implementation secho says is unavailable: UNAVAILABLE with
+ * the CPU's reason when the CPU lacks it, else a failed check (secho's detection or build
+ * lost an implementation this machine can run). Ends the case either way. */
+void t_impl_unavailable(const char *impl);
 /* Failures so far in the current case. */
 unsigned long t_case_failures(void);
 int t_exit(void);

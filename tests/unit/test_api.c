@@ -687,9 +687,7 @@ int main(int argc, char **argv)
 		for (int p = 0; p < 4; p++) {
 			t_begin("api %s %s", parts[p], secho_impl_name(ids[i]));
 			if (!secho_impl_available(ids[i])) {
-				t_unavailable("implementation %s not available here (not built in "
-				              "or the CPU lacks its instructions)",
-				              secho_impl_name(ids[i]));
+				t_impl_unavailable(secho_impl_name(ids[i]));
 				continue;
 			}
 			if (p == 0)

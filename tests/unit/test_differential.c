@@ -627,9 +627,7 @@ int main(void)
 		for (int mode = 0; mode < M_COUNT; mode++) {
 			t_begin("differential vs OpenSSL %s %s", mname[mode], secho_impl_name(id));
 			if (!secho_impl_available(id)) {
-				t_unavailable("implementation %s not available here (not built in "
-				              "or the CPU lacks its instructions)",
-				              secho_impl_name(id));
+				t_impl_unavailable(secho_impl_name(id));
 				continue;
 			}
 			struct timespec t0, t1;

@@ -111,8 +111,7 @@ static void run_impl(secho_impl_id id)
 	secho_gcm_key k;
 	int rc = secho_gcm_key_init(&k, key, 32, id);
 	if (rc == SECHO_EUNAVAIL) {
-		t_unavailable("implementation %s not available on this CPU or not built in",
-		              secho_impl_name(id));
+		t_impl_unavailable(secho_impl_name(id));
 		return;
 	}
 	T_CHECK(rc == SECHO_OK, "key init %d", rc);

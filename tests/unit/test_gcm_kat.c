@@ -333,9 +333,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		t_begin("GCM KAT (McGrew-Viega test cases 1-18) %s", secho_impl_name(ids[i]));
 		if (!secho_impl_available(ids[i])) {
-			t_unavailable("implementation %s not available here (not built in or "
-			              "the CPU lacks its instructions)",
-			              secho_impl_name(ids[i]));
+			t_impl_unavailable(secho_impl_name(ids[i]));
 			continue;
 		}
 		for (size_t j = 0; j < sizeof(kats) / sizeof(kats[0]); j++)

@@ -579,8 +579,7 @@ int main(void)
 	if (!G || !A) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			t_begin("%s", names[i]);
-			t_unavailable("CPU lacks AES-NI, PCLMULQDQ or SSE4.1 (features %#x)",
-			              secho_cpu_features());
+			t_impl_unavailable("aesni");
 		}
 		return t_exit();
 	}

@@ -472,6 +472,41 @@ static void test_verify_frames(void)
 		                SECHO_VF_SEQ_REPEAT,
 		        "repeat across paths: %s", secho_vfail_name(res.first));
 
+		/* Bytes after the IP packet: one, or 8.8 KB, fail trailing-bytes and nothing
+		 * else (the IP and UDP headers describe the packet correctly). */
+		{
+			static uint8_t big[14 + 1500 + 8800];
+
+			for (size_t junk = 1; junk <= 8800; junk = junk == 1 ? 8800 : 8801) {
+				h = fx_good(seq++, 4000);
+				r.dport = 4000;
+				n = fx_frame(&h, r.sport, r.dport, pl, len, big);
+				memset(big + n, 0xa5, junk);
+				unsigned got = secho_verify_frame(v, &PATH, &r, big, n + junk, NULL,
+				                                  0, &res);
+				T_CHECK(got == SECHO_VF_TRAILING &&
+				                res.mask == 1ull << SECHO_VF_TRAILING,
+				        "%zu bytes after the packet: %s mask %llx", junk,
+				        secho_vfail_name(got), (unsigned long long)res.mask);
+			}
+			/* Ethernet pads a frame shorter than 60 bytes: not trailing bytes. An
+			 * IP packet of 40 bytes (too short for a response, which fails for
+			 * that) in a padded 60-byte frame. */
+			h = fx_good(seq++, 4000);
+			(void)fx_frame(&h, r.sport, r.dport, pl, len, big);
+			big[16] = 0;
+			big[17] = 40;
+			fx_fix_ip(big);
+			secho_verify_frame(v, &PATH, &r, big, 60, NULL, 0, &res);
+			T_CHECK(!(res.mask >> SECHO_VF_TRAILING & 1) && res.first != SECHO_VF_OK,
+			        "padded short frame: %s mask %llx", secho_vfail_name(res.first),
+			        (unsigned long long)res.mask);
+			/* The same 40-byte packet with a 61st byte: trailing. */
+			secho_verify_frame(v, &PATH, &r, big, 61, NULL, 0, &res);
+			T_CHECK(res.mask >> SECHO_VF_TRAILING & 1, "61-byte frame: mask %llx",
+			        (unsigned long long)res.mask);
+		}
+
 		/* Secure part of the wrong size, headers consistent. */
 		h = fx_good(seq++, 4000);
 		n = fx_frame(&h, r.sport, r.dport, pl, len - 1, f);
@@ -600,7 +635,9 @@ static void test_keyfile(void)
 
 /* ---- loopback end to end: a fake responder thread ---- */
 
-enum fault { F_NONE, F_TAG, F_SEQ };
+/* F_DUP: every request answered three times, the same response (same sequence number);
+ * F_ESC: the counters report's text fields carry terminal escape sequences. */
+enum fault { F_NONE, F_TAG, F_SEQ, F_DUP, F_ESC };
 
 struct responder {
 	int fd[3];
@@ -651,9 +688,13 @@ static void *responder_main(void *arg)
 					        "\"offload\":{\"packets\":1,\"backend\":"
 					        "\"openssl\","
 					        "\"latency_ns\":{\"mean\":14700},\"extra\":[1,2]}},"
-					        "\"drops\":{\"bad_checksum\":3},\"rx_frames\":1,"
-					        "\"io\":\"socket\",\"future_field\":true}",
-					        (unsigned long long)rp->seq, rp->served);
+					        "\"drops\":{\"bad_checksum\":3%s},\"rx_frames\":1,"
+					        "\"io\":\"%s\",\"future_field\":true}",
+					        (unsigned long long)rp->seq, rp->served,
+					        rp->fault == F_ESC ? ",\"x\\u001b[31m\":1" : "",
+					        rp->fault == F_ESC ? "socket\\u001b[2K\\rPASS "
+					                             "\\u009b1A\\u0007"
+					                           : "socket");
 					sl = fx_secure(&h, (const uint8_t *)js, (size_t)jl, out);
 				} else {
 					sl = fx_secure(&h, in, (size_t)n, out);
@@ -661,7 +702,9 @@ static void *responder_main(void *arg)
 				if (rp->fault == F_TAG && i < 2 && rp->served % 7 == 3)
 					out[sl - 1] ^= 0x40;
 				rp->served++;
-				(void)sendto(rp->fd[i], out, sl, 0, (struct sockaddr *)&from, fl);
+				for (int copy = 0; copy < (rp->fault == F_DUP ? 3 : 1); copy++)
+					(void)sendto(rp->fd[i], out, sl, 0,
+					             (struct sockaddr *)&from, fl);
 			}
 		}
 	}
@@ -704,7 +747,7 @@ static void loop_opts(struct secho_host_opts *o, const struct responder *rp)
 	o->port_offload = rp->port[1];
 	o->port_counters = rp->port[2];
 	o->quiet = true;
-	o->timeout_ms = 500;
+	o->timeout_ms = 2000; /* a loaded 2-core machine stalls for hundreds of ms */
 	o->deadline_s = 60;
 }
 
@@ -718,6 +761,15 @@ static int capture(int (*fn)(const struct secho_host_opts *, FILE *),
 
 	fclose(f);
 	return rc;
+}
+
+/* True when s holds a control character other than newline, or a byte outside ASCII. */
+static bool has_ctl(const char *s)
+{
+	for (; *s; s++)
+		if ((*s < 0x20 && *s != '\n') || (unsigned char)*s >= 0x7f)
+			return true;
+	return false;
 }
 
 static void test_loopback(void)
@@ -773,14 +825,40 @@ static void test_loopback(void)
 	o.window = 64;
 	o.size = 200;
 	o.max_loss = 1000000; /* a loaded 2-core machine may drop; verification must hold */
+	o.timeout_ms = 500;   /* losses are allowed: no need to wait for stragglers */
 	rc = capture(secho_host_load, &o, &out);
 	T_CHECK(rc == 0 && strstr(out, "PASS") && !strstr(out, "failed check"), "load rc %d:\n%s",
 	        rc, out);
 	free(out);
 	responder_stop(&rp, th);
 
-	/* Faulty responders: the run fails and names the check. */
-	if (responder_start(&rp, &th, F_TAG) == 0) {
+	/* --seq-log that cannot be written: the run fails although every answer verified. */
+	if (T_CHECK(responder_start(&rp, &th, F_NONE) == 0, "responder for --seq-log")) {
+		loop_opts(&o, &rp);
+		o.count = 20;
+		o.seq_log = "/dev/full";
+		rc = capture(secho_host_paired, &o, &out);
+		T_CHECK(rc == 1 && strstr(out, "FAIL"), "--seq-log /dev/full rc %d:\n%s", rc, out);
+		free(out);
+		o.json = true;
+		o.seconds = 1;
+		o.window = 64;
+		o.max_loss = 1000000; /* verification and the log decide, not losses */
+		o.timeout_ms = 500;   /* losses are allowed: no need to wait for stragglers */
+		rc = capture(secho_host_load, &o, &out);
+		T_CHECK(rc == 1 && strstr(out, "\"pass\": false") && strstr(out, "\"failed\": 0"),
+		        "load --seq-log /dev/full rc %d:\n%s", rc, out);
+		free(out);
+		rc = capture(secho_host_counters, &o, &out);
+		T_CHECK(rc == 1, "counters --seq-log /dev/full rc %d", rc);
+		free(out);
+		o.json = false;
+		o.seq_log = NULL;
+		responder_stop(&rp, th);
+	}
+	/* Faulty responders: the run fails and names the check. A responder that cannot
+	 * start is a failure, not a skipped check. */
+	if (T_CHECK(responder_start(&rp, &th, F_TAG) == 0, "responder (corrupt tags)")) {
 		loop_opts(&o, &rp);
 		o.count = 30;
 		rc = capture(secho_host_paired, &o, &out);
@@ -789,13 +867,82 @@ static void test_loopback(void)
 		free(out);
 		responder_stop(&rp, th);
 	}
-	if (responder_start(&rp, &th, F_SEQ) == 0) {
+	if (T_CHECK(responder_start(&rp, &th, F_SEQ) == 0, "responder (repeated sequences)")) {
 		loop_opts(&o, &rp);
 		o.count = 30;
 		rc = capture(secho_host_paired, &o, &out);
 		T_CHECK(rc == 1 && strstr(out, "failed check seq-repeat"),
 		        "repeated sequences rc %d:\n%s", rc, out);
 		free(out);
+		responder_stop(&rp, th);
+	}
+	/* Every request answered three times at once: duplicates are failures, not "late",
+	 * whether the payload carries the request id (100 bytes), or is matched by its
+	 * content (7 bytes) or by order alone (empty). */
+	if (T_CHECK(responder_start(&rp, &th, F_DUP) == 0, "responder (duplicates)")) {
+		static const int sizes[] = {100, 7, 0};
+
+		for (int i = 0; i < 3; i++) {
+			loop_opts(&o, &rp);
+			o.count = 20;
+			o.size = sizes[i];
+			o.json = true;
+			rc = capture(secho_host_paired, &o, &out);
+			/* Per path: each verified answer's two copies are duplicates (an answer
+			 * that came after --timeout on a busy machine is late, copies and all). */
+			json_t *j = json_loads(out, 0, NULL);
+			for (int p = 0; p < 2; p++) {
+				json_t *ps = json_object_get(json_object_get(j, "paths"),
+				                             secho_path_names[p]);
+				json_int_t v = json_integer_value(json_object_get(ps, "verified"));
+				json_int_t d = json_integer_value(json_object_get(
+				        json_object_get(ps, "failures"), "duplicate"));
+
+				T_CHECK(rc == 1 && v > 0 && d >= 2 * v,
+				        "answers in triplicate, %d-byte payloads, %s: %lld "
+				        "verified, "
+				        "%lld duplicates, rc %d:\n%s",
+				        sizes[i], secho_path_names[p], (long long)v, (long long)d,
+				        rc, out);
+			}
+			json_decref(j);
+			free(out);
+		}
+		o.json = false;
+		o.size = 100;
+		rc = capture(secho_host_paired, &o, &out);
+		T_CHECK(rc == 1 && strstr(out, "failed check duplicate") &&
+		                strstr(out, "first failure: ") && strstr(out, "FAIL"),
+		        "triplicate, text report rc %d:\n%s", rc, out);
+		free(out);
+		o.seconds = 1;
+		o.window = 64;
+		o.max_loss = 1000000;
+		o.timeout_ms = 500; /* losses are allowed: no need to wait for stragglers */
+		rc = capture(secho_host_load, &o, &out);
+		T_CHECK(rc == 1 && strstr(out, "failed check duplicate"),
+		        "load, triplicate rc %d:\n%s", rc, out);
+		free(out);
+		responder_stop(&rp, th);
+	}
+	/* Text from the report is printed escaped: no escape sequence reaches the terminal. */
+	if (T_CHECK(responder_start(&rp, &th, F_ESC) == 0, "responder (escape sequences)")) {
+		loop_opts(&o, &rp);
+		rc = capture(secho_host_counters, &o, &out);
+		if (getenv("SECHO_TEST_SHOW"))
+			fputs(out, stderr);
+		T_CHECK(rc == 0 && !has_ctl(out) &&
+		                strstr(out, "socket\\x1b[2K\\x0dPASS \\xc2\\x9b1A\\x07") &&
+		                strstr(out, "x\\x1b[31m 1"),
+		        "escaped report text, rc %d:\n%s", rc, out);
+		free(out);
+		o.json = true;
+		rc = capture(secho_host_counters, &o, &out);
+		T_CHECK(rc == 0 && !has_ctl(out) && strstr(out, "\\u001B[2K") &&
+		                strstr(out, "\\u009B"),
+		        "JSON report escaped, rc %d:\n%s", rc, out);
+		free(out);
+		o.json = false;
 		responder_stop(&rp, th);
 	}
 	/* Nobody listening: every packet lost, run fails, bounded by the timeout. */
@@ -819,12 +966,33 @@ static void test_loopback(void)
 #include <net/ethernet.h>
 #include <net/if.h>
 
-#define RAW_PORT0 47100 /* requests to 47100..47102; nothing binds them: lo drops them */
+/* lo is shared with every other test on the machine, and other runs of this one answer
+ * what they see there: each run takes its own endpoint MAC and ports from its pid (the
+ * responder ignores other MACs), or their responders would answer ours too. Nothing binds
+ * the ports: the kernel drops the requests it sees. */
+static uint16_t raw_port0;    /* requests to raw_port0 .. raw_port0 + 2 */
+static uint8_t raw_ep_mac[6]; /* 02:5e:PID:.. (locally administered) */
+static char raw_ep_mac_str[18];
+
+static void raw_addresses(void)
+{
+	unsigned pid = (unsigned)getpid();
+
+	raw_port0 = (uint16_t)(20000 + (pid % 13000) * 3);
+	raw_ep_mac[0] = 0x02;
+	raw_ep_mac[1] = 0x5e;
+	for (int i = 0; i < 4; i++)
+		raw_ep_mac[2 + i] = (uint8_t)(pid >> (24 - 8 * i));
+	snprintf(raw_ep_mac_str, sizeof(raw_ep_mac_str), "%02x:%02x:%02x:%02x:%02x:%02x",
+	         raw_ep_mac[0], raw_ep_mac[1], raw_ep_mac[2], raw_ep_mac[3], raw_ep_mac[4],
+	         raw_ep_mac[5]);
+}
 
 struct rawresp {
 	int fd;
 	atomic_int stop;
 	bool bad_ttl;
+	size_t junk; /* bytes appended after each response's IP packet */
 	uint64_t seq;
 	unsigned long served;
 };
@@ -832,8 +1000,8 @@ struct rawresp {
 static void *rawresp_main(void *arg)
 {
 	struct rawresp *rp = arg;
-	static uint8_t in[2048], out[2048];
-	static const uint8_t ep_mac[6] = {0x02, 0, 0, 0, 0, 2};
+	static uint8_t in[2048], out[2048 + 9000];
+	const uint8_t *ep_mac = raw_ep_mac;
 
 	for (int iter = 0; !atomic_load(&rp->stop) && iter < 1200000; iter++) {
 		struct pollfd p = {.fd = rp->fd, .events = POLLIN};
@@ -855,11 +1023,11 @@ static void *rawresp_main(void *arg)
 			dport = (uint16_t)(u[2] << 8 | u[3]);
 			sport = (uint16_t)(u[0] << 8 | u[1]);
 			ulen = (uint16_t)(u[4] << 8 | u[5]);
-			if (dport < RAW_PORT0 || dport > RAW_PORT0 + 2 || ulen < 8 ||
+			if (dport < raw_port0 || dport > raw_port0 + 2 || ulen < 8 ||
 			    34 + (size_t)ulen > (size_t)n)
 				continue;
-			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - RAW_PORT0));
-			if (dport == RAW_PORT0 + 2) {
+			h = fx_good(rp->seq++, (uint16_t)(4000 + dport - raw_port0));
+			if (dport == raw_port0 + 2) {
 				static const char js[] =
 				        "{\"engines\":{\"streaming\":{\"latency_ns\":"
 				        "{\"mean\":1000}},\"offload\":{\"latency_ns\":"
@@ -893,19 +1061,21 @@ static void *rawresp_main(void *arg)
 			ou[5] = (uint8_t)(8 + sl);
 			fx_fix_udp(out);
 			rp->served++;
-			(void)send(rp->fd, out, 14 + (size_t)tot, 0);
+			memset(out + 14 + tot, 0x5a, rp->junk);
+			(void)send(rp->fd, out, 14 + (size_t)tot + rp->junk, 0);
 		}
 	}
 	return NULL;
 }
 
-static int rawresp_start(struct rawresp *rp, pthread_t *th, bool bad_ttl)
+static int rawresp_start(struct rawresp *rp, pthread_t *th, bool bad_ttl, size_t junk)
 {
 	struct sockaddr_ll ll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_IP)};
 	int one = 1;
 
 	memset(rp, 0, sizeof(*rp));
 	rp->bad_ttl = bad_ttl;
+	rp->junk = junk;
 	rp->seq = 5000;
 	rp->fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
 	if (rp->fd < 0)
@@ -935,20 +1105,21 @@ static void test_raw_lo(void)
 	int rc;
 
 	t_begin("host raw AF_PACKET mode on lo against a fake responder");
-	if (rawresp_start(&rp, &th, false) != 0) {
+	raw_addresses();
+	if (rawresp_start(&rp, &th, false, 0) != 0) {
 		t_unavailable("AF_PACKET on lo: %s (needs CAP_NET_RAW)", strerror(errno));
 		return;
 	}
 	secho_host_opts_default(&o);
 	o.key_path = keypath;
 	o.iface = "lo";
-	o.dst_mac = "02:00:00:00:00:02";
+	o.dst_mac = raw_ep_mac_str;
 	o.dst_ip = "127.0.0.2";
-	o.port_stream = RAW_PORT0;
-	o.port_offload = RAW_PORT0 + 1;
-	o.port_counters = RAW_PORT0 + 2;
+	o.port_stream = raw_port0;
+	o.port_offload = raw_port0 + 1;
+	o.port_counters = raw_port0 + 2;
 	o.quiet = true;
-	o.timeout_ms = 500;
+	o.timeout_ms = 2000;
 	o.count = quick() ? 40 : 200;
 	rc = capture(secho_host_paired, &o, &out);
 	if (getenv("SECHO_TEST_SHOW"))
@@ -959,6 +1130,7 @@ static void test_raw_lo(void)
 	o.seconds = 1;
 	o.size = 64;
 	o.max_loss = 1000000;
+	o.timeout_ms = 500; /* losses are allowed: no need to wait for stragglers */
 	rc = capture(secho_host_load, &o, &out);
 	if (getenv("SECHO_TEST_SHOW"))
 		fputs(out, stderr);
@@ -966,14 +1138,46 @@ static void test_raw_lo(void)
 	        "raw load rc %d:\n%s", rc, out);
 	free(out);
 	rawresp_stop(&rp, th);
+	o.timeout_ms = 2000;
 
-	if (rawresp_start(&rp, &th, true) == 0) {
+	if (T_CHECK(rawresp_start(&rp, &th, true, 0) == 0, "raw responder (bad TTL)")) {
 		o.count = 20;
 		o.max_loss = 0;
 		o.size = -1;
 		rc = capture(secho_host_paired, &o, &out);
 		T_CHECK(rc == 1 && strstr(out, "failed check ip-ttl"), "raw bad TTL rc %d:\n%s", rc,
 		        out);
+		free(out);
+		rawresp_stop(&rp, th);
+	}
+	/* Junk after the IP packet, 1 byte or 8.8 KB (then the frame is longer than the
+	 * receive buffer, too): every response fails trailing-bytes. */
+	for (size_t junk = 1; junk <= 8800; junk = junk == 1 ? 8800 : 8801) {
+		if (!T_CHECK(rawresp_start(&rp, &th, false, junk) == 0, "raw responder (junk)"))
+			break;
+		o.count = 20;
+		o.max_loss = 0;
+		o.size = -1;
+		o.json = true;
+		rc = capture(secho_host_paired, &o, &out);
+		/* Every answer, on both paths, failed trailing-bytes (a busy machine may lose
+		 * one or two: they are not answers). */
+		json_t *j = json_loads(out, 0, NULL);
+		for (int p = 0; p < 2; p++) {
+			json_t *ps =
+			        json_object_get(json_object_get(j, "paths"), secho_path_names[p]);
+			json_int_t ans = json_integer_value(json_object_get(ps, "answered"));
+			json_int_t tb = json_integer_value(
+			        json_object_get(json_object_get(ps, "failures"), "trailing-bytes"));
+
+			T_CHECK(rc == 1 && ans > 0 && tb == ans &&
+			                json_integer_value(json_object_get(ps, "verified")) == 0,
+			        "raw, %zu bytes after each packet, %s: %lld answered, %lld failed "
+			        "trailing-bytes, rc %d:\n%s",
+			        junk, secho_path_names[p], (long long)ans, (long long)tb, rc, out);
+		}
+		json_decref(j);
+		o.json = false;
 		free(out);
 		rawresp_stop(&rp, th);
 	}

@@ -9,11 +9,14 @@
 
 /* NOLINTNEXTLINE(bugprone-suspicious-include): cmd_keygen is compiled in */
 #include "cli/keygen.c"
+/* NOLINTNEXTLINE(bugprone-suspicious-include): and the shared parsers it uses */
+#include "cli/util.c"
 
 #include <secho/keyfile.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +130,8 @@ static void test_keygen(void)
 	char kp2[128];
 	path_in(kp2, sizeof(kp2), "k2.key");
 	static const char *bad_ids[] = {
-	        "65536", "-1", "abc", "", "12x", "01", "99999999999999999999"};
+	        "65536", "-1", "abc", "",    "12x", "01", "99999999999999999999",
+	        " 7",    "+7", "7 ",  "\t7", "0x7"};
 	for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
 		char *a[] = {"keygen", "--key-id", (char *)bad_ids[i], "--out", kp2, NULL};
 		T_CHECK(run_keygen(cap, sizeof(cap), 5, a) == 2, "key id '%s' refused", bad_ids[i]);
@@ -180,6 +184,26 @@ static void test_perms(void)
 	T_CHECK(secho_keyfile_load(lp, &k, err, sizeof(err)) != 0, "symlink refused");
 	T_CHECK(secho_keyfile_load(dir, &k, err, sizeof(err)) != 0, "directory refused: %s", err);
 	T_CHECK(secho_keyfile_load("/nonexistent/k", &k, err, sizeof(err)) == -ENOENT, "enoent");
+	/* A FIFO is refused at once: opening it must not wait for a writer (the load runs in
+	 * a child that an alarm kills if it hangs). */
+	char fp[128];
+	path_in(fp, sizeof(fp), "fifo.key");
+	unlink(fp);
+	T_CHECK(mkfifo(fp, 0600) == 0, "mkfifo");
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(5);
+		int rc = secho_keyfile_load(fp, &k, err, sizeof(err));
+		printf("  fifo: %s\n", err);
+		fflush(stdout);
+		_exit(rc == -EINVAL && strstr(err, "not a regular file") ? 0 : 1);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	        "FIFO refused without waiting (status %#x%s)", (unsigned)st,
+	        WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? ": hung" : "");
+	unlink(fp);
 	/* oversize */
 	char *big = malloc(SECHO_KEYFILE_MAX + 100);
 	memset(big, '#', SECHO_KEYFILE_MAX + 99);
@@ -315,8 +339,8 @@ static void test_memory(void)
 
 static void cleanup(void)
 {
-	static const char *names[] = {"k1.key",   "k2.key",  "perm.key",
-	                              "link.key", "bad.key", "capture"};
+	static const char *names[] = {"k1.key",  "k2.key",  "perm.key", "link.key",
+	                              "bad.key", "capture", "fifo.key"};
 	char p[128];
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		path_in(p, sizeof(p), names[i]);

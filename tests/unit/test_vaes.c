@@ -440,8 +440,7 @@ int main(void)
 	if (!G || !A) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 			t_begin("%s", names[i]);
-			t_unavailable("the CPU lacks VAES/VPCLMULQDQ/AVX-512 (or the table is not "
-			              "built in)");
+			t_impl_unavailable("vaes");
 		}
 		return t_exit();
 	}

@@ -244,9 +244,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		t_begin("wycheproof AES-GCM %s", secho_impl_name(ids[i]));
 		if (!secho_impl_available(ids[i])) {
-			t_unavailable("implementation %s not available here (not built in or "
-			              "the CPU lacks its instructions)",
-			              secho_impl_name(ids[i]));
+			t_impl_unavailable(secho_impl_name(ids[i]));
 			continue;
 		}
 		run_file(doc, ids[i]);
