@@ -51,7 +51,8 @@ static const char usage[] =
         "  --pcap-in FILE       read frames from a capture file instead of an interface\n"
         "  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
         "  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
-        "  --report-rate R      counters reports per second per source (default 2)\n"
+        "  --report-rate R      counters reports per second per source (default 2; burst\n"
+        "                       2 x R, at least one; all sources together 8 x R)\n"
         "  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
         "  --quiet              no banner or summary\n"
         "  -h, --help           this text\n";
