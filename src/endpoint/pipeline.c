@@ -3,7 +3,8 @@
  *
  * Stage by stage for one RX burst (at most SECHO_IO_BURST frames):
  *  1. parse/validate each frame (src/wire/parse.c); rejects are counted by verdict and
- *     never answered (ARP only with --arp). Steer by port class:
+ *     never answered (ARP only with --arp); requests from a source port that would answer
+ *     back are dropped (secho_src_port_refused, counted src_port). Steer by port class:
  *       streaming -> take a sequence number, lay the response headers out where the
  *                    response will be built, queue a message for the batch engine;
  *       offload   -> copy the payload into a staging buffer, post a job (engine thread);
@@ -78,6 +79,19 @@ void secho_worker_fini(struct secho_worker *w)
 	w->scratch = NULL;
 }
 
+bool secho_src_port_refused(const struct secho_wire_cfg *cfg, uint16_t port)
+{
+	static const uint16_t reflectors[] = {1900, 3283, 3702, 5353, 5683, 11211};
+	if (port < 1024 || port == cfg->port_stream || port == cfg->port_offload ||
+	    port == cfg->port_counters || port == SECHO_PORT_STREAM_DEFAULT ||
+	    port == SECHO_PORT_OFFLOAD_DEFAULT || port == SECHO_PORT_COUNTERS_DEFAULT)
+		return true;
+	for (size_t i = 0; i < sizeof(reflectors) / sizeof(reflectors[0]); i++)
+		if (port == reflectors[i])
+			return true;
+	return false;
+}
+
 /* Warm-up request: 64 bytes of payload to the streaming port, from an address that is
  * never used on any wire (02:00:00:00:00:01, 198.51.100.1, RFC 5737). */
 #define WARM_PAYLOAD 64u
@@ -105,7 +119,7 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	peer.ip = htonl(0xc6336401u);
 	struct secho_wire_req to_us = {.src_ip = w->wire->ip,
 	                               .src_port = w->wire->port_stream,
-	                               .dst_port = 9,
+	                               .dst_port = 40000, /* its source port: an ephemeral one */
 	                               .payload_len = WARM_PAYLOAD - SECHO_RESP_OVERHEAD};
 	memcpy(to_us.src_mac, w->wire->mac, SECHO_ETH_ALEN);
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
@@ -114,7 +128,8 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	secho_wire_finalize(w->warm_frame, n);
 	struct secho_wire_req r;
 	if (!n || secho_wire_parse(w->wire, w->warm_frame, n, &r) != SECHO_WIRE_OK ||
-	    r.cls != SECHO_PORT_STREAM || r.payload_len != WARM_PAYLOAD) {
+	    r.cls != SECHO_PORT_STREAM || r.payload_len != WARM_PAYLOAD ||
+	    secho_src_port_refused(w->wire, r.src_port)) {
 		warm_free(w);
 		return -EINVAL;
 	}
@@ -229,7 +244,8 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 static void warm(struct secho_worker *w)
 {
 	struct secho_wire_req req;
-	if (secho_wire_parse(w->wire, w->warm_frame, w->warm_len, &req) != SECHO_WIRE_OK)
+	if (secho_wire_parse(w->wire, w->warm_frame, w->warm_len, &req) != SECHO_WIRE_OK ||
+	    secho_src_port_refused(w->wire, req.src_port))
 		return;
 	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * SCRATCH_FRAME;
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
@@ -293,6 +309,10 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		}
 		if (v != SECHO_WIRE_OK) {
 			reject(w, p, v);
+			continue;
+		}
+		if (secho_src_port_refused(w->wire, req.src_port)) {
+			w->ctr.drop[SECHO_DROP_SRC_PORT]++;
 			continue;
 		}
 		if (req.cls == SECHO_PORT_OFFLOAD) {

@@ -41,6 +41,17 @@ struct secho_worker {
 	uint32_t warm_len;
 };
 
+/*
+ * The reflection guard (docs/PROTOCOL.md, "Reflection"): true when a request from UDP source
+ * port `port` must not be answered, because the answer would go to a service that answers
+ * back: port 0, the well-known ports 1..1023 (echo, daytime, chargen, time, DNS, NTP, SNMP,
+ * ...), the UDP services above them that answer unsolicited datagrams (SSDP 1900, ARMS 3283,
+ * WS-Discovery 3702, mDNS 5353, CoAP 5683, memcached 11211), and the service ports of an
+ * endpoint: cfg's three and the defaults 4000-4002 (another endpoint on the wire would
+ * answer the answer, and the two would echo each other). Can't fail.
+ */
+bool secho_src_port_refused(const struct secho_wire_cfg *cfg, uint16_t port);
+
 /* Allocate the worker's own buffers (pending table sized for offload_ring slots).
  * 0 or -ENOMEM. */
 int secho_worker_init(struct secho_worker *w, unsigned offload_ring);

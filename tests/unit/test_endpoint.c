@@ -121,9 +121,31 @@ static int refill(struct secho_worker *w)
 	return secho_seqlease_refill(w->refill_arg, &w->seq_next, &w->seq_end);
 }
 
+/* The reflection rule itself, at its edges, with other configured ports. */
+static void test_src_port_rule(void)
+{
+	t_begin("reflection guard: which source ports are refused");
+	struct secho_wire_cfg wc;
+	secho_wire_cfg_defaults(&wc);
+	wc.port_stream = 5000;
+	wc.port_offload = 5001;
+	wc.port_counters = 6002;
+	static const uint16_t refused[] = {0,    1,    7,    19,   53,   123,  161,
+	                                   1023, 1900, 3283, 3702, 4000, 4001, 4002,
+	                                   5000, 5001, 5353, 5683, 6002, 11211};
+	static const uint16_t served[] = {1024,  1899,  1901,  3999,  4003,  5002, 6001,
+	                                  10001, 11210, 32768, 40000, 60999, 65535};
+	for (unsigned i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		T_CHECK(secho_src_port_refused(&wc, refused[i]), "port %u refused", refused[i]);
+	for (unsigned i = 0; i < sizeof(served) / sizeof(served[0]); i++)
+		T_CHECK(!secho_src_port_refused(&wc, served[i]), "port %u served", served[i]);
+	t_end();
+}
+
 int main(void)
 {
 	t_seed_init("test_endpoint");
+	test_src_port_rule();
 	char dir[] = "/tmp/secho-test-endpoint.XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
@@ -186,6 +208,18 @@ int main(void)
 	dump(d, f, n);
 	bad[nbad++] = (struct bad_frame){SECHO_WIRE_VLAN, 1};
 	unsigned nmal = nbad;
+	/* Requests from source ports that answer back (reflection): never answered, counted
+	 * src_port (to every service port). */
+	static const uint16_t reflect_from[] = {0,    7,    13,   17,   19,   37,   53,
+	                                        123,  161,  1023, 1900, 3283, 3702, 4000,
+	                                        4001, 4002, 5353, 5683, 11211};
+	unsigned nrefl = 0;
+	for (unsigned i = 0; i < sizeof(reflect_from) / sizeof(reflect_from[0]); i++) {
+		n = build_req(f, reflect_from[i], (uint16_t)(4000 + i % 3), pl, 10);
+		dump(d, f, n);
+		nrefl++;
+	}
+	nmal += nrefl;
 	pcap_dump_close(d);
 	pcap_close(dead);
 
@@ -314,6 +348,8 @@ int main(void)
 	        (unsigned long long)c.eng[SECHO_ENG_STREAM].packets);
 	T_CHECK(c.eng[SECHO_ENG_OFFLOAD].packets == NREQ, "offload counted %llu",
 	        (unsigned long long)c.eng[SECHO_ENG_OFFLOAD].packets);
+	T_CHECK(c.drop[SECHO_DROP_SRC_PORT] == nrefl, "src_port drops %llu, expected %u",
+	        (unsigned long long)c.drop[SECHO_DROP_SRC_PORT], nrefl);
 	for (unsigned i = 0; i < nbad; i++)
 		T_CHECK(c.verdict[bad[i].v] == bad[i].n, "verdict %s counted %llu, expected %u",
 		        secho_wire_verdict_name(bad[i].v), (unsigned long long)c.verdict[bad[i].v],
