@@ -14,6 +14,10 @@
  *    a state that cannot be written is found before the endpoint starts;
  *  - usable numbers are 1 .. SECHO_SEQ_LAST; then the space is exhausted and the key must
  *    be replaced;
+ *  - with secho_seq_reserve_ahead(), a thread of its own reserves the next window while
+ *    half of the current one is still unused, so takers never wait for the disk: a taker
+ *    that finds no durable number left gets -EAGAIN at once, never a number that is not on
+ *    disk yet;
  *  - a process holds an exclusive flock on "<state>.lock" while it uses the state.
  *
  * State file: one line, "secho-seq 1 key-id K reserved H crc32 C\n", K and H decimal, C the
@@ -44,8 +48,13 @@ struct secho_seqstate {
 	_Atomic uint64_t next;    /* next number to hand out */
 	_Atomic uint64_t durable; /* H: reserved on disk; numbers <= H may be handed out */
 	_Atomic int failed;       /* sticky -errno once a reservation failed */
-	pthread_mutex_t lock;     /* serialises reservations (file writes) */
-	uint64_t window;
+	pthread_mutex_t lock;     /* serialises reservations (file writes); guards cond */
+	pthread_cond_t cond;      /* wakes the reservation thread */
+	_Atomic int kicked;       /* a taker asked the reservation thread for a window */
+	_Atomic int stop;         /* the reservation thread must exit */
+	pthread_t reserver;
+	bool ahead; /* the reservation thread runs: takers never write the state */
+	uint64_t window, low_water;
 	uint16_t key_id;
 	int lock_fd, dir_fd;
 	char path[SECHO_SEQ_PATH_MAX];
@@ -68,12 +77,29 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
                    char *err, size_t errlen);
 
 /*
+ * Start the reservation thread (call once, after open): from now on the next window is
+ * reserved in the background whenever fewer than half a window of durable numbers is left,
+ * and secho_seq_take() never writes the state itself. A reservation that fails stops the
+ * thread and makes every later take fail (sticky; secho_seq_failed() says so). Returns 0,
+ * or -errno when the thread cannot be created (then takes keep reserving themselves).
+ */
+int secho_seq_reserve_ahead(struct secho_seqstate *s);
+
+/*
  * Take a block of n >= 1 consecutive numbers: *first .. *first + n - 1, all durably
  * reserved. Thread-safe; blocks taken by one thread are increasing. Returns 0, -ENOSPC
  * (space exhausted), -EINVAL (n == 0), or the sticky -errno of a failed reservation: once
  * the state could not be saved, every later call fails and the endpoint must stop.
+ * Without the reservation thread, a block beyond the reserved window reserves the next
+ * one first (the caller waits for the write). With it, the call never waits: when the
+ * numbers reserved so far are used up it returns -EAGAIN (nothing taken; the thread is
+ * already writing the next window).
  */
 int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first);
+
+/* The sticky -errno of a failed reservation, 0 while none has failed. Cheap (one atomic
+ * load): the run loop polls it to stop promptly. */
+int secho_seq_failed(struct secho_seqstate *s);
 
 /* A worker's current block. Start with {0, 0}. */
 struct secho_seq_block {
@@ -102,7 +128,8 @@ uint64_t secho_seq_high_water(struct secho_seqstate *s);
 /* The next number the shared counter would hand out. */
 uint64_t secho_seq_peek_next(struct secho_seqstate *s);
 
-/* Release the lock and descriptors. Numbers reserved but unused are skipped next time. */
+/* Stop the reservation thread, release the lock and descriptors. Numbers reserved but
+ * unused are skipped next time. */
 void secho_seq_close(struct secho_seqstate *s);
 
 /* Fault injection for tests: the function used instead of fsync(2) (NULL: fsync). */

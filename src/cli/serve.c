@@ -32,6 +32,8 @@ static const char usage[] =
         "  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
         "  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
         "  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
+        "  --seq-window N       sequence numbers reserved per state write, 256..2^32 (default\n"
+        "                       1048576; up to N numbers are skipped at each restart)\n"
         "  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
         "  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
         "  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
@@ -139,13 +141,15 @@ int cmd_serve(int argc, char **argv)
 		O_RATE,
 		O_SECONDS,
 		O_QUIET,
-		O_MAC
+		O_MAC,
+		O_SEQWIN
 	};
 	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
 	                                     {"ip", required_argument, NULL, 'a'},
 	                                     {"key", required_argument, NULL, 'k'},
 	                                     {"mac", required_argument, NULL, O_MAC},
 	                                     {"state", required_argument, NULL, O_STATE},
+	                                     {"seq-window", required_argument, NULL, O_SEQWIN},
 	                                     {"io", required_argument, NULL, O_IO},
 	                                     {"offload", required_argument, NULL, O_OFFLOAD},
 	                                     {"mtu", required_argument, NULL, O_MTU},
@@ -202,6 +206,12 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_STATE:
 			cfg.state_path = optarg;
+			break;
+		case O_SEQWIN:
+			if (!parse_uint(optarg, 256, 1ul << 32, &v))
+				return bad("--seq-window: '%s' is not a number in 256..4294967296",
+				           optarg);
+			cfg.seq_window = v;
 			break;
 		case O_IO:
 			if (!secho_io_kind_parse(optarg, &cfg.io.kind) ||

@@ -24,7 +24,8 @@
 	X(TX_FULL, "tx_full", "no room in the TX ring")                                            \
 	X(REPORT_RATE, "report_rate_limited", "counters report refused by the rate limit")         \
 	X(REPORT_TOO_BIG, "report_too_big", "counters report does not fit the MTU")                \
-	X(SEQ_EXHAUSTED, "seq_unavailable", "no sequence number could be reserved durably")
+	X(SEQ_EXHAUSTED, "seq_unavailable", "no sequence number could be reserved durably")        \
+	X(SEQ_PENDING, "seq_pending", "the next window of sequence numbers is still being saved")
 
 enum secho_pipe_drop {
 #define SECHO_PIPE_X(name, id, text) SECHO_DROP_##name,

@@ -137,12 +137,17 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	return 0;
 }
 
-/* Next sequence number from the lease, refilling it from the durable allocator. */
+/* Next sequence number from the lease, refilling it from the durable allocator (which never
+ * waits for the disk). 0, or -1 with the drop counted. */
 static int take_seq(struct secho_worker *w, uint64_t *seq)
 {
-	if (w->seq_next >= w->seq_end && (!w->refill || w->refill(w) != 0)) {
-		w->ctr.drop[SECHO_DROP_SEQ_EXHAUSTED]++;
-		return -1;
+	if (w->seq_next >= w->seq_end) {
+		int rc = w->refill ? w->refill(w) : -ENOSPC;
+		if (rc) {
+			w->ctr.drop[rc == -EAGAIN ? SECHO_DROP_SEQ_PENDING
+			                          : SECHO_DROP_SEQ_EXHAUSTED]++;
+			return -1;
+		}
 	}
 	*seq = w->seq_next++;
 	return 0;

@@ -25,7 +25,9 @@ struct secho_worker {
 	bool arp;
 	struct secho_report_ctx *report; /* counters report state (shared, read-only here) */
 	/* Sequence lease [seq_next, seq_end): refilled by refill() from the shared durable
-	 * allocator; refill returns 0 or -1 (then the packet is dropped, SEQ_EXHAUSTED). */
+	 * allocator; refill returns 0, -EAGAIN (the next window is still being saved: the
+	 * packet is dropped as SEQ_PENDING) or another -errno (dropped as SEQ_EXHAUSTED).
+	 * Refill never waits for a disk. */
 	uint64_t seq_next, seq_end;
 	int (*refill)(struct secho_worker *w);
 	void *refill_arg;

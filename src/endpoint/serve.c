@@ -8,6 +8,10 @@
  * loop: RX burst through the stages, offload completions, wait when idle. SIGINT/SIGTERM
  * (or end of the pcap input, or --seconds) stops RX; the offload engine is drained and its
  * completions sent, TX flushed, the sequence state flushed, and a summary printed.
+ * A failed reservation of sequence numbers (the state's disk full, say: made in the
+ * background, see seqlease.h) stops the endpoint the same way within one loop turn (at
+ * most the 100 ms poll), with the reason on stderr and exit status 1: without durable
+ * numbers no request can be answered, and a supervisor must notice.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -109,7 +113,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		fprintf(stderr, "secho serve: AES-GCM key set-up: %s\n", secho_strerror(e));
 		goto out;
 	}
-	seq = secho_seqlease_open(cfg->state_path, key->key_id, err, sizeof(err));
+	seq = secho_seqlease_open(cfg->state_path, key->key_id, cfg->seq_window, err, sizeof(err));
 	if (!seq) {
 		fprintf(stderr, "secho serve: refusing to start: sequence state: %s\n", err);
 		goto out;
@@ -201,6 +205,11 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		secho_worker_completions(&w);
 		if (secho_rdtsc() > deadline)
 			break;
+		if (secho_seqlease_failed(seq, err, sizeof(err))) {
+			fprintf(stderr, "secho serve: stopping: sequence state: %s\n", err);
+			rc = 1;
+			break;
+		}
 		if (got)
 			continue;
 		if (secho_offload_inflight(off)) {
@@ -223,7 +232,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	secho_io_tx_flush(io);
 	rep->seq_final = secho_seqlease_high_water(seq);
 	rep->seq_high_water = NULL; /* the lease is gone after close: report seq_final */
-	if (secho_seqlease_close(seq, err, sizeof(err)) != 0) {
+	if (secho_seqlease_close(seq, err, sizeof(err)) != 0 && rc == 0) {
 		fprintf(stderr, "secho serve: sequence state: %s\n", err);
 		rc = 1;
 	}

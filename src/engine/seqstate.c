@@ -5,6 +5,15 @@
  * with release after the file write has been synced and loaded with acquire by takers,
  * so a taker that sees durable >= its block's end knows the reservation is on disk.
  * `next` only needs atomicity (a CAS loop, so it can never wrap past SECHO_SEQ_LAST).
+ *
+ * Reserving ahead (secho_seq_reserve_ahead): the reservation thread sleeps on `cond` until
+ * a taker sets `kicked` (it does when fewer than low_water = window / 2 durable numbers
+ * remain after its block, or when none remain for it), then raises H by a window at a time
+ * until low_water numbers are free again. Takers then never advance `next` beyond H (the
+ * CAS loop compares with the H it loaded), so a number is still never handed out before
+ * its window is on disk. The mutex is held only around the condition variable, never
+ * during a write: a kicking taker waits for no disk. The thread clears `kicked` before it
+ * looks at the counters, so a kick that arrives while it writes is not lost.
  */
 #include <secho/seqstate.h>
 
@@ -300,11 +309,14 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		goto fail;
 	}
 	rc = pthread_mutex_init(&s->lock, NULL);
+	if (!rc && (rc = pthread_cond_init(&s->cond, NULL)) != 0)
+		pthread_mutex_destroy(&s->lock);
 	if (rc) {
 		rc = -rc;
 		set_err(err, errlen, "mutex: %s", strerror(-rc));
 		goto fail;
 	}
+	s->low_water = s->window / 2;
 	atomic_store(&s->next, first);
 	atomic_store(&s->durable, target);
 	atomic_store(&s->failed, 0);
@@ -318,6 +330,99 @@ fail:
 	return rc;
 }
 
+/* Ask the reservation thread for the next window. Takes the mutex once per window (the
+ * flag stays set until the thread has looked), never while a write is in progress. */
+static void kick(struct secho_seqstate *s)
+{
+	if (atomic_exchange(&s->kicked, 1)) /* seq_cst: see take_ahead */
+		return;
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The reservation thread: see the top of this file. */
+static void *reserver_main(void *arg)
+{
+	struct secho_seqstate *s = arg;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!atomic_load(&s->kicked) && !atomic_load(&s->stop))
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (atomic_load(&s->stop))
+			break;
+		pthread_mutex_unlock(&s->lock);
+		atomic_store(&s->kicked, 0);
+		int rc = 0;
+		for (;;) {
+			uint64_t d = atomic_load(&s->durable);
+			uint64_t nx = atomic_load(&s->next);
+			/* Takers never pass H here, so nx <= d + 1. */
+			if (d >= SECHO_SEQ_LAST || (nx <= d && d - nx >= s->low_water))
+				break;
+			uint64_t t =
+			        SECHO_SEQ_LAST - d < s->window ? SECHO_SEQ_LAST : d + s->window;
+			rc = write_state(s, t);
+			if (rc) {
+				atomic_store_explicit(&s->failed, rc, memory_order_release);
+				break;
+			}
+			atomic_store_explicit(&s->durable, t, memory_order_release);
+		}
+		pthread_mutex_lock(&s->lock);
+		if (rc)
+			break; /* sticky: every take fails from now on, nothing left to do */
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int secho_seq_reserve_ahead(struct secho_seqstate *s)
+{
+	if (s->ahead)
+		return 0;
+	atomic_store(&s->stop, 0);
+	atomic_store(&s->kicked, 0);
+	int rc = pthread_create(&s->reserver, NULL, reserver_main, s);
+	if (rc)
+		return -rc;
+	pthread_setname_np(s->reserver, "secho-seqstate");
+	s->ahead = true;
+	/* The window opened at start may already be half used (it is not, normally). */
+	kick(s);
+	return 0;
+}
+
+int secho_seq_failed(struct secho_seqstate *s)
+{
+	return atomic_load_explicit(&s->failed, memory_order_relaxed);
+}
+
+/* secho_seq_take() with the reservation thread running: never writes, never waits. */
+static int take_ahead(struct secho_seqstate *s, uint64_t n, uint64_t *first)
+{
+	uint64_t cur = atomic_load_explicit(&s->next, memory_order_relaxed), d;
+	do {
+		if (cur > SECHO_SEQ_LAST || n > SECHO_SEQ_LAST - cur + 1)
+			return -ENOSPC;
+		/* acquire: a taker that sees H knows the window up to H is on disk */
+		d = atomic_load_explicit(&s->durable, memory_order_acquire);
+		if (cur + n - 1 > d) {
+			kick(s);
+			int f = atomic_load_explicit(&s->failed, memory_order_acquire);
+			return f ? f : -EAGAIN;
+		}
+		/* seq_cst (the same locked instruction on x86): a kick this taker finds already
+		 * pending is one the thread has not cleared yet, and after clearing it the thread
+		 * loads `next` (seq_cst too) and sees this block. */
+	} while (!atomic_compare_exchange_weak_explicit(
+	        &s->next, &cur, cur + n, memory_order_seq_cst, memory_order_relaxed));
+	if (d - (cur + n - 1) <= s->low_water)
+		kick(s);
+	*first = cur;
+	return 0;
+}
+
 int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first)
 {
 	if (n == 0)
@@ -325,6 +430,8 @@ int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first)
 	int f = atomic_load_explicit(&s->failed, memory_order_acquire);
 	if (f)
 		return f;
+	if (s->ahead)
+		return take_ahead(s, n, first);
 	uint64_t cur = atomic_load_explicit(&s->next, memory_order_relaxed);
 	do {
 		if (cur > SECHO_SEQ_LAST || n > SECHO_SEQ_LAST - cur + 1)
@@ -374,6 +481,15 @@ void secho_seq_close(struct secho_seqstate *s)
 {
 	if (s->lock_fd < 0)
 		return;
+	if (s->ahead) {
+		pthread_mutex_lock(&s->lock);
+		atomic_store(&s->stop, 1);
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reserver, NULL);
+		s->ahead = false;
+	}
+	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	close(s->lock_fd); /* releases the flock */
 	close(s->dir_fd);

@@ -240,7 +240,7 @@ int main(void)
 	struct secho_offload *off =
 	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 512, 20, err, sizeof(err));
 	T_CHECK(off != NULL, "offload: %s", err);
-	struct secho_seqlease *seq = secho_seqlease_open(state_path, 7, err, sizeof(err));
+	struct secho_seqlease *seq = secho_seqlease_open(state_path, 7, 0, err, sizeof(err));
 	T_CHECK(seq != NULL, "seq: %s", err);
 	if (!io || !off || !seq) {
 		t_end();

@@ -2,7 +2,8 @@
  * tests/unit/test_seqstate.c - sequence numbers: unique across threads and increasing per
  * thread, resumed above the high-water mark after a restart, never reused after kill -9,
  * refused when the state cannot be kept (corrupt, checksum, key id, permissions, owner,
- * lock, unwritable, fsync failure, exhausted).
+ * lock, unwritable, fsync failure, exhausted); with the reservation thread, the state is
+ * never written by the taking thread and a failed reservation is sticky.
  *
  * The state record's CRC is checked against zlib's crc32() as an independent reference.
  */
@@ -15,6 +16,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,6 +453,114 @@ static void test_refusals(void)
 	t_end();
 }
 
+/* Reserving ahead: the state is written by the reservation thread, never by the thread
+ * that takes numbers (the data path), which gets -EAGAIN instead of waiting when the disk
+ * is slow; a number is still never handed out before its window is durable; a failed
+ * reservation is sticky and reported. The sync hook stands in for the disk: it records
+ * which thread called it, and blocks (until released) when `hold` is set. */
+static pthread_t taker;
+static atomic_int sync_on_taker, sync_calls, hold, holding, sync_fail;
+static _Atomic uint64_t durable_seen; /* H when the hook ran: what is about to be durable */
+
+static int probe_sync(int fd)
+{
+	(void)fd;
+	atomic_fetch_add(&sync_calls, 1);
+	if (pthread_equal(pthread_self(), taker)) {
+		atomic_fetch_add(&sync_on_taker, 1);
+		return 0; /* never block the taker: that would hang the test on a regression */
+	}
+	atomic_store(&holding, 1);
+	for (int i = 0; i < 5000 && atomic_load(&hold); i++) /* at most 5 s */
+		usleep(1000);
+	atomic_store(&holding, 0);
+	if (atomic_load(&sync_fail)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
+static void test_reserve_ahead(void)
+{
+	struct secho_seqstate s;
+	char err[512];
+	uint64_t f, prev = 0;
+	t_begin("reserve ahead: the data path never writes the state nor waits for it");
+	reset_state();
+	taker = pthread_self();
+	atomic_store(&sync_on_taker, 0);
+	atomic_store(&hold, 0);
+	atomic_store(&sync_fail, 0);
+	int rc = secho_seq_open(&s, spath, 8, 256, err, sizeof(err));
+	if (!T_CHECK(rc == 0, "open: %s", err)) {
+		t_end();
+		return;
+	}
+	T_CHECK(secho_seq_reserve_ahead(&s) == 0, "reservation thread started");
+	secho_seq_set_sync_hook(probe_sync);
+	/* 1. Takes across many windows: every number is at most H, and the taker never
+	 * syncs. A take that finds the next window still being saved gets -EAGAIN at once;
+	 * it tries again a little later (bounded: 20 s in all). */
+	unsigned taken = 0, again = 0, bad = 0;
+	for (unsigned i = 0; i < 100000 && taken < 2000; i++) {
+		rc = secho_seq_take(&s, 4, &f);
+		if (rc == -EAGAIN) {
+			again++;
+			usleep(200);
+			continue;
+		}
+		if (rc)
+			break;
+		bad += f <= prev || f + 3 > secho_seq_high_water(&s);
+		prev = f + 3;
+		taken++;
+	}
+	T_CHECK(taken == 2000, "2000 blocks of 4 taken across windows of 256 (rc %d)", rc);
+	T_CHECK(bad == 0, "%u blocks not increasing or beyond the durable mark", bad);
+	T_CHECK(atomic_load(&sync_calls) > 0, "the state was written (%d syncs)",
+	        atomic_load(&sync_calls));
+	T_CHECK(atomic_load(&sync_on_taker) == 0, "%d of %d state syncs ran in the taking thread",
+	        atomic_load(&sync_on_taker), atomic_load(&sync_calls));
+	printf("  %u takes, %u answered -EAGAIN (window still being saved)\n", taken, again);
+
+	/* 2. The disk stalls: takes go on until the durable numbers run out, then -EAGAIN at
+	 * once; nothing beyond H is ever handed out. */
+	atomic_store(&hold, 1);
+	unsigned got = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		rc = secho_seq_take(&s, 1, &f);
+		if (rc)
+			break;
+		got++;
+		bad += f > secho_seq_high_water(&s);
+	}
+	T_CHECK(rc == -EAGAIN, "with the disk stalled: -EAGAIN after %u numbers (rc %d)", got, rc);
+	T_CHECK(got < 1000 && bad == 0, "%u numbers beyond the durable mark", bad);
+	for (int i = 0; i < 1000 && !atomic_load(&holding); i++)
+		usleep(1000);
+	T_CHECK(atomic_load(&holding), "the reservation thread is the one waiting for the disk");
+	durable_seen = secho_seq_high_water(&s);
+	atomic_store(&hold, 0);
+	for (int i = 0; i < 2000 && (rc = secho_seq_take(&s, 1, &f)) == -EAGAIN; i++)
+		usleep(1000);
+	T_CHECK(rc == 0 && f <= secho_seq_high_water(&s) && secho_seq_high_water(&s) > durable_seen,
+	        "numbers again once the disk is back (rc %d)", rc);
+
+	/* 3. The disk fails (ENOSPC): the failure is sticky and reported, takes fail with it. */
+	atomic_store(&sync_fail, 1);
+	for (unsigned i = 0; i < 100000 && (rc = secho_seq_take(&s, 1, &f)) != -ENOSPC; i++)
+		if (rc == -EAGAIN)
+			usleep(200);
+	T_CHECK(rc == -ENOSPC, "takes fail with the reservation's error (rc %d)", rc);
+	T_CHECK(secho_seq_failed(&s) == -ENOSPC, "secho_seq_failed: %d", secho_seq_failed(&s));
+	atomic_store(&sync_fail, 0);
+	T_CHECK(secho_seq_take(&s, 1, &f) == -ENOSPC, "sticky");
+	secho_seq_set_sync_hook(NULL);
+	secho_seq_close(&s);
+	t_end();
+}
+
 /* Unwritable state directory: as an unprivileged user in a child (root ignores modes). */
 static void test_unwritable(void)
 {
@@ -511,6 +621,7 @@ int main(void)
 	test_restart();
 	test_crash();
 	test_refusals();
+	test_reserve_ahead();
 	test_unwritable();
 	reset_state();
 	rmdir(dir);

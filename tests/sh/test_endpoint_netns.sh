@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# tests/sh/test_endpoint_netns.sh - the endpoint against a hostile or unlucky wire.
+#
+#   ns host (192.0.2.1)  ==== veth ====  ns endpoint (no IP stack address)
+#   secho host load/paired, raw frames     secho serve --ip 192.0.2.2
+#
+# 1. Sequence state on a tiny tmpfs (mounted in the endpoint's own mount namespace, gone
+#    with it), filled under load: the endpoint exits promptly with status 1 and says why;
+#    every answer before that verified, no sequence number seen twice.
+# Namespaces, mounts and processes are removed on any exit (trap).
+set -u
+ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+S=${SECHO_BIN:-$ROOT/build/secho}
+BUILD=${BUILD:-build}
+# shellcheck source=tests/sh/netns.sh
+. "$ROOT/tests/sh/netns.sh"
+
+if why=$(netns_unavailable); then
+	echo "UNAVAILABLE endpoint netns: $why"
+	exit 0
+fi
+D=$(mktemp -d /tmp/secho-ep.XXXXXX)
+chmod 700 "$D"
+EP=
+stop_ep() { # [signal]: stop the endpoint started last, bounded
+	[ -n "$EP" ] || return 0
+	kill "-${1:-TERM}" "$EP" 2>/dev/null
+	for _ in $(seq 1 50); do kill -0 "$EP" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$EP" 2>/dev/null
+	wait "$EP" 2>/dev/null
+	EP=
+}
+cleanup() { stop_ep TERM; netns_cleanup; rm -rf "$D"; }
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+netns_setup || { echo "FAIL endpoint netns: cannot build the namespaces"; exit 1; }
+
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+check() { # description, shell condition (one string, evaluated)
+	if eval "$2"; then pass "$1"; else fail "$1"; fi
+}
+jqn() { jq -r "$1" "$2"; }
+
+"$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
+
+# wait_banner LOG PID: wait (bounded) for the endpoint's banner; 1 if it exited first.
+wait_banner() {
+	for _ in $(seq 1 50); do
+		grep -qs "^secho serve: key id" "$1" && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+host() { # subcommand args...
+	local sub=$1
+	shift
+	in_h "$S" host "$sub" --key "$D/key" --iface "$IF_H" --dst-mac "$MAC_E" --src-ip "$IP_H" \
+		--dst-ip "$IP_E" --quiet "$@"
+}
+
+# ---- 1. sequence state on a tiny tmpfs, filled under load ----
+# The endpoint runs in the mount namespace `ip netns exec` gives it, with a 64 KiB tmpfs
+# over $D/st there; the same shell fills it when asked (file $D/fill-now), then waits for
+# the endpoint and writes its exit status. --seq-window 4096: a state write every 2048
+# numbers, so the full disk is met within a fraction of a second of load.
+mkdir -m 700 "$D/st"
+in_e sh -c '
+	mount -t tmpfs -o size=64k,mode=0700 secho-test "$1" || exit 99
+	"$2" serve --iface "$3" --ip "$4/24" --key "$5" --state "$1/seq.state" --io packet \
+		--seq-window 4096 >"$6" 2>&1 &
+	ep=$!
+	i=0
+	while [ ! -f "$7" ] && [ $i -lt 200 ] && kill -0 $ep 2>/dev/null; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	dd if=/dev/zero of="$1/fill" bs=4k >/dev/null 2>&1
+	wait $ep
+	echo $? >"$8"
+' sh "$D/st" "$S" "$IF_E" "$IP_E" "$D/key" "$D/st.log" "$D/fill-now" "$D/st.exit" &
+EP=$!
+if wait_banner "$D/st.log" "$EP"; then
+	host load --seconds 4 --max-loss 1000000000 --json --seq-log "$D/st.seqs" \
+		>"$D/st.json" 2>"$D/st.err" &
+	LP=$!
+	sleep 1
+	touch "$D/fill-now"
+	wait "$LP"
+	# The endpoint had 3 s to notice; the load has ended.
+	for _ in $(seq 1 20); do [ -f "$D/st.exit" ] && break; sleep 0.1; done
+	st_rc=$(cat "$D/st.exit" 2>/dev/null)
+	msg=$(grep 'stopping: sequence state' "$D/st.log")
+	echo "  ${msg:-no message}"
+	total=$(wc -l <"$D/st.seqs")
+	dups=$(sort -n "$D/st.seqs" | uniq -d | wc -l)
+	verified=$(jqn '[.totals[].verified] | add' "$D/st.json" 2>/dev/null)
+	failed=$(jqn '[.totals[].failed] | add' "$D/st.json" 2>/dev/null)
+	echo "  load: ${verified:-?} verified, ${failed:-?} failed; $total sequence numbers, $dups repeated"
+	check "state disk full under load: the endpoint exited by itself, status ${st_rc:-none} (1)" \
+		'[ "${st_rc:-x}" = 1 ]'
+	check "state disk full: stderr names the file and the reason" \
+		'echo "$msg" | grep -q "seq.state.*No space left on device"'
+	check "state disk full: every answer verified, none reused ($total seen, $dups repeated)" \
+		'[ "${failed:-1}" = 0 ] && [ "${verified:-0}" -gt 2048 ] && [ "$dups" -eq 0 ]'
+	[ "${st_rc:-x}" = 1 ] || sed 's/^/  /' "$D/st.log" | tail -5
+else
+	fail "endpoint started with its state on a tmpfs"
+	sed 's/^/  /' "$D/st.log"
+fi
+stop_ep TERM
+exit 0
