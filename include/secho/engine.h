@@ -60,6 +60,18 @@ struct secho_offload_stats {
 struct secho_offload;
 
 /*
+ * Keep every backend's key state in locked memory excluded from core dumps, in this
+ * process: OpenSSL EVP's contexts (their key schedules) come from a pool of such pages
+ * (OpenSSL's allocator hooks, used only while a key is set up); ipsec-mb's expanded key
+ * is always allocated there; AF_ALG's lies in the kernel. Call once, before anything in
+ * the process uses OpenSSL (its hooks can only be set before its first allocation).
+ * Returns 0 with *locked saying whether the pages could be locked (RLIMIT_MEMLOCK), -EBUSY
+ * when OpenSSL has already allocated memory (its key state would be in the heap), or
+ * -ENOMEM.
+ */
+int secho_offload_protect_keys(bool *locked);
+
+/*
  * Start an engine thread with `backend`, key (32 bytes; copied, wiped on destroy) and a
  * ring of ring_size jobs (power of two, 2..4096; as many staging buffers). spin_us: how
  * long the engine thread polls an empty ring before sleeping (0 = sleep at once).

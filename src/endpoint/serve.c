@@ -2,16 +2,16 @@
  * src/endpoint/serve.c - bring the endpoint up, run the data path, bring it down.
  *
  * Set-up order (each step can refuse to start, with one line on stderr and exit 2):
- * process made non-dumpable; key file loaded into locked, non-dumped memory; AES-GCM key
- * schedule; sequence state opened and a first window reserved durably; offload engine
- * (backend probed: AF_ALG says clearly when the kernel lacks it); I/O opened. Then the
- * loop: RX burst through the stages, offload completions, wait when idle. SIGINT/SIGTERM
- * (or end of the pcap input, or --seconds) stops RX; the offload engine is drained and its
- * completions sent, TX flushed, the sequence state flushed, and a summary printed.
- * A failed reservation of sequence numbers (the state's disk full, say: made in the
- * background, see seqlease.h) stops the endpoint the same way within one loop turn (at
- * most the 100 ms poll), with the reason on stderr and exit status 1: without durable
- * numbers no request can be answered, and a supervisor must notice.
+ * process made non-dumpable; the offload backends' key state directed to locked, non-dumped
+ * memory (before anything uses OpenSSL); key file loaded into locked, non-dumped memory; AES-GCM
+ * key schedule; sequence state opened and a first window reserved durably; offload engine (backend
+ * probed: AF_ALG says clearly when the kernel lacks it); I/O opened. Then the loop: RX burst
+ * through the stages, offload completions, wait when idle. SIGINT/SIGTERM (or end of the pcap
+ * input, or --seconds) stops RX; the offload engine is drained and its completions sent, TX
+ * flushed, the sequence state flushed, and a summary printed. A failed reservation of sequence
+ * numbers (the state's disk full, say: made in the background, see seqlease.h) stops the endpoint
+ * the same way within one loop turn (at most the 100 ms poll), with the reason on stderr and exit
+ * status 1: without durable numbers no request can be answered, and a supervisor must notice.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -97,8 +97,20 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 
 	if (secho_secret_process_protect() != 0)
 		fprintf(stderr, "secho serve: warning: could not make the process non-dumpable\n");
-	key = secho_secret_alloc(sizeof(*key), &locked);
-	gk = secho_secret_alloc(sizeof(*gk), &locked);
+	bool off_locked = false;
+	int pe = secho_offload_protect_keys(&off_locked);
+	if (pe == -ENOMEM || (pe && cfg->offload == SECHO_OFFLOAD_OPENSSL)) {
+		fprintf(stderr,
+		        "secho serve: cannot keep the offload engine's key state in locked memory: "
+		        "%s\n",
+		        pe == -EBUSY ? "OpenSSL was used before its allocator could be set"
+		                     : strerror(-pe));
+		goto out;
+	}
+	bool key_locked = false, gk_locked = false;
+	key = secho_secret_alloc(sizeof(*key), &key_locked);
+	gk = secho_secret_alloc(sizeof(*gk), &gk_locked);
+	locked = key_locked && gk_locked && off_locked;
 	if (!key || !gk) {
 		fprintf(stderr, "secho serve: cannot allocate protected key memory: %s\n",
 		        strerror(errno));

@@ -108,6 +108,11 @@ bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t
 	return o->probe(why, whylen) == 0;
 }
 
+int secho_offload_protect_keys(bool *locked)
+{
+	return secho_offload_openssl_protect(locked);
+}
+
 static int ring_init(struct ring *r, unsigned size)
 {
 	r->e = calloc(size, sizeof(*r->e));

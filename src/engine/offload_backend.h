@@ -5,6 +5,7 @@
 #ifndef SECHO_ENGINE_OFFLOAD_BACKEND_H
 #define SECHO_ENGINE_OFFLOAD_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +24,10 @@ struct secho_offload_ops {
 	/* Wipe and free. */
 	void (*fini)(void *st);
 };
+
+/* OpenSSL's allocations of key state from locked, dump-excluded pages (offload_openssl.c;
+ * see secho_offload_protect_keys). */
+int secho_offload_openssl_protect(bool *locked);
 
 extern const struct secho_offload_ops secho_offload_openssl_ops;
 extern const struct secho_offload_ops secho_offload_ipsecmb_ops;

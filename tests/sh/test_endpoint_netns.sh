@@ -7,6 +7,9 @@
 # 1. Sequence state on a tiny tmpfs (mounted in the endpoint's own mount namespace, gone
 #    with it), filled under load: the endpoint exits promptly with status 1 and says why;
 #    every answer before that verified, no sequence number seen twice.
+# 2. Key material: with each offload backend, after traffic on both paths, the key's bytes
+#    (and its hex text) are found in the endpoint's memory only in mappings that are locked
+#    and excluded from core dumps (tests/tools/keyscan: /proc/PID/smaps and /proc/PID/mem).
 # Namespaces, mounts and processes are removed on any exit (trap).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -110,4 +113,36 @@ else
 	sed 's/^/  /' "$D/st.log"
 fi
 stop_ep TERM
+
+# ---- 2. every copy of the key in locked, dump-excluded memory ----
+KEYHEX=$(sed -n 's/^key //p' "$D/key")
+# start_ep LOG serve-args...: the endpoint in its namespace; EP is its own PID.
+start_ep() {
+	local log=$1
+	shift
+	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" "$@" >"$log" 2>&1 &
+	EP=$!
+	wait_banner "$log" "$EP"
+}
+for off in openssl ipsec-mb afalg; do
+	if ! start_ep "$D/km.log" --io packet --offload "$off"; then
+		stop_ep TERM
+		if [ "$off" = afalg ] && grep -q 'AF_ALG' "$D/km.log"; then
+			echo "UNAVAILABLE key memory ($off): $(head -1 "$D/km.log")"
+		else
+			fail "key memory ($off): endpoint started"
+			sed 's/^/  /' "$D/km.log" | head -3
+		fi
+		continue
+	fi
+	host paired --count 50 >/dev/null 2>&1
+	prc=$?
+	"$ROOT/$BUILD/tools/keyscan" "$EP" "$KEYHEX" >"$D/km.scan" 2>&1
+	krc=$?
+	sed 's/^/  /' "$D/km.scan" | grep -v '^  ok '
+	check "key memory ($off): after traffic (paired exit $prc), the key only in locked, dump-excluded memory" \
+		'[ "$prc" -eq 0 ] && [ "$krc" -eq 0 ]'
+	stop_ep TERM
+done
 exit 0

@@ -191,9 +191,34 @@ static void test_latency(void)
 	t_end();
 }
 
+/* The backends' key state from locked memory (as the endpoint runs them): set first, before
+ * anything here uses OpenSSL; then every backend test below runs with it, and engines are
+ * created and destroyed again and again (the pool's blocks wiped, freed and reused). */
+static void test_protect(void)
+{
+	t_begin("offload key state in locked memory: OpenSSL allocator hooks set, pool reused");
+	bool locked = false;
+	int rc = secho_offload_protect_keys(&locked);
+	T_CHECK(rc == 0, "secho_offload_protect_keys: %d", rc);
+	T_CHECK(secho_offload_protect_keys(&locked) == 0, "a second call is harmless");
+	uint8_t key[32];
+	char why[256];
+	t_randbytes(key, sizeof(key));
+	unsigned made = 0;
+	for (int i = 0; i < 200; i++) {
+		struct secho_offload *o =
+		        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 2, 0, why, sizeof(why));
+		made += o != NULL;
+		secho_offload_destroy(o);
+	}
+	T_CHECK(made == 200, "%u of 200 engines created and destroyed (%s)", made, why);
+	t_end();
+}
+
 int main(void)
 {
 	t_seed_init("test_offload");
+	test_protect();
 	test_backend(SECHO_OFFLOAD_OPENSSL);
 	test_backend(SECHO_OFFLOAD_IPSECMB);
 	test_backend(SECHO_OFFLOAD_AFALG);
