@@ -10,8 +10,14 @@
  *    <= H. A window of numbers is reserved (H raised, the file replaced durably: temporary
  *    file, fsync, rename, fsync of the directory) BEFORE any number from it is handed out;
  *  - on start the state is read and numbering begins ABOVE H (numbers reserved but unused
- *    before a crash are skipped, never reused); the first window is reserved at open, so
- *    a state that cannot be written is found before the endpoint starts;
+ *    before a crash are skipped, never reused), and never below the wall-clock floor
+ *    (CLOCK_REALTIME in microseconds times 4096: a lost, restored or copied state cannot
+ *    repeat numbers unless the clock was set back); the first window is reserved at open,
+ *    so a state that cannot be written is found before the endpoint starts;
+ *  - the lock file holds the last reserved record too (not synced: a hint); a state below
+ *    it went backwards (restored from a backup, copied): open says so and starts above it;
+ *  - with a shared key (several endpoints at once) each endpoint has its own instance id
+ *    and its own state, which names the instance; another instance's state is refused;
  *  - usable numbers are 1 .. SECHO_SEQ_LAST; then the space is exhausted and the key must
  *    be replaced;
  *  - with secho_seq_reserve_ahead(), a thread of its own reserves the next window while
@@ -20,8 +26,9 @@
  *    disk yet;
  *  - a process holds an exclusive flock on "<state>.lock" while it uses the state.
  *
- * State file: one line, "secho-seq 1 key-id K reserved H crc32 C\n", K and H decimal, C the
- * CRC-32 (IEEE 802.3, as zlib's crc32()) of the bytes before " crc32", 8 lower-case hex
+ * State file: one line, "secho-seq 1 key-id K reserved H crc32 C\n" (for an instance of a
+ * shared key "secho-seq 1 key-id K instance I reserved H crc32 C\n"), K, I and H decimal, C
+ * the CRC-32 (IEEE 802.3, as zlib's crc32()) of the bytes before " crc32", 8 lower-case hex
  * digits. Mode 0600, owned by the running user.
  */
 #ifndef SECHO_SEQSTATE_H
@@ -43,7 +50,8 @@ extern "C" {
 #define SECHO_SEQ_LAST           (UINT64_MAX - 1)
 #define SECHO_SEQ_PATH_MAX       4096
 
-/* Shared allocator state. Caller-owned; the fields are private. One per key id. */
+/* Shared allocator state. Caller-owned; the fields are private (but went_back_*, which
+ * open sets for the caller to report). One per key id and instance. */
 struct secho_seqstate {
 	_Atomic uint64_t next;    /* next number to hand out */
 	_Atomic uint64_t durable; /* H: reserved on disk; numbers <= H may be handed out */
@@ -55,6 +63,8 @@ struct secho_seqstate {
 	pthread_t reserver;
 	bool ahead; /* the reservation thread runs: takers never write the state */
 	uint64_t window, low_water;
+	uint64_t went_back_from, went_back_to; /* open: the state went backwards (0: it did not) */
+	uint32_t instance;                     /* 0: the key is not shared */
 	uint16_t key_id;
 	int lock_fd, dir_fd;
 	char path[SECHO_SEQ_PATH_MAX];
@@ -63,6 +73,9 @@ struct secho_seqstate {
 
 /* "/var/lib/secho/seq-<key_id>.state" into buf. Returns buf. */
 char *secho_seq_default_path(uint16_t key_id, char *buf, size_t n);
+/* The same for an instance of a shared key: ".../seq-<key_id>-<instance>.state" (instance 0:
+ * as secho_seq_default_path). Returns buf. */
+char *secho_seq_default_path_for(uint16_t key_id, uint32_t instance, char *buf, size_t n);
 
 /*
  * Open (or create, when the file does not exist but its directory does) the state at path
@@ -75,6 +88,13 @@ char *secho_seq_default_path(uint16_t key_id, char *buf, size_t n);
  */
 int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, uint64_t window,
                    char *err, size_t errlen);
+/* secho_seq_open for instance `instance` (1..2^32-1) of a shared key (0: not shared, as
+ * secho_seq_open): the record names the instance, and a record of another instance (or of
+ * the unshared key) is refused (-EINVAL). After either open, s->went_back_from is non-zero
+ * when the state was found below the lock file's hint (then numbering starts above the
+ * hint, and went_back_to holds the state's mark, 0 when there was no state). */
+int secho_seq_open_instance(struct secho_seqstate *s, const char *path, uint16_t key_id,
+                            uint32_t instance, uint64_t window, char *err, size_t errlen);
 
 /*
  * Start the reservation thread (call once, after open): from now on the next window is

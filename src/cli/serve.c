@@ -34,6 +34,10 @@ static const char usage[] =
         "  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
         "  --seq-window N       sequence numbers reserved per state write, 256..2^32 (default\n"
         "                       1048576; up to N numbers are skipped at each restart)\n"
+        "  --instance N         this endpoint's id among those sharing its key (1..2^32-1):\n"
+        "                       required with a key file marked \"shared yes\", refused\n"
+        "                       otherwise; it goes into the IV and the header, and the default\n"
+        "                       state becomes /var/lib/secho/seq-<keyid>-<N>.state\n"
         "  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
         "  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
         "  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
@@ -95,7 +99,8 @@ static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsign
 	char *end;
 	errno = 0;
 	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-')
+	/* digits only: strtoul would also take leading blanks and a sign */
+	if (errno || end == s || *end || v < lo || v > hi || s[0] < '0' || s[0] > '9')
 		return false;
 	*out = v;
 	return true;
@@ -142,7 +147,8 @@ int cmd_serve(int argc, char **argv)
 		O_SECONDS,
 		O_QUIET,
 		O_MAC,
-		O_SEQWIN
+		O_SEQWIN,
+		O_INSTANCE
 	};
 	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
 	                                     {"ip", required_argument, NULL, 'a'},
@@ -150,6 +156,7 @@ int cmd_serve(int argc, char **argv)
 	                                     {"mac", required_argument, NULL, O_MAC},
 	                                     {"state", required_argument, NULL, O_STATE},
 	                                     {"seq-window", required_argument, NULL, O_SEQWIN},
+	                                     {"instance", required_argument, NULL, O_INSTANCE},
 	                                     {"io", required_argument, NULL, O_IO},
 	                                     {"offload", required_argument, NULL, O_OFFLOAD},
 	                                     {"mtu", required_argument, NULL, O_MTU},
@@ -206,6 +213,12 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_STATE:
 			cfg.state_path = optarg;
+			break;
+		case O_INSTANCE:
+			if (!parse_uint(optarg, 1, UINT32_MAX, &v))
+				return bad("--instance: '%s' is not a number in 1..4294967295",
+				           optarg);
+			cfg.instance = (uint32_t)v;
 			break;
 		case O_SEQWIN:
 			if (!parse_uint(optarg, 256, 1ul << 32, &v))

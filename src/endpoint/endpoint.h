@@ -35,6 +35,7 @@ struct secho_endpoint_cfg {
 	const char *key_path;
 	const char *state_path; /* NULL: /var/lib/secho/seq-<keyid>.state */
 	uint64_t seq_window;    /* numbers reserved per state write; 0 = the default (2^20) */
+	uint32_t instance;      /* a shared key's instance id (1..2^32-1); 0 = none given */
 	enum secho_offload_backend offload;
 	unsigned offload_ring; /* jobs and staging buffers (power of two) */
 	unsigned offload_spin_us;

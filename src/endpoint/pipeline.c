@@ -202,7 +202,7 @@ static void post_offload(struct secho_worker *w, struct secho_io_pkt *p,
 	}
 	struct secho_offload_job j = {
 	        .slot = (uint32_t)slot, .len = req->payload_len, .cookie = (uint64_t)slot};
-	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD, w->key_id, w->salt, seq);
+	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD | w->shdr_flags, w->key_id, w->salt, seq);
 	memcpy(secho_offload_staging(w->off, j.slot), p->data + req->payload_off, j.len);
 	struct secho_pending *pd = &w->pending[slot];
 	pd->req = *req;
@@ -233,7 +233,7 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 	struct secho_wire_req r = *req;
 	r.payload_len = (uint16_t)n;
 	uint8_t shdr[SECHO_SHDR_LEN];
-	secho_shdr_build(shdr, SECHO_SHDR_F_COUNTERS, w->key_id, w->salt, seq);
+	secho_shdr_build(shdr, SECHO_SHDR_F_COUNTERS | w->shdr_flags, w->key_id, w->salt, seq);
 	size_t rlen = secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, SCRATCH_FRAME);
 	uint8_t *ct = buf + SECHO_RESP_PAYLOAD_OFF;
 	if (!rlen || secho_gcm_seal(w->gk, shdr + 4, 12, shdr, 16, ct, ct, n, ct + n, 16) != 0) {
@@ -352,7 +352,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			cap = SCRATCH_FRAME;
 		}
 		uint8_t shdr[SECHO_SHDR_LEN];
-		secho_shdr_build(shdr, 0, w->key_id, w->salt, seq);
+		secho_shdr_build(shdr, w->shdr_flags, w->key_id, w->salt, seq);
 		size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, w->ip_id++, base, cap);
 		if (!rlen) { /* cannot happen: parse bounds the payload by the MTU */
 			w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;

@@ -21,7 +21,8 @@ struct secho_worker {
 	const secho_gcm_key *gk;
 	struct secho_offload *off;
 	uint16_t key_id;
-	uint8_t salt[SECHO_SALT_LEN];
+	uint8_t salt[SECHO_SALT_LEN]; /* the IV's fixed field: the salt, or salt ^ instance */
+	uint8_t shdr_flags;           /* OR-ed into every header: SECHO_SHDR_F_INSTANCE or 0 */
 	bool arp;
 	struct secho_report_ctx *report; /* counters report state (shared, read-only here) */
 	/* Sequence lease [seq_next, seq_end): refilled by refill() from the shared durable

@@ -20,8 +20,8 @@ struct secho_seqlease {
 	struct secho_seqstate st;
 };
 
-struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, uint64_t window,
-                                           char *err, size_t errlen)
+struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, uint32_t instance,
+                                           uint64_t window, char *err, size_t errlen)
 {
 	struct secho_seqlease *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -36,7 +36,7 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ui
 		free(s);
 		return NULL;
 	}
-	if (secho_seq_open(&s->st, path, key_id, window, err, errlen) != 0) {
+	if (secho_seq_open_instance(&s->st, path, key_id, instance, window, err, errlen) != 0) {
 		free(s);
 		return NULL;
 	}
@@ -48,6 +48,15 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ui
 		free(s);
 		return NULL;
 	}
+	if (s->st.went_back_from)
+		snprintf(err, errlen,
+		         "%s went backwards: it says %llu, but this directory reserved up to %llu "
+		         "(restored from a backup? copied?); numbering continues above %llu",
+		         s->st.path, (unsigned long long)s->st.went_back_to,
+		         (unsigned long long)s->st.went_back_from,
+		         (unsigned long long)s->st.went_back_from);
+	else if (errlen)
+		err[0] = '\0';
 	return s;
 }
 

@@ -125,11 +125,30 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		fprintf(stderr, "secho serve: AES-GCM key set-up: %s\n", secho_strerror(e));
 		goto out;
 	}
-	seq = secho_seqlease_open(cfg->state_path, key->key_id, cfg->seq_window, err, sizeof(err));
+	/* A shared key: every endpoint using it folds its own instance id into its IVs
+	 * (docs/PROTOCOL.md, "Shared keys"); an unshared one keeps the plain format. */
+	if (key->shared && !cfg->instance) {
+		fprintf(stderr,
+		        "secho serve: key file %s: key id %u is shared by several endpoints: give "
+		        "this one its own --instance N (1..4294967295), unique among them\n",
+		        cfg->key_path, (unsigned)key->key_id);
+		goto out;
+	}
+	if (!key->shared && cfg->instance) {
+		fprintf(stderr,
+		        "secho serve: --instance: key id %u is not marked shared in %s (an "
+		        "instance id changes the IV and the header; see secho keygen --shared)\n",
+		        (unsigned)key->key_id, cfg->key_path);
+		goto out;
+	}
+	seq = secho_seqlease_open(cfg->state_path, key->key_id, cfg->instance, cfg->seq_window, err,
+	                          sizeof(err));
 	if (!seq) {
 		fprintf(stderr, "secho serve: refusing to start: sequence state: %s\n", err);
 		goto out;
 	}
+	if (err[0])
+		fprintf(stderr, "secho serve: warning: sequence state: %s\n", err);
 	if (!secho_offload_backend_probe(cfg->offload, err, sizeof(err))) {
 		fprintf(stderr, "secho serve: offload backend %s unavailable: %s\n",
 		        secho_offload_backend_name(cfg->offload), err);
@@ -178,7 +197,8 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	w.gk = gk;
 	w.off = off;
 	w.key_id = key->key_id;
-	memcpy(w.salt, key->salt, sizeof(w.salt));
+	secho_shdr_fixed(key->salt, cfg->instance, w.salt);
+	w.shdr_flags = cfg->instance ? SECHO_SHDR_F_INSTANCE : 0;
 	w.arp = cfg->arp;
 	w.report = rep;
 	w.refill = refill;
@@ -203,8 +223,12 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
 		       secho_impl_name(secho_gcm_key_impl(gk)),
 		       secho_offload_backend_name(cfg->offload), cfg->offload_ring);
-		printf("secho serve: key id %u, sequence numbers from %" PRIu64 "%s\n", w.key_id,
-		       secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
+		char inst[48] = "";
+		if (cfg->instance)
+			snprintf(inst, sizeof(inst), " (shared, instance %" PRIu32 ")",
+			         cfg->instance);
+		printf("secho serve: key id %u%s, sequence numbers from %" PRIu64 "%s\n", w.key_id,
+		       inst, secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
 		fflush(stdout);
 	}
 

@@ -64,14 +64,27 @@ static uint32_t crc32_ieee(const void *p, size_t n)
 
 char *secho_seq_default_path(uint16_t key_id, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s/seq-%u.state", SECHO_SEQ_DEFAULT_DIR, (unsigned)key_id);
+	return secho_seq_default_path_for(key_id, 0, buf, n);
+}
+
+char *secho_seq_default_path_for(uint16_t key_id, uint32_t instance, char *buf, size_t n)
+{
+	if (instance)
+		snprintf(buf, n, "%s/seq-%u-%" PRIu32 ".state", SECHO_SEQ_DEFAULT_DIR,
+		         (unsigned)key_id, instance);
+	else
+		snprintf(buf, n, "%s/seq-%u.state", SECHO_SEQ_DEFAULT_DIR, (unsigned)key_id);
 	return buf;
 }
 
-/* Format the record for (key_id, hwm) into buf; returns its length. */
-static int format_record(char *buf, size_t n, uint16_t key_id, uint64_t hwm)
+/* Format the record for (key_id, instance, hwm) into buf; returns its length. */
+static int format_record(char *buf, size_t n, uint16_t key_id, uint32_t instance, uint64_t hwm)
 {
-	int l = snprintf(buf, n, "secho-seq 1 key-id %u reserved %" PRIu64, (unsigned)key_id, hwm);
+	int l = instance ? snprintf(buf, n,
+	                            "secho-seq 1 key-id %u instance %" PRIu32 " reserved %" PRIu64,
+	                            (unsigned)key_id, instance, hwm)
+	                 : snprintf(buf, n, "secho-seq 1 key-id %u reserved %" PRIu64,
+	                            (unsigned)key_id, hwm);
 	uint32_t c = crc32_ieee(buf, (size_t)l);
 	return l + snprintf(buf + l, n - (size_t)l, " crc32 %08" PRIx32 "\n", c);
 }
@@ -106,13 +119,15 @@ static bool expect(const char **p, const char *end, const char *lit)
 	return true;
 }
 
-/* Parse a record. Returns 0, or -EINVAL with the reason in err. */
+/* Parse a record for (key_id, instance). Returns 0, or -EINVAL with the reason in err. */
 static int parse_record(const char *buf, size_t len, const char *path, uint16_t key_id,
-                        uint64_t *hwm, char *err, size_t errlen)
+                        uint32_t instance, uint64_t *hwm, char *err, size_t errlen)
 {
 	const char *p = buf, *end = buf + len;
-	uint64_t kid, h;
+	uint64_t kid, inst = 0, h;
 	if (!expect(&p, end, "secho-seq 1 key-id ") || !parse_u64(&p, end, &kid) ||
+	    (expect(&p, end, " instance ") &&
+	     (!parse_u64(&p, end, &inst) || inst == 0 || inst > UINT32_MAX)) ||
 	    !expect(&p, end, " reserved ") || !parse_u64(&p, end, &h)) {
 		set_err(err, errlen, "%s: corrupt (not a secho sequence state record)", path);
 		return -EINVAL;
@@ -145,15 +160,34 @@ static int parse_record(const char *buf, size_t len, const char *path, uint16_t 
 		        (unsigned)key_id);
 		return -EINVAL;
 	}
+	if (inst != instance) {
+		/* Another endpoint's state (copied?): its numbers say nothing about ours. */
+		set_err(err, errlen,
+		        "%s: belongs to %s%" PRIu64 " of key id %u, not to %s%" PRIu32
+		        " (a state copied from another endpoint?)",
+		        path, inst ? "instance " : "the unshared key", inst ? inst : 0,
+		        (unsigned)key_id, instance ? "instance " : "the unshared key",
+		        instance ? instance : 0);
+		return -EINVAL;
+	}
 	*hwm = h;
 	return 0;
+}
+
+/* The hint: the same record in the lock file, rewritten (not synced) after every durable
+ * reservation. A state file found below it went backwards (restored from a backup, copied
+ * over); see secho_seq_open. Best effort: can't fail. */
+static void write_hint(struct secho_seqstate *s, const char *rec, int n)
+{
+	if (pwrite(s->lock_fd, rec, (size_t)n, 0) == n)
+		(void)!ftruncate(s->lock_fd, n);
 }
 
 /* Durably replace the state with hwm. Caller holds s->lock (or is open()). */
 static int write_state(struct secho_seqstate *s, uint64_t hwm)
 {
 	char rec[128];
-	int n = format_record(rec, sizeof(rec), s->key_id, hwm);
+	int n = format_record(rec, sizeof(rec), s->key_id, s->instance, hwm);
 	int fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
@@ -176,19 +210,38 @@ static int write_state(struct secho_seqstate *s, uint64_t hwm)
 		rc = errno ? -errno : -EIO;
 	if (rc)
 		unlink(s->tmp);
+	else
+		write_hint(s, rec, n);
 	return rc;
 }
 
 int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, uint64_t window,
                    char *err, size_t errlen)
 {
+	return secho_seq_open_instance(s, path, key_id, 0, window, err, errlen);
+}
+
+/* The wall-clock floor: CLOCK_REALTIME in microseconds times 4096 (0 if the clock is
+ * unreadable). See secho_seq_open_instance. */
+static uint64_t clock_floor(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec <= 0)
+		return 0;
+	return ((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u) << 12;
+}
+
+int secho_seq_open_instance(struct secho_seqstate *s, const char *path, uint16_t key_id,
+                            uint32_t instance, uint64_t window, char *err, size_t errlen)
+{
 	char dflt[SECHO_SEQ_PATH_MAX], dbuf[SECHO_SEQ_PATH_MAX], lockp[SECHO_SEQ_PATH_MAX + 8];
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = s->dir_fd = -1;
+	s->instance = instance;
 	if (!path)
-		path = secho_seq_default_path(key_id, dflt, sizeof(dflt));
+		path = secho_seq_default_path_for(key_id, instance, dflt, sizeof(dflt));
 	if (!*path || strlen(path) >= sizeof(s->path) - 1) {
 		set_err(err, errlen, "sequence state path is empty or too long");
 		return -ENAMETOOLONG;
@@ -276,21 +329,9 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 			        n ? "too long for a state record" : "empty file");
 			goto fail;
 		}
-		rc = parse_record(buf, (size_t)n, path, key_id, &hwm, err, errlen);
+		rc = parse_record(buf, (size_t)n, path, key_id, instance, &hwm, err, errlen);
 		if (rc)
 			goto fail;
-	} else {
-		/* No state yet: either a new key, or a state that was lost (deleted, a new
-		 * disk) for a key that was already used. Numbering from 1 would then repeat
-		 * IVs. Start at the wall clock in microseconds times 4096 instead: a key that
-		 * was used before started at its own (earlier) clock value and could only have
-		 * caught up by handing out more than 4096 numbers per microsecond (4 billion
-		 * per second) ever since. 2^64 / 4096 us is 142 years of clock. */
-		struct timespec ts;
-		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0) {
-			uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-			hwm = us << 12;
-		}
 	}
 	if (hwm >= SECHO_SEQ_LAST) {
 		rc = -ENOSPC;
@@ -299,7 +340,35 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		        path, (unsigned)key_id);
 		goto fail;
 	}
-	/* Begin above H and reserve the first window now, before anything is handed out:
+	/* The lock file's hint: the mark of the last reservation made in this directory. A
+	 * state below it went backwards (a backup restored, a copy from elsewhere, a lost
+	 * file): numbering from it would repeat numbers. Say so, and start above the hint. */
+	{
+		char hb[256];
+		ssize_t hn;
+		uint64_t hint = 0;
+		do
+			hn = pread(s->lock_fd, hb, sizeof(hb), 0);
+		while (hn < 0 && errno == EINTR);
+		if (hn > 0 && (size_t)hn < sizeof(hb) &&
+		    parse_record(hb, (size_t)hn, lockp, key_id, instance, &hint, NULL, 0) == 0 &&
+		    hint > hwm) {
+			s->went_back_from = hint;
+			s->went_back_to = hwm;
+			hwm = hint < SECHO_SEQ_LAST ? hint : SECHO_SEQ_LAST - 1;
+		}
+	}
+	/* Never below the wall-clock floor: with no state (a new key, or a state lost for a
+	 * key already used), or a state that went back without the hint to show it (the
+	 * whole directory restored), numbering from H + 1 would repeat numbers. A key used
+	 * before started at its own, earlier, clock value (times 4096) or above, and could
+	 * only have caught up with the clock by handing out more than 4096 numbers per
+	 * microsecond (4 x 10^9 per second) ever since. 2^64 / 4096 us is 142 years of
+	 * clock. This assumes the clock was not set back. */
+	uint64_t fl = clock_floor();
+	if (fl > hwm && fl < SECHO_SEQ_LAST)
+		hwm = fl;
+	/* Begin above that and reserve the first window now, before anything is handed out:
 	 * a state that cannot be kept refuses the start instead of failing under load. */
 	uint64_t first = hwm + 1;
 	uint64_t target = SECHO_SEQ_LAST - hwm < s->window ? SECHO_SEQ_LAST : hwm + s->window;

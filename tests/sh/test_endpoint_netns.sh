@@ -10,6 +10,8 @@
 # 2. Key material: with each offload backend, after traffic on both paths, the key's bytes
 #    (and its hex text) are found in the endpoint's memory only in mappings that are locked
 #    and excluded from core dumps (tests/tools/keyscan: /proc/PID/smaps and /proc/PID/mem).
+# 3. A shared key (keygen --shared) served as instance 7: the host tool verifies every
+#    response (IV fixed field = salt XOR instance, flag 0x04), over both engines.
 # Namespaces, mounts and processes are removed on any exit (trap).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -145,4 +147,25 @@ for off in openssl ipsec-mb afalg; do
 		'[ "$prc" -eq 0 ] && [ "$krc" -eq 0 ]'
 	stop_ep TERM
 done
+
+# ---- 3. a shared key, instance 7: the host verifies the instance's responses ----
+"$S" keygen --key-id 43 --shared --out "$D/shared.key" >/dev/null
+if ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/shared.key" \
+	--state "$D/shared.state" --instance 7 --io packet >"$D/sh.log" 2>&1 &
+	EP=$!
+	wait_banner "$D/sh.log" "$EP"; then
+	in_h "$S" host paired --key "$D/shared.key" --iface "$IF_H" --dst-mac "$MAC_E" \
+		--src-ip "$IP_H" --dst-ip "$IP_E" --quiet --count 100 --json >"$D/sh.json" 2>"$D/sh.err"
+	rc=$?
+	nv=$(jqn '[.paths[].verified] | add' "$D/sh.json" 2>/dev/null)
+	check "shared key, instance 7: host paired verified ${nv:-0} of 200 (exit $rc)" \
+		'[ "$rc" -eq 0 ] && [ "$nv" = 200 ]'
+	check "shared key: the banner names the instance" \
+		'grep -q "key id 43 (shared, instance 7)" "$D/sh.log"'
+	check "shared key: the state names the instance" 'grep -q " instance 7 " "$D/shared.state"'
+else
+	fail "endpoint started with a shared key"
+	sed 's/^/  /' "$D/sh.log" | head -3
+fi
+stop_ep TERM
 exit 0
