@@ -12,6 +12,9 @@
 #    and excluded from core dumps (tests/tools/keyscan: /proc/PID/smaps and /proc/PID/mem).
 # 3. A shared key (keygen --shared) served as instance 7: the host tool verifies every
 #    response (IV fixed field = salt XOR instance, flag 0x04), over both engines.
+# 4. Reflection: a second endpoint on the host side (192.0.2.1), and spoofed requests
+#    "from" its service port 4000 to ours: dropped and counted as src_port, never answered,
+#    so the two endpoints do not echo each other (each hop 32 bytes longer).
 # Namespaces, mounts and processes are removed on any exit (trap).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -57,6 +60,38 @@ wait_banner() {
 		sleep 0.1
 	done
 	return 1
+}
+# ip4_frame DST_MAC SRC_MAC SRC_IP DST_IP SPORT DPORT PAYLOAD_LEN [TAG_HEX]: one Ethernet /
+# IPv4 / UDP frame as hex (IPv4 checksum computed, UDP checksum 0 = none, payload bytes
+# 0x5a); TAG_HEX (a TPID and TCI, e.g. 81000005) goes after the MACs.
+csum16() {
+	local h=$1 s=0 i
+	for ((i = 0; i < ${#h}; i += 4)); do s=$((s + 16#${h:i:4})); done
+	while ((s >> 16)); do s=$(((s & 0xffff) + (s >> 16))); done
+	printf '%04x' $((~s & 0xffff))
+}
+ip4_frame() {
+	local sip dip ip pl
+	sip=$(printf '%02x' ${3//./ })
+	dip=$(printf '%02x' ${4//./ })
+	ip=$(printf '4500%04x00004000%s' $((28 + $7)) 4011)
+	ip="$ip$(csum16 "${ip}0000$sip$dip")$sip$dip"
+	pl=$(head -c "$7" /dev/zero | tr '\0' 'Z' | xxd -p | tr -d '\n')
+	printf '%s%s%s0800%s%04x%04x%04x0000%s\n' "${1//:/}" "${2//:/}" "${8:-}" "$ip" "$5" "$6" \
+		$((8 + $7)) "$pl"
+}
+# pcap_of FILE HEX...: a capture file (DLT_EN10MB) holding one frame per argument.
+pcap_of() {
+	local out=$1 f n le
+	shift
+	{
+		printf 'd4c3b2a1020004000000000000000000ffff000001000000'
+		for f in "$@"; do
+			n=$(printf '%08x' $((${#f} / 2)))
+			le=${n:6:2}${n:4:2}${n:2:2}${n:0:2}
+			printf '0000000000000000%s%s%s' "$le" "$le" "$f"
+		done
+	} | xxd -r -p >"$out"
 }
 host() { # subcommand args...
 	local sub=$1
@@ -168,4 +203,30 @@ else
 	sed 's/^/  /' "$D/sh.log" | head -3
 fi
 stop_ep TERM
+
+# ---- 4. reflection: two endpoints, spoofed requests from the other's service port ----
+EP2=
+if ip netns exec "$NS_H" "$S" serve --iface "$IF_H" --ip "$IP_H/24" --key "$D/key" \
+	--state "$D/b.state" --io packet >"$D/b.log" 2>&1 &
+	EP2=$!
+	wait_banner "$D/b.log" "$EP2" && start_ep "$D/a.log" --io packet; then
+	# A request from 192.0.2.1:4000 (the other endpoint's streaming port) to ours.
+	pcap_of "$D/spoof.pcap" $(for i in 1 2 3 4 5; do
+		ip4_frame "$MAC_E" "$MAC_H" "$IP_H" "$IP_E" 4000 4000 100
+	done)
+	host counters --json >"$D/r1.json" 2>/dev/null
+	n=$(in_h "$ROOT/$BUILD/tools/pcap_send" "$IF_H" "$D/spoof.pcap" | awk '{print $2}')
+	sleep 1
+	host counters --json >"$D/r2.json" 2>/dev/null
+	dtx=$(($(jqn '.report.tx_frames' "$D/r2.json") - $(jqn '.report.tx_frames' "$D/r1.json")))
+	dsp=$(($(jqn '.report.drops.src_port // 0' "$D/r2.json") - $(jqn '.report.drops.src_port // 0' "$D/r1.json")))
+	echo "  $n spoofed requests from port 4000: endpoint tx +$dtx (the first report), src_port +$dsp"
+	check "reflection: spoofed requests from another endpoint's port 4000 unanswered, counted src_port" \
+		'[ "$n" = 5 ] && [ "$dtx" -eq 1 ] && [ "$dsp" -eq 5 ]'
+else
+	fail "two endpoints started for the reflection test"
+	sed 's/^/  /' "$D/a.log" "$D/b.log" | head -6
+fi
+stop_ep TERM
+[ -n "$EP2" ] && { kill "$EP2" 2>/dev/null; wait "$EP2" 2>/dev/null; }
 exit 0
