@@ -90,6 +90,9 @@ struct secho_io_cfg {
  * One received frame. data/len are the frame from the Ethernet header on. headroom and
  * tailroom are the writable bytes before data and after data + len in the same buffer,
  * which in-place backends let a response grow into. handle and flags belong to the backend.
+ * vlan: the VLAN tag the kernel took off the frame and reported beside it (AF_PACKET:
+ * TP_STATUS_VLAN_VALID), as TPID << 16 | TCI (TPID 0x8100 when the kernel does not say);
+ * 0 when the frame had no tag or still carries it in its bytes (AF_XDP, pcap).
  */
 struct secho_io_pkt {
 	uint8_t *data;
@@ -97,6 +100,7 @@ struct secho_io_pkt {
 	uint32_t headroom;
 	uint32_t tailroom;
 	uint32_t flags; /* SECHO_IO_PKT_*; backend-owned */
+	uint32_t vlan;  /* TPID << 16 | TCI of a tag the kernel removed, 0 = none */
 	uint64_t handle;
 };
 

@@ -44,6 +44,9 @@ static const char usage[] =
         "                       N-60 bytes are answered\n"
         "  --ports S,O,C        streaming, offload and counters ports (default 4000,4001,4002)\n"
         "  --arp                answer ARP requests for ADDR (default: ARP is ignored)\n"
+        "  --vlan ID            serve the one 802.1Q VLAN ID (1..4094) of a trunk port:\n"
+        "                       only frames tagged with it are answered, and the answers\n"
+        "                       carry the same tag (default: untagged frames only)\n"
         "  --busy-poll          spin on the rings instead of sleeping (lowest latency; the\n"
         "                       offload engine thread then polls for 20 ms before sleeping;\n"
         "                       when the ring is empty after a burst, a canned request runs\n"
@@ -148,7 +151,8 @@ int cmd_serve(int argc, char **argv)
 		O_QUIET,
 		O_MAC,
 		O_SEQWIN,
-		O_INSTANCE
+		O_INSTANCE,
+		O_VLAN
 	};
 	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
 	                                     {"ip", required_argument, NULL, 'a'},
@@ -162,6 +166,7 @@ int cmd_serve(int argc, char **argv)
 	                                     {"mtu", required_argument, NULL, O_MTU},
 	                                     {"ports", required_argument, NULL, O_PORTS},
 	                                     {"arp", no_argument, NULL, O_ARP},
+	                                     {"vlan", required_argument, NULL, O_VLAN},
 	                                     {"busy-poll", no_argument, NULL, O_BUSY},
 	                                     {"throughput", no_argument, NULL, O_TPUT},
 	                                     {"queue", required_argument, NULL, O_QUEUE},
@@ -257,6 +262,11 @@ int cmd_serve(int argc, char **argv)
 		}
 		case O_ARP:
 			cfg.arp = true;
+			break;
+		case O_VLAN:
+			if (!parse_uint(optarg, 1, 4094, &v))
+				return bad("--vlan: '%s' is not a VLAN id in 1..4094", optarg);
+			cfg.vlan = (uint16_t)v;
 			break;
 		case O_BUSY:
 			cfg.io.busy_poll = true;

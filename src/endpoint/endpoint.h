@@ -40,6 +40,7 @@ struct secho_endpoint_cfg {
 	unsigned offload_ring; /* jobs and staging buffers (power of two) */
 	unsigned offload_spin_us;
 	bool arp;
+	uint16_t vlan; /* the one 802.1Q VLAN served (1..4094), answers tagged; 0 = untagged */
 	bool quiet;
 	double report_rate; /* counters reports per second per source */
 	double run_seconds; /* 0 = until a signal (or pcap end) */

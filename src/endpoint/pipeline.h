@@ -12,6 +12,7 @@ struct secho_pending {
 	struct secho_wire_req req;
 	uint64_t t_rx;
 	uint64_t dp_cycles; /* data-path cycles spent posting it */
+	uint16_t tci;       /* the request's VLAN tag (with --vlan), echoed in the answer */
 };
 
 struct secho_worker {
@@ -23,6 +24,7 @@ struct secho_worker {
 	uint16_t key_id;
 	uint8_t salt[SECHO_SALT_LEN]; /* the IV's fixed field: the salt, or salt ^ instance */
 	uint8_t shdr_flags;           /* OR-ed into every header: SECHO_SHDR_F_INSTANCE or 0 */
+	uint16_t vlan_id; /* --vlan: the one 802.1Q VLAN served (1..4094); 0: untagged only */
 	bool arp;
 	struct secho_report_ctx *report; /* counters report state (shared, read-only here) */
 	/* Sequence lease [seq_next, seq_end): refilled by refill() from the shared durable

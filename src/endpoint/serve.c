@@ -200,6 +200,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	secho_shdr_fixed(key->salt, cfg->instance, w.salt);
 	w.shdr_flags = cfg->instance ? SECHO_SHDR_F_INSTANCE : 0;
 	w.arp = cfg->arp;
+	w.vlan_id = cfg->vlan;
 	w.report = rep;
 	w.refill = refill;
 	w.refill_arg = seq;
@@ -216,9 +217,12 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		char ip[16];
 		const uint8_t *a = (const uint8_t *)&cfg->wire.ip, *m = cfg->wire.mac;
 		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
-		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u\n",
+		char vl[24] = ", untagged";
+		if (cfg->vlan)
+			snprintf(vl, sizeof(vl), ", VLAN %u", (unsigned)cfg->vlan);
+		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u%s\n",
 		       ip, m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
-		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu);
+		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu, vl);
 		printf("secho serve: io: %s\n", secho_io_describe(io));
 		printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
 		       secho_impl_name(secho_gcm_key_impl(gk)),

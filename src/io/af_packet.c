@@ -96,6 +96,18 @@ static inline struct tpacket2_hdr *tx_frame(const struct pkt_io *p, uint32_t i)
 	return (struct tpacket2_hdr *)(p->tx_map + (size_t)i * p->tx_frame_size);
 }
 
+/* The tag the kernel took off a frame, from its ring header: the receive path removes the
+ * outer VLAN tag before packet sockets see the frame (skb_vlan_untag) and reports it beside
+ * it; the frame's bytes are then untagged. TPID << 16 | TCI, 0 when there was none. */
+static inline uint32_t vlan_of(uint32_t status, uint16_t tci, uint16_t tpid)
+{
+	if (!(status & TP_STATUS_VLAN_VALID))
+		return 0;
+	if (!(status & TP_STATUS_VLAN_TPID_VALID) || !tpid)
+		tpid = 0x8100;
+	return (uint32_t)tpid << 16 | tci;
+}
+
 /* --- RX, TPACKET_V2 ---------------------------------------------------------------- */
 
 static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigned max)
@@ -119,6 +131,7 @@ static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->headroom = h->tp_mac - TPACKET2_HDRLEN;
 		k->tailroom = p->frame_size - h->tp_mac - h->tp_snaplen;
 		k->flags = 0;
+		k->vlan = vlan_of(st, h->tp_vlan_tci, h->tp_vlan_tpid);
 		k->handle = p->rx_head;
 		p->rx_head = p->rx_head + 1 == p->frame_nr ? 0 : p->rx_head + 1;
 	}
@@ -173,6 +186,7 @@ static unsigned v3_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->headroom = h->tp_mac - TPACKET3_HDRLEN;
 		k->tailroom = (uint32_t)(end - (k->data + k->len));
 		k->flags = 0;
+		k->vlan = vlan_of(h->tp_status, (uint16_t)h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid);
 		k->handle = p->rx_head;
 		p->v3_pkt += h->tp_next_offset;
 		p->v3_left--;

@@ -35,13 +35,16 @@
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/ethtool.h>
 #include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -150,6 +153,7 @@ static unsigned xdp_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, uns
 		pkts[i].headroom = off;
 		pkts[i].tailroom = x->frame_size - off - d->len;
 		pkts[i].flags = 0;
+		pkts[i].vlan = 0; /* XDP sees the frame's own bytes, tags included */
 		pkts[i].handle = d->addr;
 	}
 	/* The descriptors are copied out, so the RX ring slots go back now (release); the
@@ -258,6 +262,35 @@ static void xdp_read_kernel_stats(struct secho_io *io)
 	if (getsockopt(xsk_socket__fd(x->xsk), SOL_XDP, XDP_STATISTICS, &st, &sl) == 0) {
 		io->stats.rx_dropped_by_kernel = st.rx_dropped + st.rx_ring_full;
 	}
+}
+
+/* --- VLAN tags ----------------------------------------------------------------------- */
+
+/* True when ifname's device takes VLAN tags off received frames before XDP runs: a NIC with
+ * rx-vlan-offload on (ETHTOOL_GFLAGS ETH_FLAG_RXVLAN) strips them in hardware, and the tag
+ * then reaches an XDP program only through driver metadata, never in the frame: an AF_XDP
+ * socket would see tagged frames as untagged ones. veth (and the kernel's own path) leave
+ * the tag in the frame for XDP and take it off later, whatever the flag says. Can't fail:
+ * false when the device cannot be asked. */
+static bool strips_vlan_before_xdp(const char *ifname)
+{
+	struct ethtool_value ev = {.cmd = ETHTOOL_GFLAGS};
+	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
+	struct ifreq ifr;
+	bool strips = false;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&ev;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && (ev.data & ETH_FLAG_RXVLAN)) {
+		ifr.ifr_data = (char *)&di;
+		strips = !(ioctl(fd, SIOCETHTOOL, &ifr) == 0 && !strcmp(di.driver, "veth"));
+	}
+	close(fd);
+	return strips;
 }
 
 /* --- is an AF_XDP socket bound to the queue? (netdev generic netlink) ----------------- */
@@ -545,6 +578,15 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	if (!x->ifindex) {
 		r = -errno;
 		secho_io_err(err, errlen, "AF_XDP: interface %s: %s", cfg->ifname, strerror(-r));
+		goto fail_free;
+	}
+	if (strips_vlan_before_xdp(cfg->ifname)) {
+		secho_io_err(err, errlen,
+		             "AF_XDP on %s: the device takes VLAN tags off before XDP sees the "
+		             "frame (rx-vlan-offload on), so tagged frames would look untagged: "
+		             "turn it off (ethtool -K %s rxvlan off) or use AF_PACKET",
+		             cfg->ifname, cfg->ifname);
+		r = -EOPNOTSUPP;
 		goto fail_free;
 	}
 	if (bpf_xdp_query_id((int)x->ifindex, 0, &x->prog_before))

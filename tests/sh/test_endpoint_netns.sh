@@ -15,6 +15,11 @@
 # 4. Reflection: a second endpoint on the host side (192.0.2.1), and spoofed requests
 #    "from" its service port 4000 to ours: dropped and counted as src_port, never answered,
 #    so the two endpoints do not echo each other (each hop 32 bytes longer).
+# 5. VLANs, on AF_PACKET (frame ring, block ring) and AF_XDP: without --vlan, requests and
+#    ARP tagged 802.1Q VID 0, 5, 4094 or 802.1ad are never answered and counted as vlan;
+#    with --vlan 5 the host tool, on a VLAN 5 interface, verifies every response (they come
+#    back tagged 5), untagged and other tags are dropped; --vlan 4094; with --arp --vlan 5
+#    the host kernel resolves the endpoint through VLAN 5.
 # Namespaces, mounts and processes are removed on any exit (trap).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -229,4 +234,75 @@ else
 fi
 stop_ep TERM
 [ -n "$EP2" ] && { kill "$EP2" 2>/dev/null; wait "$EP2" 2>/dev/null; }
+
+# ---- 5. VLANs ----
+# Tagged frames are built by the test (this kernel may have no VLAN devices): raw requests
+# with the tag in their bytes, as a switch's trunk port delivers them. tests/tools/vlan_probe
+# sends tagged requests to both engines and verifies every answer (tag, then nettle).
+VP="$ROOT/$BUILD/tools/vlan_probe"
+probe() { # TPID VID COUNT [--arp]
+	in_h "$VP" "$IF_H" "$D/key" "$MAC_E" "$IP_H" "$IP_E" "$@"
+}
+# the endpoint's own count of a drop reason, from its summary (after stop_ep)
+summary_drop() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$2" | tail -1; }
+# Tagged requests to both engines and a tagged ARP request for us: VID 0, 5, 4094, 802.1ad.
+ARPQ=ffffffffffff${MAC_H//:/}0806000108000604000102000000000001c000020100000000000000c0000202
+tagged=()
+for tag in 81000000 81000005 81000ffe 88a80005; do
+	tagged+=("$(ip4_frame "$MAC_E" "$MAC_H" "$IP_H" "$IP_E" 40000 4000 64 "$tag")"
+		"$(ip4_frame "$MAC_E" "$MAC_H" "$IP_H" "$IP_E" 40001 4001 64 "$tag")"
+		"${ARPQ:0:24}$tag${ARPQ:24}")
+done
+pcap_of "$D/tagged.pcap" "${tagged[@]}"
+for io in "packet" "packet --throughput" "xdp"; do
+	# shellcheck disable=SC2086
+	if ! start_ep "$D/v.log" --io $io --arp; then
+		fail "VLAN ($io): endpoint started"
+		sed 's/^/  /' "$D/v.log" | head -3
+		stop_ep TERM
+		continue
+	fi
+	host counters --json >"$D/v1.json" 2>/dev/null
+	n=$(in_h "$ROOT/$BUILD/tools/pcap_send" "$IF_H" "$D/tagged.pcap" | awk '{print $2}')
+	sleep 0.5
+	host counters --json >"$D/v2.json" 2>/dev/null
+	dtx=$(($(jqn '.report.tx_frames' "$D/v2.json") - $(jqn '.report.tx_frames' "$D/v1.json")))
+	dvl=$(($(jqn '.report.drops.vlan' "$D/v2.json") - $(jqn '.report.drops.vlan' "$D/v1.json")))
+	echo "  $io: $n tagged frames (VID 0, 5, 4094, 802.1ad; UDP to both engines, ARP): tx +$dtx (the report), vlan +$dvl"
+	check "VLAN ($io), no --vlan: tagged requests and ARP unanswered, all counted vlan" \
+		'[ "$n" = 12 ] && [ "$dtx" -eq 1 ] && [ "$dvl" -eq 12 ]'
+	stop_ep TERM
+done
+for io in "packet" "packet --throughput" "packet --packet-tx sendmmsg" "xdp"; do
+	# shellcheck disable=SC2086
+	if ! start_ep "$D/v.log" --io $io --vlan 5 --arp; then
+		fail "--vlan 5 ($io): endpoint started"
+		sed 's/^/  /' "$D/v.log" | head -3
+		stop_ep TERM
+		continue
+	fi
+	out=$(probe 0x8100 5 100 2>&1)
+	rc=$?
+	arp=$(probe 0x8100 5 1 --arp 2>&1)
+	arc=$?
+	# then, none of these may be answered: untagged, 802.1ad VLAN 5, 802.1Q VLAN 4094
+	host paired --count 5 --timeout 50 --max-loss 10 >/dev/null 2>&1
+	o1=$(probe 0x88a8 5 5 2>&1)
+	o2=$(probe 0x8100 4094 5 2>&1)
+	stop_ep TERM
+	dvl=$(summary_drop vlan "$D/v.log")
+	echo "  --vlan 5 ($io): $out; $arp; untagged/802.1ad/VID 4094: ${o1%% verified*}, ${o2%% verified*}, vlan drops ${dvl:-?}"
+	check "--vlan 5 ($io): every answer tagged 5 and verified" '[ "$rc" -eq 0 ]'
+	check "--vlan 5 --arp ($io): tagged ARP answered tagged" '[ "$arc" -eq 0 ]'
+	check "--vlan 5 ($io): untagged, 802.1ad and other VLANs unanswered, counted vlan" \
+		'[[ "$o1" == *"answered 0 "* ]] && [[ "$o2" == *"answered 0 "* ]] && [ "${dvl:-0}" -ge 20 ]'
+done
+if start_ep "$D/v.log" --io packet --vlan 4094; then
+	out=$(probe 0x8100 4094 50 2>&1)
+	rc=$?
+	check "--vlan 4094 (packet): every answer tagged 4094 and verified ($out)" '[ "$rc" -eq 0 ]'
+else
+	fail "--vlan 4094: endpoint started"
+fi
+stop_ep TERM
 exit 0

@@ -60,6 +60,9 @@ done
 for v in 575 9001 " 1500" 1500x; do
 	refused "--mtu" --key "$T/plain.key" "${OFF[@]}" --mtu "$v"
 done
+for v in 0 4095 -5 " 5" 5x ""; do
+	refused "--vlan" --key "$T/plain.key" "${OFF[@]}" --vlan "$v"
+done
 end_group
 
 group "shared keys: refused without --instance, --instance refused without a shared key"
@@ -78,7 +81,7 @@ end_group
 group "serve --help documents every option"
 "$S" serve --help >"$T/help" 2>&1
 for o in --iface --ip --key --mac --state --seq-window --instance --io --offload --mtu --ports \
-	--arp --busy-poll --throughput --queue --xdp-mode --packet-tx --pcap-in --pcap-out \
+	--arp --vlan --busy-poll --throughput --queue --xdp-mode --packet-tx --pcap-in --pcap-out \
 	--offload-ring --report-rate --seconds --quiet; do
 	grep -q -- "  $o" "$T/help"
 	check $? "serve --help lacks $o"
