@@ -16,6 +16,7 @@
 
 /* Drops the data path adds to the parser's verdicts, each its own named reason. */
 #define SECHO_PIPE_DROPS(X)                                                                        \
+	X(RX_TRUNCATED, "rx_truncated", "frame longer than the receive buffer (over the MTU)")     \
 	X(SRC_PORT, "src_port", "source port of a service that answers back (reflection)")         \
 	X(ARP_IGNORED, "arp_ignored", "ARP frame while --arp is off, or not for our IP")           \
 	X(OFFLOAD_BUSY, "offload_busy", "offload engine: every staging buffer in flight")          \

@@ -44,10 +44,12 @@
 
 #include "secho/tsc.h"
 
-#define SCRATCH_FRAME 2048u
+/* A scratch frame holds the longest frame of an MTU: IP MTU + Ethernet + a VLAN tag. */
+#define SCRATCH_FRAME (w->frame_cap)
 
-int secho_worker_init(struct secho_worker *w, unsigned offload_ring)
+int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu)
 {
+	w->frame_cap = (SECHO_ETH_HLEN + 4 + (mtu ? mtu : SECHO_WIRE_DEFAULT_MTU) + 63) & ~63u;
 	w->pending = calloc(offload_ring ? offload_ring : 1, sizeof(*w->pending));
 	w->scratch = aligned_alloc(64, (size_t)(SECHO_IO_BURST + 1) * SCRATCH_FRAME);
 	if (!w->pending || !w->scratch) {
@@ -381,6 +383,10 @@ unsigned secho_worker_rx(struct secho_worker *w)
 	for (unsigned i = 0; i < n; i++) {
 		struct secho_wire_req req;
 		struct secho_io_pkt *p = &pkts[i];
+		if (p->flags & SECHO_IO_PKT_TRUNCATED) { /* longer than the MTU's buffers */
+			w->ctr.drop[SECHO_DROP_RX_TRUNCATED]++;
+			continue;
+		}
 		uint32_t flen;
 		uint16_t tci;
 		uint8_t *f = vlan_view(w, p, &flen, &tci);
@@ -431,6 +437,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		    SECHO_RESP_LEN(len) + l2 <= (size_t)front + p->len + p->tailroom) {
 			base = f - SECHO_SHDR_LEN;
 			in = base + SECHO_RESP_PAYLOAD_OFF;
+			cap = SECHO_RESP_LEN(len); /* it fits: checked just above */
 		} else if (ahead) {
 			cap = SECHO_RESP_LEN(len);
 			base = secho_io_tx_slot_ahead(w->io, ns, (uint32_t)(cap + l2));

@@ -38,7 +38,8 @@ struct secho_worker {
 	/* Owned by the worker. */
 	uint16_t ip_id;
 	struct secho_pending *pending; /* indexed by staging slot */
-	uint8_t *scratch;              /* SECHO_IO_BURST x 2048: out-of-place responses */
+	uint8_t *scratch;              /* (SECHO_IO_BURST + 1) x frame_cap: out of place */
+	unsigned frame_cap;            /* bytes of the longest frame (MTU + 18), rounded up */
 	struct secho_counters ctr;
 	/* Idle warm-up (secho_worker_warm_setup): a throwaway key and a canned request. */
 	secho_gcm_key *warm_key;
@@ -57,9 +58,9 @@ struct secho_worker {
  */
 bool secho_src_port_refused(const struct secho_wire_cfg *cfg, uint16_t port);
 
-/* Allocate the worker's own buffers (pending table sized for offload_ring slots).
- * 0 or -ENOMEM. */
-int secho_worker_init(struct secho_worker *w, unsigned offload_ring);
+/* Allocate the worker's own buffers: the pending table sized for offload_ring slots, the
+ * scratch frames for the longest frame of IP MTU mtu (0: 1500). 0 or -ENOMEM. */
+int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu);
 void secho_worker_fini(struct secho_worker *w);
 
 /*

@@ -154,20 +154,26 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		        secho_offload_backend_name(cfg->offload), err);
 		goto out;
 	}
+	/* Every buffer is sized from the MTU: the offload engine's staging for the largest
+	 * payload, the I/O backend's frames (or its refusal, with the reason) and the data
+	 * path's scratch for the longest frame, a VLAN tag included. */
 	off = secho_offload_create(cfg->offload, key->key, cfg->offload_ring, cfg->offload_spin_us,
-	                           err, sizeof(err));
+	                           (uint32_t)SECHO_WIRE_MAX_PAYLOAD(cfg->wire.mtu), err,
+	                           sizeof(err));
 	if (!off) {
 		fprintf(stderr, "secho serve: offload engine: %s\n", err);
 		goto out;
 	}
-	io = secho_io_open(&cfg->io, err, sizeof(err));
+	struct secho_io_cfg ioc = cfg->io;
+	ioc.max_frame = SECHO_ETH_HLEN + 4 + cfg->wire.mtu;
+	io = secho_io_open(&ioc, err, sizeof(err));
 	if (!io) {
-		fprintf(stderr, "secho serve: I/O: %s\n", err);
+		fprintf(stderr, "secho serve: I/O (MTU %u): %s\n", cfg->wire.mtu, err);
 		goto out;
 	}
 
 	rep = calloc(1, sizeof(*rep));
-	if (!rep || secho_worker_init(&w, cfg->offload_ring) != 0) {
+	if (!rep || secho_worker_init(&w, cfg->offload_ring, cfg->wire.mtu) != 0) {
 		fprintf(stderr, "secho serve: out of memory\n");
 		goto out;
 	}

@@ -52,8 +52,9 @@ static void imb_fini(void *p)
 	secho_secret_free(s, sizeof(*s)); /* wipes */
 }
 
-static void *imb_init(const uint8_t key[32], char *err, size_t errlen)
+static void *imb_init(const uint8_t key[32], uint32_t max_len, char *err, size_t errlen)
 {
+	(void)max_len;
 	/* Page-aligned (the AVX-512 code wants the expanded key 64-byte aligned), zeroed. */
 	struct imb_state *s = secho_secret_alloc(sizeof(*s), NULL);
 	if (!s) {

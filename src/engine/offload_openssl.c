@@ -200,8 +200,9 @@ static EVP_CIPHER_CTX *ctx_for(const EVP_CIPHER *cipher, const uint8_t key[32])
 	return NULL;
 }
 
-static void *ossl_init(const uint8_t key[32], char *err, size_t errlen)
+static void *ossl_init(const uint8_t key[32], uint32_t max_len, char *err, size_t errlen)
 {
+	(void)max_len;
 	struct ossl_state *s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "out of memory");

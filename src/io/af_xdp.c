@@ -426,7 +426,7 @@ static int queue_xsk_bound(unsigned ifindex, uint32_t queue)
 }
 
 /* Wait, at most timeout_ms, until the kernel has released the queue's AF_XDP buffer pool.
- * Returns 0 when released, -ETIMEDOUT. Only meaningful when x->sees_release. */
+ * Returns 0 when released (or when the kernel cannot tell), -ETIMEDOUT. */
 static int wait_queue_released(const struct xdp_io *x, unsigned timeout_ms)
 {
 	struct timespec ts = {0, 1000000}; /* 1 ms between queries */
@@ -538,6 +538,10 @@ static int try_bind(struct xdp_io *x, const struct secho_io_cfg *cfg, uint32_t x
 	if (r) {
 		x->xsk = NULL;
 		xdp_teardown(x, xdp_flags);
+		/* libxdp binds before it attaches the XDP program: when the attach failed (a
+		 * veth whose MTU is too large for XDP, say), a socket was bound and closed,
+		 * and the next attempt would meet its queue still registered (EBUSY). */
+		(void)wait_queue_released(x, 2000);
 		return r < 0 ? r : -r;
 	}
 	return 0;
@@ -591,11 +595,27 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	}
 	if (bpf_xdp_query_id((int)x->ifindex, 0, &x->prog_before))
 		x->prog_before = 0;
-	x->frame_size = secho_io_pow2(cfg->frame_size ? cfg->frame_size : 2048);
-	if (x->frame_size < 2048 || x->frame_size > 4096) {
-		secho_io_err(err, errlen, "AF_XDP: frame size %u (want 2048 or 4096)",
-		             x->frame_size);
-		r = -EINVAL;
+	/* A UMEM frame holds the kernel's XDP headroom, the longest frame and a response 32
+	 * bytes longer built in place. It is at most a page: a longer frame would need
+	 * multi-buffer AF_XDP (XDP_USE_SG), and with it an XDP program that accepts frags,
+	 * which libxdp 1.3's default program is not (a veth with such a program attached
+	 * refuses an MTU above about 3.5 KB anyway). */
+	uint32_t need = XDP_PACKET_HEADROOM + secho_io_max_frame(cfg) + SECHO_IO_RESP_GROWTH;
+	x->frame_size = secho_io_pow2(cfg->frame_size > need ? cfg->frame_size : need);
+	if (x->frame_size < 2048)
+		x->frame_size = 2048;
+	if (x->frame_size > 4096) {
+		secho_io_err(
+		        err, errlen,
+		        "AF_XDP: frames of up to %u bytes do not fit one UMEM frame (at most "
+		        "4096 bytes, of which %u are the kernel's headroom and %u room for the "
+		        "longer response; multi-buffer AF_XDP is not available with this "
+		        "XDP program): AF_XDP carries frames of up to %u bytes (an MTU of %u), "
+		        "use AF_PACKET for more",
+		        secho_io_max_frame(cfg), XDP_PACKET_HEADROOM, SECHO_IO_RESP_GROWTH,
+		        4096 - XDP_PACKET_HEADROOM - SECHO_IO_RESP_GROWTH,
+		        4096 - XDP_PACKET_HEADROOM - SECHO_IO_RESP_GROWTH - 18);
+		r = -EMSGSIZE;
 		goto fail_free;
 	}
 	x->nframes = secho_io_pow2((cfg->rx_ring ? cfg->rx_ring : 2048) +

@@ -39,7 +39,8 @@ static void test_backend(enum secho_offload_backend b)
 	}
 	uint8_t key[32];
 	t_randbytes(key, sizeof(key));
-	struct secho_offload *o = secho_offload_create(b, key, 64, 20, why, sizeof(why));
+	struct secho_offload *o =
+	        secho_offload_create(b, key, 64, 20, SECHO_OFFLOAD_STAGING - 16, why, sizeof(why));
 	if (!T_CHECK(o != NULL, "create: %s", why)) {
 		t_end();
 		return;
@@ -120,8 +121,8 @@ static void test_slots(void)
 	char why[256];
 	t_begin("offload: slots bounded, full ring refused, destroy drains");
 	uint8_t key[32] = {0};
-	struct secho_offload *o =
-	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 8, 0, why, sizeof(why));
+	struct secho_offload *o = secho_offload_create(
+	        SECHO_OFFLOAD_OPENSSL, key, 8, 0, SECHO_OFFLOAD_STAGING - 16, why, sizeof(why));
 	if (!T_CHECK(o != NULL, "create: %s", why)) {
 		t_end();
 		return;
@@ -140,7 +141,8 @@ static void test_slots(void)
 	bad.slot = 0;
 	bad.len = SECHO_OFFLOAD_STAGING;
 	T_CHECK(secho_offload_post(o, &bad) == -1, "oversize job refused");
-	T_CHECK(secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 3, 0, why, sizeof(why)) == NULL,
+	T_CHECK(secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 3, 0, 1440, why, sizeof(why)) ==
+	                NULL,
 	        "ring size 3 refused");
 	secho_offload_destroy(o); /* must join with 8 jobs possibly pending */
 	t_end();
@@ -206,8 +208,8 @@ static void test_protect(void)
 	t_randbytes(key, sizeof(key));
 	unsigned made = 0;
 	for (int i = 0; i < 200; i++) {
-		struct secho_offload *o =
-		        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 2, 0, why, sizeof(why));
+		struct secho_offload *o = secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 2, 0,
+		                                               1440, why, sizeof(why));
 		made += o != NULL;
 		secho_offload_destroy(o);
 	}
