@@ -38,11 +38,16 @@ fi
 D=$(mktemp -d /tmp/secho-ep.XXXXXX)
 chmod 700 "$D"
 EP=
+# running PID: is PID a background job of ours that still runs? (A PID that exited may
+# already belong to another process: never signal it.)
+running() { jobs -rp | grep -qx "$1"; }
 stop_ep() { # [signal]: stop the endpoint started last, bounded
 	[ -n "$EP" ] || return 0
-	kill "-${1:-TERM}" "$EP" 2>/dev/null
-	for _ in $(seq 1 50); do kill -0 "$EP" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$EP" 2>/dev/null
+	if running "$EP"; then
+		kill "-${1:-TERM}" "$EP" 2>/dev/null
+		for _ in $(seq 1 50); do running "$EP" || break; sleep 0.1; done
+		running "$EP" && kill -9 "$EP" 2>/dev/null
+	fi
 	wait "$EP" 2>/dev/null
 	EP=
 }
@@ -60,11 +65,13 @@ jqn() { jq -r "$1" "$2"; }
 
 "$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
-# wait_banner LOG PID: wait (bounded) for the endpoint's banner; 1 if it exited first.
+# wait_banner LOG PID: wait (bounded) for the endpoint's banner; 1 if it exited first. The
+# caller empties LOG before it starts the endpoint: a banner left in it from an earlier run
+# would be taken for this one's.
 wait_banner() {
 	for _ in $(seq 1 50); do
 		grep -qs "^secho serve: key id" "$1" && return 0
-		kill -0 "$2" 2>/dev/null || return 1
+		running "$2" || return 1
 		sleep 0.1
 	done
 	return 1
@@ -101,11 +108,23 @@ pcap_of() {
 		done
 	} | xxd -r -p >"$out"
 }
+# paired_json OUT args...: host paired --json into OUT; when it fails, one line saying how
+# (lost and failed per path, the first failure) and the endpoint's drops so far.
+paired_json() {
+	local out=$1 rc
+	shift
+	host paired --json "$@" >"$out" 2>"$out.err"
+	rc=$?
+	[ "$rc" -eq 0 ] || echo "  (host paired $*: exit $rc;" \
+		"$(jq -c '[.paths[] | {lost, failed}]' "$out" 2>/dev/null) $(head -c 200 "$out.err"))"
+	return $rc
+}
+# (a per-packet timeout of 1 s: the machine is shared, and these checks are about answers)
 host() { # subcommand args...
 	local sub=$1
 	shift
 	in_h "$S" host "$sub" --key "$D/key" --iface "$IF_H" --dst-mac "$MAC_E" --src-ip "$IP_H" \
-		--dst-ip "$IP_E" --quiet "$@"
+		--dst-ip "$IP_E" --quiet --timeout 1000 "$@"
 }
 
 # ---- 1. sequence state on a tiny tmpfs, filled under load ----
@@ -165,6 +184,7 @@ KEYHEX=$(sed -n 's/^key //p' "$D/key")
 start_ep() {
 	local log=$1
 	shift
+	: >"$log"
 	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
 		--state "$D/seq.state" "$@" >"$log" 2>&1 &
 	EP=$!
@@ -181,7 +201,7 @@ for off in openssl ipsec-mb afalg; do
 		fi
 		continue
 	fi
-	host paired --count 50 >/dev/null 2>&1
+	paired_json "$D/km.json" --count 50
 	prc=$?
 	"$ROOT/$BUILD/tools/keyscan" "$EP" "$KEYHEX" >"$D/km.scan" 2>&1
 	krc=$?
@@ -200,6 +220,8 @@ if ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/sh
 	in_h "$S" host paired --key "$D/shared.key" --iface "$IF_H" --dst-mac "$MAC_E" \
 		--src-ip "$IP_H" --dst-ip "$IP_E" --quiet --count 100 --json >"$D/sh.json" 2>"$D/sh.err"
 	rc=$?
+	[ "$rc" -eq 0 ] || echo "  (host paired: exit $rc; $(jq -c '[.paths[] | {lost, failed}]' \
+		"$D/sh.json" 2>/dev/null) $(head -c 200 "$D/sh.err"))"
 	nv=$(jqn '[.paths[].verified] | add' "$D/sh.json" 2>/dev/null)
 	check "shared key, instance 7: host paired verified ${nv:-0} of 200 (exit $rc)" \
 		'[ "$rc" -eq 0 ] && [ "$nv" = 200 ]'
@@ -236,7 +258,10 @@ else
 	sed 's/^/  /' "$D/a.log" "$D/b.log" | head -6
 fi
 stop_ep TERM
-[ -n "$EP2" ] && { kill "$EP2" 2>/dev/null; wait "$EP2" 2>/dev/null; }
+if [ -n "$EP2" ]; then
+	running "$EP2" && kill "$EP2" 2>/dev/null
+	wait "$EP2" 2>/dev/null
+fi
 
 # ---- 5. VLANs ----
 # Tagged frames are built by the test (this kernel may have no VLAN devices): raw requests
@@ -295,6 +320,7 @@ for io in "packet" "packet --throughput" "packet --packet-tx sendmmsg" "xdp"; do
 	stop_ep TERM
 	dvl=$(summary_drop vlan "$D/v.log")
 	echo "  --vlan 5 ($io): $out; $arp; untagged/802.1ad/VID 4094: ${o1%% verified*}, ${o2%% verified*}, vlan drops ${dvl:-?}"
+	[ "$rc" -eq 0 ] || sed -n 's/^  \(frames\|drops\)/  endpoint: \1/p' "$D/v.log"
 	check "--vlan 5 ($io): every answer tagged 5 and verified" '[ "$rc" -eq 0 ]'
 	check "--vlan 5 --arp ($io): tagged ARP answered tagged" '[ "$arc" -eq 0 ]'
 	check "--vlan 5 ($io): untagged, 802.1ad and other VLANs unanswered, counted vlan" \
@@ -319,9 +345,9 @@ if mtu_all 9000; then
 			stop_ep TERM
 			continue
 		fi
-		host paired --mtu 9000 --count 60 --json >"$D/j1.json" 2>/dev/null
+		paired_json "$D/j1.json" --mtu 9000 --count 60
 		r1=$?
-		host paired --mtu 9000 --count 10 --size 8940 --json >"$D/j2.json" 2>/dev/null
+		paired_json "$D/j2.json" --mtu 9000 --count 10 --size 8940
 		r2=$?
 		stop_ep TERM
 		v1=$(jqn '[.paths[].verified] | add' "$D/j1.json" 2>/dev/null)
@@ -338,9 +364,9 @@ if mtu_all 9000; then
 	check "MTU 9000 (xdp): refused at start with the reason" '[ "$st" -eq 1 ]'
 	mtu_all 3500
 	if start_ep "$D/j.log" --io xdp; then
-		host paired --mtu 3500 --count 60 >/dev/null 2>&1
+		paired_json "$D/j1.json" --mtu 3500 --count 60
 		r1=$?
-		host paired --mtu 3500 --count 10 --size 3440 >/dev/null 2>&1
+		paired_json "$D/j2.json" --mtu 3500 --count 10 --size 3440
 		r2=$?
 		check "MTU 3500 (xdp): every payload size answered on both engines" \
 			'[ "$r1" -eq 0 ] && [ "$r2" -eq 0 ]'
