@@ -101,7 +101,7 @@ int cmd_keygen(int argc, char *argv[])
 		fprintf(stderr, "secho keygen: getrandom: %s\n", strerror(-rc));
 		return 1;
 	}
-	k.shared = shared;
+	k.shared = shared ? 1 : 0;
 	rc = secho_keyfile_write(out, &k, force, err, sizeof(err));
 	secho_keyfile_wipe(&k);
 	if (rc) {

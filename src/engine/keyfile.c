@@ -184,7 +184,7 @@ int secho_keyfile_parse(const char *text, size_t len, struct secho_keyfile *k, c
 				goto fail;
 			}
 			if (n - 7 == 3 && memcmp(l + 7, "yes", 3) == 0) {
-				k->shared = true;
+				k->shared = 1;
 			} else if (!(n - 7 == 2 && memcmp(l + 7, "no", 2) == 0)) {
 				set_err(err, errlen, "line %u: shared must be yes or no", line);
 				goto fail;
