@@ -44,14 +44,12 @@
 
 #include "secho/tsc.h"
 
-/* A scratch frame holds the longest frame of an MTU: IP MTU + Ethernet + a VLAN tag. */
-#define SCRATCH_FRAME (w->frame_cap)
-
 int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu)
 {
+	/* A scratch frame holds the longest frame of the MTU: IP MTU + Ethernet + a VLAN tag. */
 	w->frame_cap = (SECHO_ETH_HLEN + 4 + (mtu ? mtu : SECHO_WIRE_DEFAULT_MTU) + 63) & ~63u;
 	w->pending = calloc(offload_ring ? offload_ring : 1, sizeof(*w->pending));
-	w->scratch = aligned_alloc(64, (size_t)(SECHO_IO_BURST + 1) * SCRATCH_FRAME);
+	w->scratch = aligned_alloc(64, (size_t)(SECHO_IO_BURST + 1) * w->frame_cap);
 	if (!w->pending || !w->scratch) {
 		secho_worker_fini(w);
 		return -ENOMEM;
@@ -75,7 +73,7 @@ void secho_worker_fini(struct secho_worker *w)
 	warm_free(w);
 	free(w->pending);
 	if (w->scratch)
-		secho_wipe(w->scratch, (size_t)(SECHO_IO_BURST + 1) * SCRATCH_FRAME);
+		secho_wipe(w->scratch, (size_t)(SECHO_IO_BURST + 1) * w->frame_cap);
 	free(w->scratch);
 	w->pending = NULL;
 	w->scratch = NULL;
@@ -102,7 +100,7 @@ int secho_worker_warm_setup(struct secho_worker *w)
 {
 	uint8_t key[32];
 	w->warm_key = aligned_alloc(64, sizeof(*w->warm_key));
-	w->warm_frame = aligned_alloc(64, SCRATCH_FRAME);
+	w->warm_frame = aligned_alloc(64, w->frame_cap);
 	if (w->warm_key)
 		memset(w->warm_key, 0, sizeof(*w->warm_key)); /* warm_free may wipe it */
 	if (!w->warm_key || !w->warm_frame ||
@@ -125,8 +123,8 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	                               .payload_len = WARM_PAYLOAD - SECHO_RESP_OVERHEAD};
 	memcpy(to_us.src_mac, w->wire->mac, SECHO_ETH_ALEN);
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
-	memset(w->warm_frame, 0, SCRATCH_FRAME);
-	size_t n = secho_wire_rebuild(&peer, &to_us, NULL, shdr, 1, w->warm_frame, SCRATCH_FRAME);
+	memset(w->warm_frame, 0, w->frame_cap);
+	size_t n = secho_wire_rebuild(&peer, &to_us, NULL, shdr, 1, w->warm_frame, w->frame_cap);
 	secho_wire_finalize(w->warm_frame, n);
 	struct secho_wire_req r;
 	if (!n || secho_wire_parse(w->wire, w->warm_frame, n, &r) != SECHO_WIRE_OK ||
@@ -287,7 +285,7 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 		return;
 	}
 	uint32_t l2 = l2_extra(w);
-	uint8_t *start = w->scratch + (size_t)SECHO_IO_BURST * SCRATCH_FRAME, *buf = start + l2;
+	uint8_t *start = w->scratch + (size_t)SECHO_IO_BURST * w->frame_cap, *buf = start + l2;
 	size_t cap = SECHO_WIRE_MAX_PAYLOAD(w->wire->mtu);
 	size_t n = secho_report_json(w->report, (char *)buf + SECHO_RESP_PAYLOAD_OFF, cap + 1);
 	if (!n || n > cap) {
@@ -302,7 +300,7 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 	uint8_t shdr[SECHO_SHDR_LEN];
 	secho_shdr_build(shdr, SECHO_SHDR_F_COUNTERS | w->shdr_flags, w->key_id, w->salt, seq);
 	size_t rlen =
-	        secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, SCRATCH_FRAME - l2);
+	        secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, w->frame_cap - l2);
 	uint8_t *ct = buf + SECHO_RESP_PAYLOAD_OFF;
 	if (!rlen || secho_gcm_seal(w->gk, shdr + 4, 12, shdr, 16, ct, ct, n, ct + n, 16) != 0) {
 		w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
@@ -322,9 +320,9 @@ static void warm(struct secho_worker *w)
 	if (secho_wire_parse(w->wire, w->warm_frame, w->warm_len, &req) != SECHO_WIRE_OK ||
 	    secho_src_port_refused(w->wire, req.src_port))
 		return;
-	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * SCRATCH_FRAME;
+	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * w->frame_cap;
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
-	size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, 0, buf, SCRATCH_FRAME);
+	size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, 0, buf, w->frame_cap);
 	secho_gcm_msg m = {.iv = buf + SECHO_RESP_SHDR_OFF + 4,
 	                   .aad = buf + SECHO_RESP_SHDR_OFF,
 	                   .aad_len = SECHO_SHDR_LEN,
@@ -429,7 +427,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		uint32_t len = req.payload_len;
 		uint8_t *base = NULL;
 		const uint8_t *in = f + req.payload_off;
-		size_t cap = SCRATCH_FRAME - l2;
+		size_t cap = w->frame_cap - l2;
 		/* In place: the untagged response 16 bytes before the view (the plaintext is
 		 * then already at base + 58), its tag (if any) before that. */
 		uint32_t front = (uint32_t)(p->data - (f - SECHO_SHDR_LEN - l2));
@@ -446,8 +444,8 @@ unsigned secho_worker_rx(struct secho_worker *w)
 				base += l2;
 		}
 		if (!base) {
-			base = w->scratch + (size_t)ns * SCRATCH_FRAME + l2;
-			cap = SCRATCH_FRAME - l2;
+			base = w->scratch + (size_t)ns * w->frame_cap + l2;
+			cap = w->frame_cap - l2;
 		}
 		uint8_t shdr[SECHO_SHDR_LEN];
 		secho_shdr_build(shdr, w->shdr_flags, w->key_id, w->salt, seq);
