@@ -33,7 +33,7 @@ struct secho_keyfile {
 	uint16_t key_id;
 	uint8_t key[SECHO_KEY_LEN];
 	uint8_t salt[SECHO_KEY_SALT_LEN];
-	uint8_t shared; /* 1: "shared yes", used by several endpoints (each its instance id) */
+	uint8_t shared;   /* 1: "shared yes", used by several endpoints (each its instance id) */
 	uint8_t reserved; /* 0: the struct has no padding (it is compared and wiped as bytes) */
 };
 
