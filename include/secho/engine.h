@@ -7,7 +7,8 @@
  *
  * Offload engine (UDP port 4001): a transaction-based service - the analog of the seed's
  * hardened PMC engine behind its bridge. The data path copies the payload into a staging
- * buffer (2048 bytes each), posts a job descriptor on a bounded single-producer ring to a
+ * buffer (sized for the largest payload: 2048 bytes at MTU 1500, as the seed's BRAMs),
+ * posts a job descriptor on a bounded single-producer ring to a
  * separate engine thread, which runs a vetted library backend (OpenSSL EVP, Intel
  * ipsec-mb, or the kernel's AF_ALG gcm(aes)) and returns the job on a completion ring; the
  * data path then copies the ciphertext out, rebuilds the frame and sends it.
@@ -24,7 +25,7 @@
 extern "C" {
 #endif
 
-#define SECHO_OFFLOAD_STAGING 2048u /* bytes per staging buffer (as the seed's BRAMs) */
+#define SECHO_OFFLOAD_STAGING 2048u /* staging buffer bytes at MTU 1500 (as the seed's BRAMs) */
 
 enum secho_offload_backend {
 	SECHO_OFFLOAD_OPENSSL = 0,
@@ -41,7 +42,7 @@ bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t
 /* A job descriptor: what crosses the "bridge". */
 struct secho_offload_job {
 	uint32_t slot;     /* staging buffer index (from secho_offload_slot_get) */
-	uint32_t len;      /* payload bytes in the staging buffer, <= STAGING - 16 */
+	uint32_t len;      /* payload bytes in the staging buffer, <= the engine's max_len */
 	uint8_t hdr[16];   /* secure header: the AAD; IV = hdr[4..16) */
 	uint8_t tag[16];   /* written by the engine */
 	int status;        /* 0, or a negative error from the backend */
@@ -60,14 +61,30 @@ struct secho_offload_stats {
 struct secho_offload;
 
 /*
+ * Keep every backend's key state in locked memory excluded from core dumps, in this
+ * process: OpenSSL EVP's contexts (their key schedules) come from a pool of such pages
+ * (OpenSSL's allocator hooks, used only while a key is set up); ipsec-mb's expanded key
+ * is always allocated there; AF_ALG's lies in the kernel. Call once, before anything in
+ * the process uses OpenSSL (its hooks can only be set before its first allocation).
+ * Returns 0 with *locked saying whether the pages could be locked (RLIMIT_MEMLOCK), -EBUSY
+ * when OpenSSL has already allocated memory (its key state would be in the heap), or
+ * -ENOMEM.
+ */
+int secho_offload_protect_keys(bool *locked);
+
+/*
  * Start an engine thread with `backend`, key (32 bytes; copied, wiped on destroy) and a
- * ring of ring_size jobs (power of two, 2..4096; as many staging buffers). spin_us: how
- * long the engine thread polls an empty ring before sleeping (0 = sleep at once).
- * Returns NULL with a one-line reason in err on failure.
+ * ring of ring_size jobs (power of two, 2..4096; as many staging buffers, each holding a
+ * payload of up to max_len bytes, 1..65535; SECHO_OFFLOAD_STAGING - 16 suits MTU 1500).
+ * spin_us: how long the engine thread polls an empty ring before sleeping (0 = sleep at
+ * once). Returns NULL with a one-line reason in err on failure.
  */
 struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
                                            const uint8_t key[32], unsigned ring_size,
-                                           unsigned spin_us, char *err, size_t errlen);
+                                           unsigned spin_us, uint32_t max_len, char *err,
+                                           size_t errlen);
+/* The largest payload a job may carry (the max_len it was created with). */
+uint32_t secho_offload_max_len(const struct secho_offload *o);
 /* Drain (every posted job completes), stop the thread, wipe the key, free. NULL is ok. */
 void secho_offload_destroy(struct secho_offload *o);
 
@@ -76,7 +93,8 @@ void secho_offload_destroy(struct secho_offload *o);
 int secho_offload_slot_get(struct secho_offload *o);
 uint8_t *secho_offload_staging(struct secho_offload *o, uint32_t slot);
 /* Post a job (its slot filled). 0, or -1 when the ring is full (cannot happen while
- * slots and ring entries are equal in number; checked anyway). Wakes the engine. */
+ * slots and ring entries are equal in number; checked anyway) or the job is longer than
+ * max_len. Wakes the engine. */
 int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *job);
 /* Completed jobs, up to max, in completion order. The caller copies the ciphertext out of
  * the staging buffer and then returns the slot with secho_offload_slot_put(). */

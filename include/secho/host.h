@@ -25,6 +25,7 @@ struct secho_host_key {
 	uint16_t key_id;
 	uint8_t salt[4];
 	uint8_t key[32];
+	bool shared; /* "shared yes": responses carry the endpoint's instance in the IV */
 };
 
 /* Reads a key file (secho/keyfile.h: `secho-key 1`, `key-id N`, `key HEX64`, `salt HEX8`). Refuses

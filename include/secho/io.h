@@ -82,25 +82,37 @@ struct secho_io_cfg {
 	uint32_t tx_ring;       /* frames (power of 2); 0 = 2048 */
 	enum secho_io_xdp_mode xdp_mode;
 	bool xdp_copy;       /* XDP: do not try zero-copy */
-	uint32_t frame_size; /* XDP UMEM / PACKET frame bytes (power of 2); 0 = 2048 */
-	bool tx_copy;        /* PCAP: build responses in a scratch buffer, not in place */
+	uint32_t frame_size; /* XDP UMEM / PACKET frame bytes (power of 2); 0 = from max_frame */
+	/* The longest frame to receive or send, from the Ethernet header on (no FCS): an IP MTU
+	 * of M is M + 14, + 4 with a VLAN tag; 0 = 1518. Backends size their buffers for it
+	 * (and for a response 32 bytes longer, built in place) or refuse it at open, saying
+	 * why. With rx_ring/tx_ring 0, bigger frames mean fewer of them (same ring bytes). */
+	uint32_t max_frame;
+	bool tx_copy; /* PCAP: build responses in a scratch buffer, not in place */
 };
 
 /*
  * One received frame. data/len are the frame from the Ethernet header on. headroom and
  * tailroom are the writable bytes before data and after data + len in the same buffer,
  * which in-place backends let a response grow into. handle and flags belong to the backend.
+ * vlan: the VLAN tag the kernel took off the frame and reported beside it (AF_PACKET:
+ * TP_STATUS_VLAN_VALID), as TPID << 16 | TCI (TPID 0x8100 when the kernel does not say);
+ * 0 when the frame had no tag or still carries it in its bytes (AF_XDP, pcap).
  */
 struct secho_io_pkt {
 	uint8_t *data;
 	uint32_t len;
 	uint32_t headroom;
 	uint32_t tailroom;
-	uint32_t flags; /* SECHO_IO_PKT_*; backend-owned */
+	uint32_t flags; /* SECHO_IO_PKT_*; backend-owned but TRUNCATED */
+	uint32_t vlan;  /* TPID << 16 | TCI of a tag the kernel removed, 0 = none */
 	uint64_t handle;
 };
 
 #define SECHO_IO_PKT_SENT 0x1u /* tx_commit() sent this buffer itself; release skips it */
+/* The frame was longer than the receive buffer and was cut short (len is what is left):
+ * set by the backend, for the caller to drop and count. */
+#define SECHO_IO_PKT_TRUNCATED 0x2u
 
 struct secho_io_stats {
 	uint64_t rx;                   /* frames returned by rx_burst */

@@ -7,9 +7,12 @@
  *   key-id 7
  *   key 000102...1f        (64 hex digits: the AES-256 key)
  *   salt a1b2c3d4          (8 hex digits: the 4 salt bytes of the IV, in this order)
+ *   shared yes             (optional: several endpoints use this key; "no" is the default)
  *
  * Blank lines and lines starting with '#' are ignored; the first other line must be
- * "secho-key 1"; each field appears exactly once. Errors name the line, never its value.
+ * "secho-key 1"; key-id, key and salt appear exactly once, shared at most once. Errors
+ * name the line, never its value. A shared key makes each endpoint fold its own instance
+ * id into the IV's fixed field (docs/PROTOCOL.md, "Shared keys").
  */
 #ifndef SECHO_KEYFILE_H
 #define SECHO_KEYFILE_H
@@ -30,11 +33,13 @@ struct secho_keyfile {
 	uint16_t key_id;
 	uint8_t key[SECHO_KEY_LEN];
 	uint8_t salt[SECHO_KEY_SALT_LEN];
+	uint8_t shared;   /* 1: "shared yes", used by several endpoints (each its instance id) */
+	uint8_t reserved; /* 0: the struct has no padding (it is compared and wiped as bytes) */
 };
 
 /*
- * Fill k with key_id and a fresh key and salt from getrandom(2). Returns 0 or -errno
- * (getrandom failure; k is wiped then).
+ * Fill k with key_id and a fresh key and salt from getrandom(2), not shared. Returns 0 or
+ * -errno (getrandom failure; k is wiped then).
  */
 int secho_keyfile_generate(struct secho_keyfile *k, uint16_t key_id);
 

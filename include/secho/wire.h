@@ -253,7 +253,8 @@ size_t secho_wire_arp_reply(const struct secho_wire_cfg *cfg, const uint8_t *fra
 #define SECHO_SHDR_VERSION    1
 #define SECHO_SHDR_F_OFFLOAD  0x01 /* engine: 0 streaming, 1 offload */
 #define SECHO_SHDR_F_COUNTERS 0x02 /* plaintext is the counters report (JSON) */
-#define SECHO_SHDR_F_MASK     0x03 /* other bits must be zero */
+#define SECHO_SHDR_F_INSTANCE 0x04 /* shared key: bytes 4..7 are salt XOR the instance id */
+#define SECHO_SHDR_F_MASK     0x07 /* other bits must be zero */
 
 struct secho_shdr {
 	uint8_t version;
@@ -263,12 +264,18 @@ struct secho_shdr {
 	uint64_t seq;
 };
 
-/* Serialise: version 1, flags, key id, salt, sequence (big-endian). Can't fail. */
+/* Serialise: version 1, flags, key id, salt, sequence (big-endian). For a shared key, salt
+ * is the IV's fixed field, the key's salt XOR the instance id (secho_shdr_fixed), and flags
+ * carry SECHO_SHDR_F_INSTANCE. Can't fail. */
 void secho_shdr_build(uint8_t out[SECHO_SHDR_LEN], uint8_t flags, uint16_t key_id,
                       const uint8_t salt[SECHO_SALT_LEN], uint64_t seq);
 /* Parse; returns 0, or -EINVAL for a version other than 1 or reserved flag bits set
  * (*out is filled either way). */
 int secho_shdr_parse(const uint8_t in[SECHO_SHDR_LEN], struct secho_shdr *out);
+/* The IV's fixed field (header bytes 4..7) of an endpoint: the key's salt, or for a shared
+ * key (instance != 0) the salt XOR the instance id in network byte order. Can't fail. */
+void secho_shdr_fixed(const uint8_t salt[SECHO_SALT_LEN], uint32_t instance,
+                      uint8_t fixed[SECHO_SALT_LEN]);
 /* GCM IV = header bytes 4..15 (salt then sequence number). Can't fail. */
 void secho_shdr_iv(const uint8_t shdr[SECHO_SHDR_LEN], uint8_t iv[SECHO_IV_LEN]);
 /* Flags for a request of class cls (streaming 0x00, offload 0x01, counters 0x02). */

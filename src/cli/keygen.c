@@ -1,5 +1,5 @@
 /*
- * src/cli/keygen.c - `secho keygen --key-id N --out FILE [--force]`.
+ * src/cli/keygen.c - `secho keygen --key-id N --out FILE [--shared] [--force]`.
  *
  * Writes a new key file (format: include/secho/keyfile.h, docs/PROTOCOL.md) with a key and
  * salt from getrandom(2), created 0600 with O_EXCL. Prints only the path and key id.
@@ -16,7 +16,7 @@
 
 static void keygen_usage(FILE *f)
 {
-	fprintf(f, "usage: secho keygen --key-id N --out FILE [--force]\n"
+	fprintf(f, "usage: secho keygen --key-id N --out FILE [--shared] [--force]\n"
 	           "\n"
 	           "Write a new key file: key id N (0..65535), a 32-byte AES-256 key and a\n"
 	           "4-byte IV salt, both from getrandom(2). The file is created with mode 0600\n"
@@ -25,6 +25,9 @@ static void keygen_usage(FILE *f)
 	           "\n"
 	           "  -k, --key-id N   key id carried in every response's secure header\n"
 	           "  -o, --out FILE   the key file to create\n"
+	           "  -s, --shared     the key will serve several endpoints at once: each must\n"
+	           "                   then run with its own `secho serve --instance N`, which\n"
+	           "                   goes into its IVs and headers (docs/PROTOCOL.md)\n"
 	           "  -f, --force      replace FILE if it exists\n"
 	           "  -h, --help       this text\n");
 }
@@ -32,19 +35,17 @@ static void keygen_usage(FILE *f)
 int cmd_keygen(int argc, char *argv[])
 {
 	static const struct option opts[] = {
-	        {"key-id", required_argument, NULL, 'k'},
-	        {"out", required_argument, NULL, 'o'},
-	        {"force", no_argument, NULL, 'f'},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0},
+	        {"key-id", required_argument, NULL, 'k'}, {"out", required_argument, NULL, 'o'},
+	        {"force", no_argument, NULL, 'f'},        {"shared", no_argument, NULL, 's'},
+	        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
 	};
 	const char *out = NULL, *id_arg = NULL;
-	bool force = false;
+	bool force = false, shared = false;
 	int c;
 
 	optind = 0; /* glibc: full re-initialisation, argv[0] is the command name */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":k:o:fh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":k:o:fsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			id_arg = optarg;
@@ -54,6 +55,9 @@ int cmd_keygen(int argc, char *argv[])
 			break;
 		case 'f':
 			force = true;
+			break;
+		case 's':
+			shared = true;
 			break;
 		case 'h':
 			keygen_usage(stdout);
@@ -97,12 +101,13 @@ int cmd_keygen(int argc, char *argv[])
 		fprintf(stderr, "secho keygen: getrandom: %s\n", strerror(-rc));
 		return 1;
 	}
+	k.shared = shared ? 1 : 0;
 	rc = secho_keyfile_write(out, &k, force, err, sizeof(err));
 	secho_keyfile_wipe(&k);
 	if (rc) {
 		fprintf(stderr, "secho keygen: %s\n", err);
 		return 1;
 	}
-	printf("wrote key id %u to %s (mode 0600)\n", (unsigned)id, out);
+	printf("wrote key id %u to %s (mode 0600%s)\n", (unsigned)id, out, shared ? ", shared" : "");
 	return 0;
 }

@@ -33,12 +33,22 @@ static const char usage[] =
         "  --key FILE           key file from `secho keygen` (must be mode 0600 or stricter)\n"
         "  --mac MAC            the endpoint's MAC address (default: the interface's)\n"
         "  --state FILE         sequence-number state (default /var/lib/secho/seq-<keyid>.state)\n"
+        "  --seq-window N       sequence numbers reserved per state write, 256..2^32 (default\n"
+        "                       1048576; up to N numbers are skipped at each restart)\n"
+        "  --instance N         this endpoint's id among those sharing its key (1..2^32-1):\n"
+        "                       required with a key file marked \"shared yes\", refused\n"
+        "                       otherwise; it goes into the IV and the header, and the default\n"
+        "                       state becomes /var/lib/secho/seq-<keyid>-<N>.state\n"
         "  --io KIND            auto|xdp|packet (default auto: says what it chose and why)\n"
         "  --offload BACKEND    openssl|ipsec-mb|afalg (default openssl)\n"
-        "  --mtu N              IP MTU (default: the interface's, else 1500); payloads up to\n"
-        "                       N-60 bytes are answered\n"
+        "  --mtu N              IP MTU, 576..9000 (default: the interface's, else 1500);\n"
+        "                       payloads up to N-60 bytes are answered, every buffer is sized\n"
+        "                       for it (AF_XDP carries up to 3790 and refuses more)\n"
         "  --ports S,O,C        streaming, offload and counters ports (default 4000,4001,4002)\n"
         "  --arp                answer ARP requests for ADDR (default: ARP is ignored)\n"
+        "  --vlan ID            serve the one 802.1Q VLAN ID (1..4094) of a trunk port:\n"
+        "                       only frames tagged with it are answered, and the answers\n"
+        "                       carry the same tag (default: untagged frames only)\n"
         "  --busy-poll          spin on the rings instead of sleeping (lowest latency; the\n"
         "                       offload engine thread then polls for 20 ms before sleeping;\n"
         "                       when the ring is empty after a burst, a canned request runs\n"
@@ -54,7 +64,8 @@ static const char usage[] =
         "                       file's snapshot length) ends the run with exit status 1\n"
         "  --pcap-out FILE      write every frame sent to a capture file (with --pcap-in)\n"
         "  --offload-ring N     offload jobs in flight / staging buffers (default 256)\n"
-        "  --report-rate R      counters reports per second per source (default 2)\n"
+        "  --report-rate R      counters reports per second per source (default 2; burst\n"
+        "                       2 x R, at least one; all sources together 8 x R)\n"
         "  --seconds S          stop after S seconds (default: run until SIGINT/SIGTERM)\n"
         "  --quiet              no banner or summary\n"
         "  -h, --help           this text\n"
@@ -148,18 +159,24 @@ int cmd_serve(int argc, char **argv)
 		O_RATE,
 		O_SECONDS,
 		O_QUIET,
-		O_MAC
+		O_MAC,
+		O_SEQWIN,
+		O_INSTANCE,
+		O_VLAN
 	};
 	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
 	                                     {"ip", required_argument, NULL, 'a'},
 	                                     {"key", required_argument, NULL, 'k'},
 	                                     {"mac", required_argument, NULL, O_MAC},
 	                                     {"state", required_argument, NULL, O_STATE},
+	                                     {"seq-window", required_argument, NULL, O_SEQWIN},
+	                                     {"instance", required_argument, NULL, O_INSTANCE},
 	                                     {"io", required_argument, NULL, O_IO},
 	                                     {"offload", required_argument, NULL, O_OFFLOAD},
 	                                     {"mtu", required_argument, NULL, O_MTU},
 	                                     {"ports", required_argument, NULL, O_PORTS},
 	                                     {"arp", no_argument, NULL, O_ARP},
+	                                     {"vlan", required_argument, NULL, O_VLAN},
 	                                     {"busy-poll", no_argument, NULL, O_BUSY},
 	                                     {"throughput", no_argument, NULL, O_TPUT},
 	                                     {"queue", required_argument, NULL, O_QUEUE},
@@ -212,6 +229,18 @@ int cmd_serve(int argc, char **argv)
 		case O_STATE:
 			cfg.state_path = optarg;
 			break;
+		case O_INSTANCE:
+			if (!parse_uint(optarg, 1, UINT32_MAX, &v))
+				return bad("--instance: '%s' is not a number in 1..4294967295",
+				           optarg);
+			cfg.instance = (uint32_t)v;
+			break;
+		case O_SEQWIN:
+			if (!parse_uint(optarg, 256, 1ul << 32, &v))
+				return bad("--seq-window: '%s' is not a number in 256..4294967296",
+				           optarg);
+			cfg.seq_window = v;
+			break;
 		case O_IO:
 			if (!secho_io_kind_parse(optarg, &cfg.io.kind) ||
 			    cfg.io.kind == SECHO_IO_PCAP)
@@ -240,6 +269,11 @@ int cmd_serve(int argc, char **argv)
 		}
 		case O_ARP:
 			cfg.arp = true;
+			break;
+		case O_VLAN:
+			if (!parse_uint(optarg, 1, 4094, &v))
+				return bad("--vlan: '%s' is not a VLAN id in 1..4094", optarg);
+			cfg.vlan = (uint16_t)v;
 			break;
 		case O_BUSY:
 			cfg.io.busy_poll = true;

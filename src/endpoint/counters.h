@@ -16,6 +16,8 @@
 
 /* Drops the data path adds to the parser's verdicts, each its own named reason. */
 #define SECHO_PIPE_DROPS(X)                                                                        \
+	X(RX_TRUNCATED, "rx_truncated", "frame longer than the receive buffer (over the MTU)")     \
+	X(SRC_PORT, "src_port", "source port of a service that answers back (reflection)")         \
 	X(ARP_IGNORED, "arp_ignored", "ARP frame while --arp is off, or not for our IP")           \
 	X(OFFLOAD_BUSY, "offload_busy", "offload engine: every staging buffer in flight")          \
 	X(OFFLOAD_ERROR, "offload_error", "offload engine backend failed")                         \
@@ -23,7 +25,8 @@
 	X(TX_FULL, "tx_full", "no room in the TX ring")                                            \
 	X(REPORT_RATE, "report_rate_limited", "counters report refused by the rate limit")         \
 	X(REPORT_TOO_BIG, "report_too_big", "counters report does not fit the MTU")                \
-	X(SEQ_EXHAUSTED, "seq_unavailable", "no sequence number could be reserved durably")
+	X(SEQ_EXHAUSTED, "seq_unavailable", "no sequence number could be reserved durably")        \
+	X(SEQ_PENDING, "seq_pending", "the next window of sequence numbers is still being saved")
 
 enum secho_pipe_drop {
 #define SECHO_PIPE_X(name, id, text) SECHO_DROP_##name,

@@ -34,10 +34,13 @@ struct secho_endpoint_cfg {
 	struct secho_io_cfg io;
 	const char *key_path;
 	const char *state_path; /* NULL: /var/lib/secho/seq-<keyid>.state */
+	uint64_t seq_window;    /* numbers reserved per state write; 0 = the default (2^20) */
+	uint32_t instance;      /* a shared key's instance id (1..2^32-1); 0 = none given */
 	enum secho_offload_backend offload;
 	unsigned offload_ring; /* jobs and staging buffers (power of two) */
 	unsigned offload_spin_us;
 	bool arp;
+	uint16_t vlan; /* the one 802.1Q VLAN served (1..4094), answers tagged; 0 = untagged */
 	bool quiet;
 	double report_rate; /* counters reports per second per source */
 	double run_seconds; /* 0 = until a signal (or pcap end) */
@@ -47,9 +50,11 @@ struct secho_endpoint_cfg {
 struct secho_worker;
 
 /* Run the endpoint until *stop becomes non-zero (signal handler), the pcap input ends, or
- * run_seconds pass; then drain the offload engine, flush TX and the sequence state, print
- * a summary on stdout (unless quiet). Returns 0, or 2 with one line on stderr when set-up
- * fails (bad key file, unsafe state, missing capability), 1 on a run-time failure. */
+ * run_seconds pass, or the sequence state can no longer be advanced (a reservation
+ * failed: no request could be answered any more); then drain the offload engine, flush TX
+ * and the sequence state, print a summary on stdout (unless quiet). Returns 0, or 2 with
+ * one line on stderr when set-up fails (bad key file, unsafe state, missing capability),
+ * 1 on a run-time failure (with the reason on stderr). */
 int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop);
 
 #endif

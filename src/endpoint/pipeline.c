@@ -3,7 +3,8 @@
  *
  * Stage by stage for one RX burst (at most SECHO_IO_BURST frames):
  *  1. parse/validate each frame (src/wire/parse.c); rejects are counted by verdict and
- *     never answered (ARP only with --arp). Steer by port class:
+ *     never answered (ARP only with --arp); requests from a source port that would answer
+ *     back are dropped (secho_src_port_refused, counted src_port). Steer by port class:
  *       streaming -> take a sequence number, lay the response headers out where the
  *                    response will be built, queue a message for the batch engine;
  *       offload   -> copy the payload into a staging buffer, post a job (engine thread);
@@ -43,12 +44,12 @@
 
 #include "secho/tsc.h"
 
-#define SCRATCH_FRAME 2048u
-
-int secho_worker_init(struct secho_worker *w, unsigned offload_ring)
+int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu)
 {
+	/* A scratch frame holds the longest frame of the MTU: IP MTU + Ethernet + a VLAN tag. */
+	w->frame_cap = (SECHO_ETH_HLEN + 4 + (mtu ? mtu : SECHO_WIRE_DEFAULT_MTU) + 63) & ~63u;
 	w->pending = calloc(offload_ring ? offload_ring : 1, sizeof(*w->pending));
-	w->scratch = aligned_alloc(64, (size_t)(SECHO_IO_BURST + 1) * SCRATCH_FRAME);
+	w->scratch = aligned_alloc(64, (size_t)(SECHO_IO_BURST + 1) * w->frame_cap);
 	if (!w->pending || !w->scratch) {
 		secho_worker_fini(w);
 		return -ENOMEM;
@@ -72,10 +73,23 @@ void secho_worker_fini(struct secho_worker *w)
 	warm_free(w);
 	free(w->pending);
 	if (w->scratch)
-		secho_wipe(w->scratch, (size_t)(SECHO_IO_BURST + 1) * SCRATCH_FRAME);
+		secho_wipe(w->scratch, (size_t)(SECHO_IO_BURST + 1) * w->frame_cap);
 	free(w->scratch);
 	w->pending = NULL;
 	w->scratch = NULL;
+}
+
+bool secho_src_port_refused(const struct secho_wire_cfg *cfg, uint16_t port)
+{
+	static const uint16_t reflectors[] = {1900, 3283, 3702, 5353, 5683, 11211};
+	if (port < 1024 || port == cfg->port_stream || port == cfg->port_offload ||
+	    port == cfg->port_counters || port == SECHO_PORT_STREAM_DEFAULT ||
+	    port == SECHO_PORT_OFFLOAD_DEFAULT || port == SECHO_PORT_COUNTERS_DEFAULT)
+		return true;
+	for (size_t i = 0; i < sizeof(reflectors) / sizeof(reflectors[0]); i++)
+		if (port == reflectors[i])
+			return true;
+	return false;
 }
 
 /* Warm-up request: 64 bytes of payload to the streaming port, from an address that is
@@ -86,7 +100,7 @@ int secho_worker_warm_setup(struct secho_worker *w)
 {
 	uint8_t key[32];
 	w->warm_key = aligned_alloc(64, sizeof(*w->warm_key));
-	w->warm_frame = aligned_alloc(64, SCRATCH_FRAME);
+	w->warm_frame = aligned_alloc(64, w->frame_cap);
 	if (w->warm_key)
 		memset(w->warm_key, 0, sizeof(*w->warm_key)); /* warm_free may wipe it */
 	if (!w->warm_key || !w->warm_frame ||
@@ -105,16 +119,17 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	peer.ip = htonl(0xc6336401u);
 	struct secho_wire_req to_us = {.src_ip = w->wire->ip,
 	                               .src_port = w->wire->port_stream,
-	                               .dst_port = 9,
+	                               .dst_port = 40000, /* its source port: an ephemeral one */
 	                               .payload_len = WARM_PAYLOAD - SECHO_RESP_OVERHEAD};
 	memcpy(to_us.src_mac, w->wire->mac, SECHO_ETH_ALEN);
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
-	memset(w->warm_frame, 0, SCRATCH_FRAME);
-	size_t n = secho_wire_rebuild(&peer, &to_us, NULL, shdr, 1, w->warm_frame, SCRATCH_FRAME);
+	memset(w->warm_frame, 0, w->frame_cap);
+	size_t n = secho_wire_rebuild(&peer, &to_us, NULL, shdr, 1, w->warm_frame, w->frame_cap);
 	secho_wire_finalize(w->warm_frame, n);
 	struct secho_wire_req r;
 	if (!n || secho_wire_parse(w->wire, w->warm_frame, n, &r) != SECHO_WIRE_OK ||
-	    r.cls != SECHO_PORT_STREAM || r.payload_len != WARM_PAYLOAD) {
+	    r.cls != SECHO_PORT_STREAM || r.payload_len != WARM_PAYLOAD ||
+	    secho_src_port_refused(w->wire, r.src_port)) {
 		warm_free(w);
 		return -EINVAL;
 	}
@@ -122,12 +137,17 @@ int secho_worker_warm_setup(struct secho_worker *w)
 	return 0;
 }
 
-/* Next sequence number from the lease, refilling it from the durable allocator. */
+/* Next sequence number from the lease, refilling it from the durable allocator (which never
+ * waits for the disk). 0, or -1 with the drop counted. */
 static int take_seq(struct secho_worker *w, uint64_t *seq)
 {
-	if (w->seq_next >= w->seq_end && (!w->refill || w->refill(w) != 0)) {
-		w->ctr.drop[SECHO_DROP_SEQ_EXHAUSTED]++;
-		return -1;
+	if (w->seq_next >= w->seq_end) {
+		int rc = w->refill ? w->refill(w) : -ENOSPC;
+		if (rc) {
+			w->ctr.drop[rc == -EAGAIN ? SECHO_DROP_SEQ_PENDING
+			                          : SECHO_DROP_SEQ_EXHAUSTED]++;
+			return -1;
+		}
 	}
 	*seq = w->seq_next++;
 	return 0;
@@ -149,15 +169,77 @@ static int send_built(struct secho_worker *w, struct secho_io_pkt *rx, const uin
 	return 0;
 }
 
-static void reject(struct secho_worker *w, struct secho_io_pkt *p, enum secho_wire_verdict v)
+/* --- VLANs ---------------------------------------------------------------------------
+ * Without --vlan only untagged frames are served. With --vlan ID only frames of that one
+ * 802.1Q VLAN are, and every answer carries the request's tag (TCI echoed). A tag reaches
+ * us in two ways: in the frame's bytes (AF_XDP, pcap), or taken off by the kernel and
+ * reported beside the frame (AF_PACKET: secho_io_pkt.vlan). Either way the parser then sees
+ * the untagged frame, and the answer is built untagged 4 bytes into its buffer and tagged
+ * afterwards (vlan_tag: the MACs move 4 bytes down, the tag goes after them): the
+ * ciphertext stays where it was, so in place stays in place. */
+
+#define VLAN_TPID 0x8100u
+
+static inline uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The frame as the parser must see it (untagged), its length in *len and, with --vlan, the
+ * TCI to answer with in *tci; NULL when the frame's VLAN is not the one served (the caller
+ * counts the `vlan` verdict). A served tag in the frame's bytes is removed in place: the
+ * MACs move 4 bytes up over it, and the view starts 4 bytes into the frame. */
+static uint8_t *vlan_view(const struct secho_worker *w, struct secho_io_pkt *p, uint32_t *len,
+                          uint16_t *tci)
+{
+	*tci = 0;
+	*len = p->len;
+	if (p->vlan) { /* the kernel took a tag off */
+		if (!w->vlan_id || p->vlan >> 16 != VLAN_TPID || (p->vlan & 0xfff) != w->vlan_id)
+			return NULL;
+		*tci = (uint16_t)p->vlan;
+		return p->data;
+	}
+	if (!w->vlan_id)
+		return p->data; /* a tag in the bytes: the parser's vlan verdict */
+	if (p->len < SECHO_ETH_HLEN + 4 || rd16(p->data + 12) != VLAN_TPID ||
+	    (rd16(p->data + 14) & 0xfff) != w->vlan_id)
+		return NULL;
+	*tci = rd16(p->data + 14);
+	memmove(p->data + 4, p->data, 2 * SECHO_ETH_ALEN);
+	*len = p->len - 4;
+	return p->data + 4;
+}
+
+/* An untagged frame built at out + 4 becomes a tagged one at out (see above). Can't fail. */
+static void vlan_tag(uint8_t *out, uint16_t tci)
+{
+	memmove(out, out + 4, 2 * SECHO_ETH_ALEN);
+	out[12] = (uint8_t)(VLAN_TPID >> 8);
+	out[13] = (uint8_t)VLAN_TPID;
+	out[14] = (uint8_t)(tci >> 8);
+	out[15] = (uint8_t)tci;
+}
+
+/* Bytes the answers' VLAN tag adds: 4 with --vlan, else 0. */
+static inline uint32_t l2_extra(const struct secho_worker *w)
+{
+	return w->vlan_id ? 4 : 0;
+}
+
+/* A dropped frame is counted; an ARP request (the view f of flen bytes, with the TCI of
+ * its tag) is answered when --arp is on. */
+static void reject(struct secho_worker *w, struct secho_io_pkt *p, const uint8_t *f, uint32_t flen,
+                   uint16_t tci, enum secho_wire_verdict v)
 {
 	if (v == SECHO_WIRE_ARP) {
-		uint8_t reply[64];
-		size_t n = w->arp ? secho_wire_arp_reply(w->wire, p->data, p->len, reply,
-		                                         sizeof(reply))
-		                  : 0;
+		uint8_t reply[64 + 4];
+		uint32_t l2 = l2_extra(w);
+		size_t n = w->arp ? secho_wire_arp_reply(w->wire, f, flen, reply + l2, 64) : 0;
 		if (n) {
-			send_built(w, p, reply, (uint32_t)n);
+			if (l2)
+				vlan_tag(reply, tci);
+			send_built(w, p, reply, (uint32_t)n + l2);
 			w->ctr.verdict[SECHO_WIRE_ARP]++; /* answered, but still counted by kind */
 		} else {
 			w->ctr.drop[SECHO_DROP_ARP_IGNORED]++;
@@ -167,8 +249,9 @@ static void reject(struct secho_worker *w, struct secho_io_pkt *p, enum secho_wi
 	w->ctr.verdict[v]++;
 }
 
-static void post_offload(struct secho_worker *w, struct secho_io_pkt *p,
-                         const struct secho_wire_req *req, uint64_t t_rx)
+/* Post the request (view f) to the offload engine. */
+static void post_offload(struct secho_worker *w, const uint8_t *f, const struct secho_wire_req *req,
+                         uint16_t tci, uint64_t t_rx)
 {
 	int slot = secho_offload_slot_get(w->off);
 	if (slot < 0) {
@@ -182,11 +265,12 @@ static void post_offload(struct secho_worker *w, struct secho_io_pkt *p,
 	}
 	struct secho_offload_job j = {
 	        .slot = (uint32_t)slot, .len = req->payload_len, .cookie = (uint64_t)slot};
-	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD, w->key_id, w->salt, seq);
-	memcpy(secho_offload_staging(w->off, j.slot), p->data + req->payload_off, j.len);
+	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD | w->shdr_flags, w->key_id, w->salt, seq);
+	memcpy(secho_offload_staging(w->off, j.slot), f + req->payload_off, j.len);
 	struct secho_pending *pd = &w->pending[slot];
 	pd->req = *req;
 	pd->t_rx = t_rx;
+	pd->tci = tci;
 	if (secho_offload_post(w->off, &j) != 0) {
 		secho_offload_slot_put(w->off, (uint32_t)slot);
 		w->ctr.drop[SECHO_DROP_OFFLOAD_BUSY]++;
@@ -194,13 +278,14 @@ static void post_offload(struct secho_worker *w, struct secho_io_pkt *p,
 }
 
 static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
-                        const struct secho_wire_req *req, uint64_t now)
+                        const struct secho_wire_req *req, uint16_t tci, uint64_t now)
 {
 	if (!secho_report_allow(w->report, req->src_ip, now)) {
 		w->ctr.drop[SECHO_DROP_REPORT_RATE]++;
 		return;
 	}
-	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * SCRATCH_FRAME;
+	uint32_t l2 = l2_extra(w);
+	uint8_t *start = w->scratch + (size_t)SECHO_IO_BURST * w->frame_cap, *buf = start + l2;
 	size_t cap = SECHO_WIRE_MAX_PAYLOAD(w->wire->mtu);
 	size_t n = secho_report_json(w->report, (char *)buf + SECHO_RESP_PAYLOAD_OFF, cap + 1);
 	if (!n || n > cap) {
@@ -213,15 +298,18 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 	struct secho_wire_req r = *req;
 	r.payload_len = (uint16_t)n;
 	uint8_t shdr[SECHO_SHDR_LEN];
-	secho_shdr_build(shdr, SECHO_SHDR_F_COUNTERS, w->key_id, w->salt, seq);
-	size_t rlen = secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, SCRATCH_FRAME);
+	secho_shdr_build(shdr, SECHO_SHDR_F_COUNTERS | w->shdr_flags, w->key_id, w->salt, seq);
+	size_t rlen =
+	        secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, w->frame_cap - l2);
 	uint8_t *ct = buf + SECHO_RESP_PAYLOAD_OFF;
 	if (!rlen || secho_gcm_seal(w->gk, shdr + 4, 12, shdr, 16, ct, ct, n, ct + n, 16) != 0) {
 		w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
 		return;
 	}
 	secho_wire_finalize(buf, rlen);
-	if (send_built(w, p, buf, (uint32_t)rlen) == 0)
+	if (l2)
+		vlan_tag(start, tci);
+	if (send_built(w, p, start, (uint32_t)(rlen + l2)) == 0)
 		w->ctr.reports++;
 }
 
@@ -229,11 +317,12 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 static void warm(struct secho_worker *w)
 {
 	struct secho_wire_req req;
-	if (secho_wire_parse(w->wire, w->warm_frame, w->warm_len, &req) != SECHO_WIRE_OK)
+	if (secho_wire_parse(w->wire, w->warm_frame, w->warm_len, &req) != SECHO_WIRE_OK ||
+	    secho_src_port_refused(w->wire, req.src_port))
 		return;
-	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * SCRATCH_FRAME;
+	uint8_t *buf = w->scratch + (size_t)SECHO_IO_BURST * w->frame_cap;
 	uint8_t shdr[SECHO_SHDR_LEN] = {0};
-	size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, 0, buf, SCRATCH_FRAME);
+	size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, 0, buf, w->frame_cap);
 	secho_gcm_msg m = {.iv = buf + SECHO_RESP_SHDR_OFF + 4,
 	                   .aad = buf + SECHO_RESP_SHDR_OFF,
 	                   .aad_len = SECHO_SHDR_LEN,
@@ -269,39 +358,65 @@ unsigned secho_worker_rx(struct secho_worker *w)
 
 	/* Stage 1: parse and steer. */
 	struct {
-		uint8_t *base; /* where the response is built */
-		uint32_t rlen;
-		uint16_t pkt; /* index into pkts */
+		uint8_t *base;  /* where the untagged response is built (a tag goes before it) */
+		uint32_t rlen;  /* its length (untagged) */
+		uint32_t front; /* for an in-place backend: the response starts this far before
+		                 * the request */
+		uint16_t pkt;   /* index into pkts */
+		uint16_t tci;
 	} sm[SECHO_IO_BURST];
 	secho_gcm_msg msgs[SECHO_IO_BURST];
 	unsigned ns = 0, no = 0, nl = 0;
 	bool in_place = secho_io_tx_in_place(w->io), ahead = !in_place;
+	uint32_t l2 = l2_extra(w);
 	struct {
 		uint16_t pkt;
-		bool report; /* else an ARP request */
+		uint16_t tci;
+		bool report;      /* else an ARP request */
+		const uint8_t *f; /* the request's view, and its length */
+		uint32_t flen;
 		struct secho_wire_req req;
 	} later[SECHO_IO_BURST]; /* answered after the streaming responses */
 
 	for (unsigned i = 0; i < n; i++) {
 		struct secho_wire_req req;
 		struct secho_io_pkt *p = &pkts[i];
-		enum secho_wire_verdict v = secho_wire_parse(w->wire, p->data, p->len, &req);
+		if (p->flags & SECHO_IO_PKT_TRUNCATED) { /* longer than the MTU's buffers */
+			w->ctr.drop[SECHO_DROP_RX_TRUNCATED]++;
+			continue;
+		}
+		uint32_t flen;
+		uint16_t tci;
+		uint8_t *f = vlan_view(w, p, &flen, &tci);
+		if (!f) {
+			w->ctr.verdict[SECHO_WIRE_VLAN]++;
+			continue;
+		}
+		enum secho_wire_verdict v = secho_wire_parse(w->wire, f, flen, &req);
 		if (v == SECHO_WIRE_ARP && w->arp) {
 			later[nl].pkt = (uint16_t)i;
+			later[nl].tci = tci;
+			later[nl].f = f;
+			later[nl].flen = flen;
 			later[nl++].report = false;
 			continue;
 		}
 		if (v != SECHO_WIRE_OK) {
-			reject(w, p, v);
+			reject(w, p, f, flen, tci, v);
+			continue;
+		}
+		if (secho_src_port_refused(w->wire, req.src_port)) {
+			w->ctr.drop[SECHO_DROP_SRC_PORT]++;
 			continue;
 		}
 		if (req.cls == SECHO_PORT_OFFLOAD) {
-			post_offload(w, p, &req, t_rx);
+			post_offload(w, f, &req, tci, t_rx);
 			no++;
 			continue;
 		}
 		if (req.cls == SECHO_PORT_COUNTERS) {
 			later[nl].pkt = (uint16_t)i;
+			later[nl].tci = tci;
 			later[nl].report = true;
 			later[nl++].req = req;
 			continue;
@@ -311,23 +426,29 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			continue;
 		uint32_t len = req.payload_len;
 		uint8_t *base = NULL;
-		const uint8_t *in = p->data + req.payload_off;
-		size_t cap = SCRATCH_FRAME;
-		if (in_place && p->headroom >= SECHO_SHDR_LEN &&
-		    p->tailroom >= SECHO_RESP_OVERHEAD - SECHO_SHDR_LEN) {
-			base = p->data - SECHO_SHDR_LEN; /* plaintext already at base + 58 */
+		const uint8_t *in = f + req.payload_off;
+		size_t cap = w->frame_cap - l2;
+		/* In place: the untagged response 16 bytes before the view (the plaintext is
+		 * then already at base + 58), its tag (if any) before that. */
+		uint32_t front = (uint32_t)(p->data - (f - SECHO_SHDR_LEN - l2));
+		if (in_place && front <= p->headroom &&
+		    SECHO_RESP_LEN(len) + l2 <= (size_t)front + p->len + p->tailroom) {
+			base = f - SECHO_SHDR_LEN;
 			in = base + SECHO_RESP_PAYLOAD_OFF;
+			cap = SECHO_RESP_LEN(len); /* it fits: checked just above */
 		} else if (ahead) {
 			cap = SECHO_RESP_LEN(len);
-			base = secho_io_tx_slot_ahead(w->io, ns, (uint32_t)cap);
+			base = secho_io_tx_slot_ahead(w->io, ns, (uint32_t)(cap + l2));
 			ahead = base != NULL; /* the slots after a busy one are not used either */
+			if (base)
+				base += l2;
 		}
 		if (!base) {
-			base = w->scratch + (size_t)ns * SCRATCH_FRAME;
-			cap = SCRATCH_FRAME;
+			base = w->scratch + (size_t)ns * w->frame_cap + l2;
+			cap = w->frame_cap - l2;
 		}
 		uint8_t shdr[SECHO_SHDR_LEN];
-		secho_shdr_build(shdr, 0, w->key_id, w->salt, seq);
+		secho_shdr_build(shdr, w->shdr_flags, w->key_id, w->salt, seq);
 		size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, w->ip_id++, base, cap);
 		if (!rlen) { /* cannot happen: parse bounds the payload by the MTU */
 			w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
@@ -344,7 +465,9 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		m->status = 0;
 		sm[ns].base = base;
 		sm[ns].rlen = (uint32_t)rlen;
+		sm[ns].front = front;
 		sm[ns].pkt = (uint16_t)i;
+		sm[ns].tci = tci;
 		ns++;
 	}
 	uint64_t t_parsed = secho_rdtsc();
@@ -361,15 +484,19 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			continue;
 		}
 		struct secho_io_pkt *p = &pkts[sm[k].pkt];
+		uint8_t *start = sm[k].base - l2;
+		uint32_t flen = sm[k].rlen + l2;
 		secho_wire_finalize(sm[k].base, sm[k].rlen);
-		uint8_t *out = secho_io_tx_slot(w->io, p, sm[k].rlen, SECHO_SHDR_LEN);
+		if (l2)
+			vlan_tag(start, sm[k].tci);
+		uint8_t *out = secho_io_tx_slot(w->io, p, flen, sm[k].front);
 		if (!out) {
 			w->ctr.drop[SECHO_DROP_TX_FULL]++;
 			continue;
 		}
-		if (out != sm[k].base)
-			memcpy(out, sm[k].base, sm[k].rlen);
-		secho_io_tx_commit(w->io, p, sm[k].rlen);
+		if (out != start)
+			memcpy(out, start, flen);
+		secho_io_tx_commit(w->io, p, flen);
 		uint64_t t_tx = secho_rdtsc();
 		secho_lat_record(&es->lat, t_tx - t_rx);
 		es->packets++;
@@ -379,9 +506,9 @@ unsigned secho_worker_rx(struct secho_worker *w)
 	for (unsigned k = 0; k < nl; k++) {
 		struct secho_io_pkt *p = &pkts[later[k].pkt];
 		if (later[k].report)
-			send_report(w, p, &later[k].req, t_rx);
+			send_report(w, p, &later[k].req, later[k].tci, t_rx);
 		else
-			reject(w, p, SECHO_WIRE_ARP);
+			reject(w, p, later[k].f, later[k].flen, later[k].tci, SECHO_WIRE_ARP);
 	}
 	secho_io_tx_flush(w->io);
 	secho_io_rx_release(w->io, pkts, n);
@@ -414,20 +541,23 @@ unsigned secho_worker_completions(struct secho_worker *w)
 			secho_offload_slot_put(w->off, j->slot);
 			continue;
 		}
-		uint32_t rlen = (uint32_t)SECHO_RESP_LEN(j->len);
-		uint8_t *out = secho_io_tx_slot(w->io, NULL, rlen, 0);
-		if (!out) {
+		uint32_t rlen = (uint32_t)SECHO_RESP_LEN(j->len), l2 = l2_extra(w);
+		uint8_t *start = secho_io_tx_slot(w->io, NULL, rlen + l2, 0);
+		if (!start) {
 			w->ctr.drop[SECHO_DROP_TX_FULL]++;
 			secho_offload_slot_put(w->off, j->slot);
 			continue;
 		}
 		/* The transaction's read-back: ciphertext and tag out of the staging buffer. */
+		uint8_t *out = start + l2;
 		secho_wire_rebuild(w->wire, &pd->req, NULL, j->hdr, w->ip_id++, out, rlen);
 		memcpy(out + SECHO_RESP_PAYLOAD_OFF, secho_offload_staging(w->off, j->slot),
 		       j->len);
 		memcpy(out + SECHO_RESP_TAG_OFF(j->len), j->tag, SECHO_TAG_LEN);
 		secho_wire_finalize(out, rlen);
-		secho_io_tx_commit(w->io, NULL, rlen);
+		if (l2)
+			vlan_tag(start, pd->tci);
+		secho_io_tx_commit(w->io, NULL, rlen + l2);
 		uint64_t t_tx = secho_rdtsc();
 		secho_lat_record(&eo->lat, t_tx - pd->t_rx);
 		eo->packets++;

@@ -12,6 +12,7 @@ struct secho_pending {
 	struct secho_wire_req req;
 	uint64_t t_rx;
 	uint64_t dp_cycles; /* data-path cycles spent posting it */
+	uint16_t tci;       /* the request's VLAN tag (with --vlan), echoed in the answer */
 };
 
 struct secho_worker {
@@ -21,11 +22,15 @@ struct secho_worker {
 	const secho_gcm_key *gk;
 	struct secho_offload *off;
 	uint16_t key_id;
-	uint8_t salt[SECHO_SALT_LEN];
+	uint8_t salt[SECHO_SALT_LEN]; /* the IV's fixed field: the salt, or salt ^ instance */
+	uint8_t shdr_flags;           /* OR-ed into every header: SECHO_SHDR_F_INSTANCE or 0 */
+	uint16_t vlan_id; /* --vlan: the one 802.1Q VLAN served (1..4094); 0: untagged only */
 	bool arp;
 	struct secho_report_ctx *report; /* counters report state (shared, read-only here) */
 	/* Sequence lease [seq_next, seq_end): refilled by refill() from the shared durable
-	 * allocator; refill returns 0 or -1 (then the packet is dropped, SEQ_EXHAUSTED). */
+	 * allocator; refill returns 0, -EAGAIN (the next window is still being saved: the
+	 * packet is dropped as SEQ_PENDING) or another -errno (dropped as SEQ_EXHAUSTED).
+	 * Refill never waits for a disk. */
 	uint64_t seq_next, seq_end;
 	int (*refill)(struct secho_worker *w);
 	void *refill_arg;
@@ -33,7 +38,8 @@ struct secho_worker {
 	/* Owned by the worker. */
 	uint16_t ip_id;
 	struct secho_pending *pending; /* indexed by staging slot */
-	uint8_t *scratch;              /* SECHO_IO_BURST x 2048: out-of-place responses */
+	uint8_t *scratch;              /* (SECHO_IO_BURST + 1) x frame_cap: out of place */
+	unsigned frame_cap;            /* bytes of the longest frame (MTU + 18), rounded up */
 	struct secho_counters ctr;
 	/* Idle warm-up (secho_worker_warm_setup): a throwaway key and a canned request. */
 	secho_gcm_key *warm_key;
@@ -41,9 +47,20 @@ struct secho_worker {
 	uint32_t warm_len;
 };
 
-/* Allocate the worker's own buffers (pending table sized for offload_ring slots).
- * 0 or -ENOMEM. */
-int secho_worker_init(struct secho_worker *w, unsigned offload_ring);
+/*
+ * The reflection guard (docs/PROTOCOL.md, "Reflection"): true when a request from UDP source
+ * port `port` must not be answered, because the answer would go to a service that answers
+ * back: port 0, the well-known ports 1..1023 (echo, daytime, chargen, time, DNS, NTP, SNMP,
+ * ...), the UDP services above them that answer unsolicited datagrams (SSDP 1900, ARMS 3283,
+ * WS-Discovery 3702, mDNS 5353, CoAP 5683, memcached 11211), and the service ports of an
+ * endpoint: cfg's three and the defaults 4000-4002 (another endpoint on the wire would
+ * answer the answer, and the two would echo each other). Can't fail.
+ */
+bool secho_src_port_refused(const struct secho_wire_cfg *cfg, uint16_t port);
+
+/* Allocate the worker's own buffers: the pending table sized for offload_ring slots, the
+ * scratch frames for the longest frame of IP MTU mtu (0: 1500). 0 or -ENOMEM. */
+int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu);
 void secho_worker_fini(struct secho_worker *w);
 
 /*

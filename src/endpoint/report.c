@@ -17,21 +17,25 @@ void secho_report_init(struct secho_report_ctx *r, double rate)
 	r->start_tsc = secho_rdtsc();
 }
 
-static bool take(struct secho_bucket *b, double rate, double burst, uint64_t now, double hz)
+/* Bring bucket b up to now: `rate` tokens per second, at most `burst`. A new bucket (last
+ * == 0) starts full. Can't fail. */
+static void refill(struct secho_bucket *b, double rate, double burst, uint64_t now, double hz)
 {
 	if (b->last == 0) {
 		b->tokens = burst;
-	} else {
-		double dt = (double)(now - b->last) / hz;
-		b->tokens += dt * rate;
+	} else if (now > b->last) {
+		b->tokens += (double)(now - b->last) / hz * rate;
 		if (b->tokens > burst)
 			b->tokens = burst;
 	}
 	b->last = now;
-	if (b->tokens < 1)
-		return false;
-	b->tokens -= 1;
-	return true;
+}
+
+/* Burst of a bucket refilled at `rate`: `factor` seconds' worth, but never under one token,
+ * or a rate under 1/factor per second would never allow anything at all. */
+static double burst_of(double rate, double factor)
+{
+	return rate * factor < 1 ? 1 : rate * factor;
 }
 
 bool secho_report_allow(struct secho_report_ctx *r, uint32_t ip, uint64_t now)
@@ -46,9 +50,18 @@ bool secho_report_allow(struct secho_report_ctx *r, uint32_t ip, uint64_t now)
 		b->ip = ip;
 		b->last = 0;
 	}
-	if (!take(&r->global, 8 * r->rate, 16 * r->rate, now, r->tsc_hz))
+	/* The source's own bucket first: a source over its rate is refused without touching
+	 * the global budget, so one flooding (or spoofed) source cannot spend it for the
+	 * others. Then the global budget; a token is taken from both or from neither. */
+	refill(b, r->rate, burst_of(r->rate, 2), now, r->tsc_hz);
+	if (b->tokens < 1)
 		return false;
-	return take(b, r->rate, 2 * r->rate, now, r->tsc_hz);
+	refill(&r->global, 8 * r->rate, burst_of(8 * r->rate, 2), now, r->tsc_hz);
+	if (r->global.tokens < 1)
+		return false;
+	b->tokens -= 1;
+	r->global.tokens -= 1;
+	return true;
 }
 
 void secho_report_collect(const struct secho_report_ctx *r, struct secho_counters *sum)

@@ -4,8 +4,11 @@
  * The report is a compact JSON object (docs/PROTOCOL.md lists the fields), encrypted like
  * any response under a secure header with the counters flag (0x02). A request of a few
  * bytes gets a response of about a kilobyte, so reports are rate-limited per source IP
- * (token bucket, `rate` per second, burst of 2 x rate) and overall (8 x rate): the port
- * cannot be used to amplify traffic towards a spoofed victim.
+ * (token bucket, `rate` per second, burst of 2 x rate) and overall (8 x rate, burst 16 x
+ * rate): the port cannot be used to amplify traffic towards a spoofed victim. A request is
+ * checked against its source's bucket first, so the requests one source has refused do not
+ * spend the global budget of the others; bursts are never under one token, so any rate > 0
+ * lets reports through.
  */
 #ifndef SECHO_ENDPOINT_REPORT_H
 #define SECHO_ENDPOINT_REPORT_H
@@ -43,7 +46,8 @@ struct secho_report_ctx {
 };
 
 void secho_report_init(struct secho_report_ctx *r, double rate);
-/* True when a report to `ip` may be sent now (consumes a token). */
+/* True when a report to `ip` may be sent at TSC time `now`: its source's bucket and then the
+ * global one both hold a token, and one is taken from each (none when refused). */
 bool secho_report_allow(struct secho_report_ctx *r, uint32_t ip, uint64_t now);
 /* Sum of every worker's counters. */
 void secho_report_collect(const struct secho_report_ctx *r, struct secho_counters *sum);

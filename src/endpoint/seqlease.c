@@ -1,7 +1,8 @@
 /*
  * src/endpoint/seqlease.c - worker leases on top of the durable allocator (seqstate.c).
  * A lease is SEQLEASE_BLOCK numbers: one atomic add on the shared counter per 256
- * packets, and a state-file write only when the reserved window (2^20) is used up.
+ * packets. State-file writes happen in the allocator's reservation thread, a window (2^20
+ * by default) at a time, while half of the current window is still unused.
  */
 #include "endpoint/seqlease.h"
 
@@ -19,8 +20,8 @@ struct secho_seqlease {
 	struct secho_seqstate st;
 };
 
-struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, char *err,
-                                           size_t errlen)
+struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, uint32_t instance,
+                                           uint64_t window, char *err, size_t errlen)
 {
 	struct secho_seqlease *s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -35,21 +36,51 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ch
 		free(s);
 		return NULL;
 	}
-	if (secho_seq_open(&s->st, path, key_id, 0, err, errlen) != 0) {
+	if (secho_seq_open_instance(&s->st, path, key_id, instance, window, err, errlen) != 0) {
 		free(s);
 		return NULL;
 	}
+	int rc = secho_seq_reserve_ahead(&s->st);
+	if (rc) {
+		snprintf(err, errlen, "%s: cannot start the reservation thread: %s", s->st.path,
+		         strerror(-rc));
+		secho_seq_close(&s->st);
+		free(s);
+		return NULL;
+	}
+	if (s->st.went_back_from)
+		snprintf(err, errlen,
+		         "%s went backwards: it says %llu, but this directory reserved up to %llu "
+		         "(restored from a backup? copied?); numbering continues above %llu",
+		         s->st.path, (unsigned long long)s->st.went_back_to,
+		         (unsigned long long)s->st.went_back_from,
+		         (unsigned long long)s->st.went_back_from);
+	else if (errlen)
+		err[0] = '\0';
 	return s;
 }
 
 int secho_seqlease_refill(struct secho_seqlease *s, uint64_t *next, uint64_t *end)
 {
 	uint64_t first;
-	if (secho_seq_take(&s->st, SEQLEASE_BLOCK, &first) != 0)
-		return -1;
+	int rc = secho_seq_take(&s->st, SEQLEASE_BLOCK, &first);
+	if (rc)
+		return rc;
 	*next = first;
 	*end = first + SEQLEASE_BLOCK;
 	return 0;
+}
+
+int secho_seqlease_failed(struct secho_seqlease *s, char *err, size_t errlen)
+{
+	int f = secho_seq_failed(&s->st);
+	if (f)
+		snprintf(err, errlen,
+		         "%s: cannot reserve sequence numbers beyond %llu: %s (every number "
+		         "up to there is used or skipped; none can be made durable)",
+		         s->st.path, (unsigned long long)secho_seq_high_water(&s->st),
+		         strerror(-f));
+	return f;
 }
 
 uint64_t secho_seqlease_high_water(struct secho_seqlease *s)

@@ -2,12 +2,16 @@
  * src/endpoint/serve.c - bring the endpoint up, run the data path, bring it down.
  *
  * Set-up order (each step can refuse to start, with one line on stderr and exit 2):
- * process made non-dumpable; key file loaded into locked, non-dumped memory; AES-GCM key
- * schedule; sequence state opened and a first window reserved durably; offload engine
- * (backend probed: AF_ALG says clearly when the kernel lacks it); I/O opened. Then the
- * loop: RX burst through the stages, offload completions, wait when idle. SIGINT/SIGTERM
- * (or end of the pcap input, or --seconds) stops RX; the offload engine is drained and its
- * completions sent, TX flushed, the sequence state flushed, and a summary printed.
+ * process made non-dumpable; the offload backends' key state directed to locked, non-dumped
+ * memory (before anything uses OpenSSL); key file loaded into locked, non-dumped memory; AES-GCM
+ * key schedule; sequence state opened and a first window reserved durably; offload engine (backend
+ * probed: AF_ALG says clearly when the kernel lacks it); I/O opened. Then the loop: RX burst
+ * through the stages, offload completions, wait when idle. SIGINT/SIGTERM (or end of the pcap
+ * input, or --seconds) stops RX; the offload engine is drained and its completions sent, TX
+ * flushed, the sequence state flushed, and a summary printed. A failed reservation of sequence
+ * numbers (the state's disk full, say: made in the background, see seqlease.h) stops the endpoint
+ * the same way within one loop turn (at most the 100 ms poll), with the reason on stderr and exit
+ * status 1: without durable numbers no request can be answered, and a supervisor must notice.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -93,8 +97,20 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 
 	if (secho_secret_process_protect() != 0)
 		fprintf(stderr, "secho serve: warning: could not make the process non-dumpable\n");
-	key = secho_secret_alloc(sizeof(*key), &locked);
-	gk = secho_secret_alloc(sizeof(*gk), &locked);
+	bool off_locked = false;
+	int pe = secho_offload_protect_keys(&off_locked);
+	if (pe == -ENOMEM || (pe && cfg->offload == SECHO_OFFLOAD_OPENSSL)) {
+		fprintf(stderr,
+		        "secho serve: cannot keep the offload engine's key state in locked memory: "
+		        "%s\n",
+		        pe == -EBUSY ? "OpenSSL was used before its allocator could be set"
+		                     : strerror(-pe));
+		goto out;
+	}
+	bool key_locked = false, gk_locked = false;
+	key = secho_secret_alloc(sizeof(*key), &key_locked);
+	gk = secho_secret_alloc(sizeof(*gk), &gk_locked);
+	locked = key_locked && gk_locked && off_locked;
 	if (!key || !gk) {
 		fprintf(stderr, "secho serve: cannot allocate protected key memory: %s\n",
 		        strerror(errno));
@@ -109,30 +125,55 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		fprintf(stderr, "secho serve: AES-GCM key set-up: %s\n", secho_strerror(e));
 		goto out;
 	}
-	seq = secho_seqlease_open(cfg->state_path, key->key_id, err, sizeof(err));
+	/* A shared key: every endpoint using it folds its own instance id into its IVs
+	 * (docs/PROTOCOL.md, "Shared keys"); an unshared one keeps the plain format. */
+	if (key->shared && !cfg->instance) {
+		fprintf(stderr,
+		        "secho serve: key file %s: key id %u is shared by several endpoints: give "
+		        "this one its own --instance N (1..4294967295), unique among them\n",
+		        cfg->key_path, (unsigned)key->key_id);
+		goto out;
+	}
+	if (!key->shared && cfg->instance) {
+		fprintf(stderr,
+		        "secho serve: --instance: key id %u is not marked shared in %s (an "
+		        "instance id changes the IV and the header; see secho keygen --shared)\n",
+		        (unsigned)key->key_id, cfg->key_path);
+		goto out;
+	}
+	seq = secho_seqlease_open(cfg->state_path, key->key_id, cfg->instance, cfg->seq_window, err,
+	                          sizeof(err));
 	if (!seq) {
 		fprintf(stderr, "secho serve: refusing to start: sequence state: %s\n", err);
 		goto out;
 	}
+	if (err[0])
+		fprintf(stderr, "secho serve: warning: sequence state: %s\n", err);
 	if (!secho_offload_backend_probe(cfg->offload, err, sizeof(err))) {
 		fprintf(stderr, "secho serve: offload backend %s unavailable: %s\n",
 		        secho_offload_backend_name(cfg->offload), err);
 		goto out;
 	}
+	/* Every buffer is sized from the MTU: the offload engine's staging for the largest
+	 * payload, the I/O backend's frames (or its refusal, with the reason) and the data
+	 * path's scratch for the longest frame, a VLAN tag included. */
 	off = secho_offload_create(cfg->offload, key->key, cfg->offload_ring, cfg->offload_spin_us,
-	                           err, sizeof(err));
+	                           (uint32_t)SECHO_WIRE_MAX_PAYLOAD(cfg->wire.mtu), err,
+	                           sizeof(err));
 	if (!off) {
 		fprintf(stderr, "secho serve: offload engine: %s\n", err);
 		goto out;
 	}
-	io = secho_io_open(&cfg->io, err, sizeof(err));
+	struct secho_io_cfg ioc = cfg->io;
+	ioc.max_frame = SECHO_ETH_HLEN + 4 + cfg->wire.mtu;
+	io = secho_io_open(&ioc, err, sizeof(err));
 	if (!io) {
-		fprintf(stderr, "secho serve: I/O: %s\n", err);
+		fprintf(stderr, "secho serve: I/O (MTU %u): %s\n", cfg->wire.mtu, err);
 		goto out;
 	}
 
 	rep = calloc(1, sizeof(*rep));
-	if (!rep || secho_worker_init(&w, cfg->offload_ring) != 0) {
+	if (!rep || secho_worker_init(&w, cfg->offload_ring, cfg->wire.mtu) != 0) {
 		fprintf(stderr, "secho serve: out of memory\n");
 		goto out;
 	}
@@ -162,8 +203,10 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	w.gk = gk;
 	w.off = off;
 	w.key_id = key->key_id;
-	memcpy(w.salt, key->salt, sizeof(w.salt));
+	secho_shdr_fixed(key->salt, cfg->instance, w.salt);
+	w.shdr_flags = cfg->instance ? SECHO_SHDR_F_INSTANCE : 0;
 	w.arp = cfg->arp;
+	w.vlan_id = cfg->vlan;
 	w.report = rep;
 	w.refill = refill;
 	w.refill_arg = seq;
@@ -180,15 +223,22 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		char ip[16];
 		const uint8_t *a = (const uint8_t *)&cfg->wire.ip, *m = cfg->wire.mac;
 		snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
-		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u\n",
+		char vl[24] = ", untagged";
+		if (cfg->vlan)
+			snprintf(vl, sizeof(vl), ", VLAN %u", (unsigned)cfg->vlan);
+		printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u%s\n",
 		       ip, m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
-		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu);
+		       cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu, vl);
 		printf("secho serve: io: %s\n", secho_io_describe(io));
 		printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
 		       secho_impl_name(secho_gcm_key_impl(gk)),
 		       secho_offload_backend_name(cfg->offload), cfg->offload_ring);
-		printf("secho serve: key id %u, sequence numbers from %" PRIu64 "%s\n", w.key_id,
-		       secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
+		char inst[48] = "";
+		if (cfg->instance)
+			snprintf(inst, sizeof(inst), " (shared, instance %" PRIu32 ")",
+			         cfg->instance);
+		printf("secho serve: key id %u%s, sequence numbers from %" PRIu64 "%s\n", w.key_id,
+		       inst, secho_seqlease_next(seq), locked ? "" : " (key memory not locked)");
 		fflush(stdout);
 	}
 
@@ -201,6 +251,11 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		secho_worker_completions(&w);
 		if (secho_rdtsc() > deadline)
 			break;
+		if (secho_seqlease_failed(seq, err, sizeof(err))) {
+			fprintf(stderr, "secho serve: stopping: sequence state: %s\n", err);
+			rc = 1;
+			break;
+		}
 		if (got)
 			continue;
 		if (secho_offload_inflight(off)) {
@@ -229,7 +284,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 	secho_io_tx_flush(io);
 	rep->seq_final = secho_seqlease_high_water(seq);
 	rep->seq_high_water = NULL; /* the lease is gone after close: report seq_final */
-	if (secho_seqlease_close(seq, err, sizeof(err)) != 0) {
+	if (secho_seqlease_close(seq, err, sizeof(err)) != 0 && rc == 0) {
 		fprintf(stderr, "secho serve: sequence state: %s\n", err);
 		rc = 1;
 	}

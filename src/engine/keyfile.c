@@ -98,6 +98,7 @@ int secho_keyfile_parse(const char *text, size_t len, struct secho_keyfile *k, c
                         size_t errlen)
 {
 	bool seen_magic = false, seen_id = false, seen_key = false, seen_salt = false;
+	bool seen_shared = false;
 	unsigned line = 0;
 	size_t pos = 0;
 	int rc = -EINVAL;
@@ -177,9 +178,22 @@ int secho_keyfile_parse(const char *text, size_t len, struct secho_keyfile *k, c
 				goto fail;
 			}
 			seen_salt = true;
+		} else if (n > 7 && memcmp(l, "shared ", 7) == 0) {
+			if (seen_shared) {
+				set_err(err, errlen, "line %u: shared given twice", line);
+				goto fail;
+			}
+			if (n - 7 == 3 && memcmp(l + 7, "yes", 3) == 0) {
+				k->shared = 1;
+			} else if (!(n - 7 == 2 && memcmp(l + 7, "no", 2) == 0)) {
+				set_err(err, errlen, "line %u: shared must be yes or no", line);
+				goto fail;
+			}
+			seen_shared = true;
 		} else {
 			set_err(err, errlen,
-			        "line %u: unknown field (expected key-id, key or salt)", line);
+			        "line %u: unknown field (expected key-id, key, salt or shared)",
+			        line);
 			goto fail;
 		}
 	}
@@ -312,8 +326,8 @@ int secho_keyfile_write(const char *path, const struct secho_keyfile *k, bool fo
 
 	hex_encode(keyhex, k->key, SECHO_KEY_LEN);
 	hex_encode(salthex, k->salt, SECHO_KEY_SALT_LEN);
-	int n = snprintf(text, sizeof(text), "secho-key 1\nkey-id %u\nkey %s\nsalt %s\n",
-	                 (unsigned)k->key_id, keyhex, salthex);
+	int n = snprintf(text, sizeof(text), "secho-key 1\nkey-id %u\nkey %s\nsalt %s\n%s",
+	                 (unsigned)k->key_id, keyhex, salthex, k->shared ? "shared yes\n" : "");
 	secho_wipe(keyhex, sizeof(keyhex));
 
 	if (force) {

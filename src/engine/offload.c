@@ -51,7 +51,9 @@ struct secho_offload {
 	uint64_t spin_cycles;
 
 	struct ring jobs, done;
-	uint8_t *staging; /* size * SECHO_OFFLOAD_STAGING bytes */
+	uint8_t *staging;  /* size * slot_bytes bytes */
+	uint32_t max_len;  /* payload bytes a slot holds */
+	size_t slot_bytes; /* max_len rounded up to a cache line */
 	uint32_t *free_slots;
 	unsigned nfree;
 	unsigned inflight; /* data-path thread only */
@@ -106,6 +108,11 @@ bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t
 		return false;
 	}
 	return o->probe(why, whylen) == 0;
+}
+
+int secho_offload_protect_keys(bool *locked)
+{
+	return secho_offload_openssl_protect(locked);
 }
 
 static int ring_init(struct ring *r, unsigned size)
@@ -172,7 +179,7 @@ static void *engine_main(void *arg)
 			uint64_t crypto = 0, errors = 0;
 			for (unsigned i = 0; i < n; i++) {
 				struct secho_offload_job *j = &batch[i];
-				uint8_t *buf = o->staging + (size_t)j->slot * SECHO_OFFLOAD_STAGING;
+				uint8_t *buf = o->staging + (size_t)j->slot * o->slot_bytes;
 				uint64_t c0 = secho_rdtsc();
 				j->status = o->ops->seal(o->st, j->hdr + 4, j->hdr, 16, buf, j->len,
 				                         j->tag);
@@ -227,12 +234,16 @@ static void kick(struct secho_offload *o)
 
 struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
                                            const uint8_t key[32], unsigned ring_size,
-                                           unsigned spin_us, char *err, size_t errlen)
+                                           unsigned spin_us, uint32_t max_len, char *err,
+                                           size_t errlen)
 {
 	const struct secho_offload_ops *ops = ops_of(backend);
-	if (!ops || !key || ring_size < 2 || ring_size > 4096 || (ring_size & (ring_size - 1))) {
+	if (!ops || !key || ring_size < 2 || ring_size > 4096 || (ring_size & (ring_size - 1)) ||
+	    max_len < 1 || max_len > 65535) {
 		snprintf(err, errlen,
-		         "offload: bad backend or ring size %u (power of two, 2..4096)", ring_size);
+		         "offload: bad backend, ring size %u (power of two, 2..4096) or payload "
+		         "size %u (1..65535)",
+		         ring_size, (unsigned)max_len);
 		return NULL;
 	}
 	if (ops->probe(err, errlen) != 0)
@@ -248,7 +259,9 @@ struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
 	o->backend = backend;
 	o->size = ring_size;
 	o->spin_cycles = (uint64_t)(secho_tsc_hz() * 1e-6 * spin_us);
-	size_t sbytes = (size_t)ring_size * SECHO_OFFLOAD_STAGING;
+	o->max_len = max_len;
+	o->slot_bytes = ((size_t)max_len + CACHE - 1) & ~(size_t)(CACHE - 1);
+	size_t sbytes = (size_t)ring_size * o->slot_bytes;
 	o->staging = mmap(NULL, sbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (o->staging == MAP_FAILED) {
 		o->staging = NULL;
@@ -265,7 +278,7 @@ struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
 	for (unsigned i = 0; i < ring_size; i++)
 		o->free_slots[i] = ring_size - 1 - i;
 	o->nfree = ring_size;
-	o->st = ops->init(key, err, errlen);
+	o->st = ops->init(key, max_len, err, errlen);
 	if (!o->st)
 		goto fail;
 	int rc = pthread_create(&o->thread, NULL, engine_main, o);
@@ -295,8 +308,8 @@ void secho_offload_destroy(struct secho_offload *o)
 	if (o->st)
 		o->ops->fini(o->st);
 	if (o->staging) {
-		secho_wipe(o->staging, (size_t)o->size * SECHO_OFFLOAD_STAGING);
-		munmap(o->staging, (size_t)o->size * SECHO_OFFLOAD_STAGING);
+		secho_wipe(o->staging, (size_t)o->size * o->slot_bytes);
+		munmap(o->staging, (size_t)o->size * o->slot_bytes);
 	}
 	if (o->jobs.e)
 		secho_wipe(o->jobs.e, o->size * sizeof(*o->jobs.e));
@@ -321,12 +334,12 @@ void secho_offload_slot_put(struct secho_offload *o, uint32_t slot)
 
 uint8_t *secho_offload_staging(struct secho_offload *o, uint32_t slot)
 {
-	return o->staging + (size_t)slot * SECHO_OFFLOAD_STAGING;
+	return o->staging + (size_t)slot * o->slot_bytes;
 }
 
 int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *job)
 {
-	if (job->slot >= o->size || job->len > SECHO_OFFLOAD_STAGING - 16)
+	if (job->slot >= o->size || job->len > o->max_len)
 		return -1;
 	if (ring_push(&o->jobs, job) < 0)
 		return -1;
@@ -342,6 +355,11 @@ unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *j
 	unsigned n = ring_pop(&o->done, jobs, max);
 	o->inflight -= n;
 	return n;
+}
+
+uint32_t secho_offload_max_len(const struct secho_offload *o)
+{
+	return o->max_len;
 }
 
 unsigned secho_offload_inflight(const struct secho_offload *o)
@@ -370,6 +388,6 @@ size_t secho_offload_key_state_bytes(const struct secho_offload *o)
 
 size_t secho_offload_staging_bytes(const struct secho_offload *o)
 {
-	return (size_t)o->size * SECHO_OFFLOAD_STAGING + 2 * (size_t)o->size * sizeof(*o->jobs.e) +
+	return (size_t)o->size * o->slot_bytes + 2 * (size_t)o->size * sizeof(*o->jobs.e) +
 	       (size_t)o->size * sizeof(uint32_t);
 }

@@ -26,7 +26,8 @@
 
 struct afalg_state {
 	int tfm, op;
-	uint8_t bounce[16 + 2048 + 16];
+	uint32_t max_len;
+	uint8_t bounce[]; /* AAD (16) || text (max_len) || tag (16) */
 };
 
 static int afalg_open_tfm(char *why, size_t whylen)
@@ -67,17 +68,18 @@ static void afalg_fini(void *p)
 		close(s->op);
 	if (s->tfm >= 0)
 		close(s->tfm); /* the kernel frees (and zeroes) its copy of the key */
-	secho_wipe(s, sizeof(*s));
+	secho_wipe(s, sizeof(*s) + 16 + (size_t)s->max_len + 16);
 	free(s);
 }
 
-static void *afalg_init(const uint8_t key[32], char *err, size_t errlen)
+static void *afalg_init(const uint8_t key[32], uint32_t max_len, char *err, size_t errlen)
 {
-	struct afalg_state *s = calloc(1, sizeof(*s));
+	struct afalg_state *s = calloc(1, sizeof(*s) + 16 + (size_t)max_len + 16);
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	s->max_len = max_len;
 	s->op = -1;
 	s->tfm = afalg_open_tfm(err, errlen);
 	if (s->tfm < 0)
@@ -102,7 +104,7 @@ static int afalg_seal(void *p, const uint8_t iv[12], const uint8_t *aad, size_t 
                       uint8_t *buf, size_t len, uint8_t tag[16])
 {
 	struct afalg_state *s = p;
-	if (aad_len > 16 || len > 2048)
+	if (aad_len > 16 || len > s->max_len)
 		return -1;
 	union {
 		char buf[CMSG_SPACE(sizeof(uint32_t)) + CMSG_SPACE(sizeof(struct af_alg_iv) + 12) +

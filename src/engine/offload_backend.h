@@ -5,6 +5,7 @@
 #ifndef SECHO_ENGINE_OFFLOAD_BACKEND_H
 #define SECHO_ENGINE_OFFLOAD_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,10 +13,12 @@ struct secho_offload_ops {
 	const char *name;
 	/* Can it run here? When not, a one-line reason. */
 	int (*probe)(char *why, size_t whylen);
-	/* Per-key state: returns an opaque pointer or NULL with a reason. All per-key work
-	 * (key schedule, context, algorithm fetch) happens here, never per packet. */
-	void *(*init)(const uint8_t key[32], char *err, size_t errlen);
-	/* AES-256-GCM encrypt buf[0..len) in place, 12-byte iv, aad, 16-byte tag. 0 or <0. */
+	/* Per-key state for payloads of up to max_len bytes: returns an opaque pointer or NULL
+	 * with a reason. All per-key work (key schedule, context, algorithm fetch, buffers)
+	 * happens here, never per packet. */
+	void *(*init)(const uint8_t key[32], uint32_t max_len, char *err, size_t errlen);
+	/* AES-256-GCM encrypt buf[0..len) in place, len <= max_len, 12-byte iv, aad (at most
+	 * 16 bytes), 16-byte tag. 0 or <0. */
 	int (*seal)(void *st, const uint8_t iv[12], const uint8_t *aad, size_t aad_len,
 	            uint8_t *buf, size_t len, uint8_t tag[16]);
 	/* Bytes of key-dependent state it holds (for the cost table). */
@@ -23,6 +26,10 @@ struct secho_offload_ops {
 	/* Wipe and free. */
 	void (*fini)(void *st);
 };
+
+/* OpenSSL's allocations of key state from locked, dump-excluded pages (offload_openssl.c;
+ * see secho_offload_protect_keys). */
+int secho_offload_openssl_protect(bool *locked);
 
 extern const struct secho_offload_ops secho_offload_openssl_ops;
 extern const struct secho_offload_ops secho_offload_ipsecmb_ops;

@@ -3,7 +3,9 @@
  *
  * The multi-buffer manager is set up once for the best architecture the CPU offers and
  * the key expanded once (IMB_AES256_GCM_PRE: round keys and the powers of H); per packet
- * the direct single-call GCM API, its fastest path here (PLATFORM.md).
+ * the direct single-call GCM API, its fastest path here (PLATFORM.md). The expanded key
+ * and the GCM context live in pages from secho_secret_alloc() (locked, excluded from core
+ * dumps); the manager holds no key material.
  */
 #include "engine/offload_backend.h"
 
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "secho/aes.h"
+#include "secho/keyfile.h"
 
 struct imb_state {
 	/* The library's AVX-512 code uses aligned loads on the expanded key: keep it first
@@ -46,18 +49,18 @@ static void imb_fini(void *p)
 		return;
 	if (s->mgr)
 		free_mb_mgr(s->mgr);
-	secho_wipe(s, sizeof(*s));
-	free(s);
+	secho_secret_free(s, sizeof(*s)); /* wipes */
 }
 
-static void *imb_init(const uint8_t key[32], char *err, size_t errlen)
+static void *imb_init(const uint8_t key[32], uint32_t max_len, char *err, size_t errlen)
 {
-	struct imb_state *s = aligned_alloc(64, (sizeof(struct imb_state) + 63) & ~(size_t)63);
+	(void)max_len;
+	/* Page-aligned (the AVX-512 code wants the expanded key 64-byte aligned), zeroed. */
+	struct imb_state *s = secho_secret_alloc(sizeof(*s), NULL);
 	if (!s) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory (locked key memory)");
 		return NULL;
 	}
-	memset(s, 0, sizeof(*s));
 	s->mgr = alloc_mb_mgr(0);
 	if (!s->mgr) {
 		snprintf(err, errlen, "ipsec-mb: alloc_mb_mgr failed");

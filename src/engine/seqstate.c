@@ -5,6 +5,15 @@
  * with release after the file write has been synced and loaded with acquire by takers,
  * so a taker that sees durable >= its block's end knows the reservation is on disk.
  * `next` only needs atomicity (a CAS loop, so it can never wrap past SECHO_SEQ_LAST).
+ *
+ * Reserving ahead (secho_seq_reserve_ahead): the reservation thread sleeps on `cond` until
+ * a taker sets `kicked` (it does when fewer than low_water = window / 2 durable numbers
+ * remain after its block, or when none remain for it), then raises H by a window at a time
+ * until low_water numbers are free again. Takers then never advance `next` beyond H (the
+ * CAS loop compares with the H it loaded), so a number is still never handed out before
+ * its window is on disk. The mutex is held only around the condition variable, never
+ * during a write: a kicking taker waits for no disk. The thread clears `kicked` before it
+ * looks at the counters, so a kick that arrives while it writes is not lost.
  */
 #include <secho/seqstate.h>
 
@@ -55,14 +64,27 @@ static uint32_t crc32_ieee(const void *p, size_t n)
 
 char *secho_seq_default_path(uint16_t key_id, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s/seq-%u.state", SECHO_SEQ_DEFAULT_DIR, (unsigned)key_id);
+	return secho_seq_default_path_for(key_id, 0, buf, n);
+}
+
+char *secho_seq_default_path_for(uint16_t key_id, uint32_t instance, char *buf, size_t n)
+{
+	if (instance)
+		snprintf(buf, n, "%s/seq-%u-%" PRIu32 ".state", SECHO_SEQ_DEFAULT_DIR,
+		         (unsigned)key_id, instance);
+	else
+		snprintf(buf, n, "%s/seq-%u.state", SECHO_SEQ_DEFAULT_DIR, (unsigned)key_id);
 	return buf;
 }
 
-/* Format the record for (key_id, hwm) into buf; returns its length. */
-static int format_record(char *buf, size_t n, uint16_t key_id, uint64_t hwm)
+/* Format the record for (key_id, instance, hwm) into buf; returns its length. */
+static int format_record(char *buf, size_t n, uint16_t key_id, uint32_t instance, uint64_t hwm)
 {
-	int l = snprintf(buf, n, "secho-seq 1 key-id %u reserved %" PRIu64, (unsigned)key_id, hwm);
+	int l = instance ? snprintf(buf, n,
+	                            "secho-seq 1 key-id %u instance %" PRIu32 " reserved %" PRIu64,
+	                            (unsigned)key_id, instance, hwm)
+	                 : snprintf(buf, n, "secho-seq 1 key-id %u reserved %" PRIu64,
+	                            (unsigned)key_id, hwm);
 	uint32_t c = crc32_ieee(buf, (size_t)l);
 	return l + snprintf(buf + l, n - (size_t)l, " crc32 %08" PRIx32 "\n", c);
 }
@@ -97,13 +119,15 @@ static bool expect(const char **p, const char *end, const char *lit)
 	return true;
 }
 
-/* Parse a record. Returns 0, or -EINVAL with the reason in err. */
+/* Parse a record for (key_id, instance). Returns 0, or -EINVAL with the reason in err. */
 static int parse_record(const char *buf, size_t len, const char *path, uint16_t key_id,
-                        uint64_t *hwm, char *err, size_t errlen)
+                        uint32_t instance, uint64_t *hwm, char *err, size_t errlen)
 {
 	const char *p = buf, *end = buf + len;
-	uint64_t kid, h;
+	uint64_t kid, inst = 0, h;
 	if (!expect(&p, end, "secho-seq 1 key-id ") || !parse_u64(&p, end, &kid) ||
+	    (expect(&p, end, " instance ") &&
+	     (!parse_u64(&p, end, &inst) || inst == 0 || inst > UINT32_MAX)) ||
 	    !expect(&p, end, " reserved ") || !parse_u64(&p, end, &h)) {
 		set_err(err, errlen, "%s: corrupt (not a secho sequence state record)", path);
 		return -EINVAL;
@@ -136,22 +160,41 @@ static int parse_record(const char *buf, size_t len, const char *path, uint16_t 
 		        (unsigned)key_id);
 		return -EINVAL;
 	}
+	if (inst != instance) {
+		/* Another endpoint's state (copied?): its numbers say nothing about ours. */
+		set_err(err, errlen,
+		        "%s: belongs to %s%" PRIu64 " of key id %u, not to %s%" PRIu32
+		        " (a state copied from another endpoint?)",
+		        path, inst ? "instance " : "the unshared key", inst ? inst : 0,
+		        (unsigned)key_id, instance ? "instance " : "the unshared key",
+		        instance ? instance : 0);
+		return -EINVAL;
+	}
 	*hwm = h;
 	return 0;
 }
 
 /* Contract: secho/seqstate.h. */
-int secho_seq_parse(const char *buf, size_t len, const char *path, uint16_t key_id, uint64_t *hwm,
-                    char *err, size_t errlen)
+int secho_seq_parse(const char *buf, size_t len, const char *path, uint16_t key_id,
+                    uint32_t instance, uint64_t *hwm, char *err, size_t errlen)
 {
-	return parse_record(buf, len, path, key_id, hwm, err, errlen);
+	return parse_record(buf, len, path, key_id, instance, hwm, err, errlen);
+}
+
+/* The hint: the same record in the lock file, rewritten (not synced) after every durable
+ * reservation. A state file found below it went backwards (restored from a backup, copied
+ * over); see secho_seq_open. Best effort: can't fail. */
+static void write_hint(struct secho_seqstate *s, const char *rec, int n)
+{
+	if (pwrite(s->lock_fd, rec, (size_t)n, 0) == n)
+		(void)!ftruncate(s->lock_fd, n);
 }
 
 /* Durably replace the state with hwm. Caller holds s->lock (or is open()). */
 static int write_state(struct secho_seqstate *s, uint64_t hwm)
 {
 	char rec[128];
-	int n = format_record(rec, sizeof(rec), s->key_id, hwm);
+	int n = format_record(rec, sizeof(rec), s->key_id, s->instance, hwm);
 	/* O_NONBLOCK: a FIFO planted at the temporary name fails (ENXIO) instead of waiting
 	 * for a reader; anything but a regular file is refused. */
 	int fd = open(s->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
@@ -182,19 +225,38 @@ static int write_state(struct secho_seqstate *s, uint64_t hwm)
 		rc = errno ? -errno : -EIO;
 	if (rc)
 		unlink(s->tmp);
+	else
+		write_hint(s, rec, n);
 	return rc;
 }
 
 int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, uint64_t window,
                    char *err, size_t errlen)
 {
+	return secho_seq_open_instance(s, path, key_id, 0, window, err, errlen);
+}
+
+/* The wall-clock floor: CLOCK_REALTIME in microseconds times 4096 (0 if the clock is
+ * unreadable). See secho_seq_open_instance. */
+static uint64_t clock_floor(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec <= 0)
+		return 0;
+	return ((uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u) << 12;
+}
+
+int secho_seq_open_instance(struct secho_seqstate *s, const char *path, uint16_t key_id,
+                            uint32_t instance, uint64_t window, char *err, size_t errlen)
+{
 	char dflt[SECHO_SEQ_PATH_MAX], dbuf[SECHO_SEQ_PATH_MAX], lockp[SECHO_SEQ_PATH_MAX + 8];
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->lock_fd = s->dir_fd = -1;
+	s->instance = instance;
 	if (!path)
-		path = secho_seq_default_path(key_id, dflt, sizeof(dflt));
+		path = secho_seq_default_path_for(key_id, instance, dflt, sizeof(dflt));
 	if (!*path || strlen(path) >= sizeof(s->path) - 1) {
 		set_err(err, errlen, "sequence state path is empty or too long");
 		return -ENAMETOOLONG;
@@ -283,21 +345,9 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 			        n ? "too long for a state record" : "empty file");
 			goto fail;
 		}
-		rc = parse_record(buf, (size_t)n, path, key_id, &hwm, err, errlen);
+		rc = parse_record(buf, (size_t)n, path, key_id, instance, &hwm, err, errlen);
 		if (rc)
 			goto fail;
-	} else {
-		/* No state yet: either a new key, or a state that was lost (deleted, a new
-		 * disk) for a key that was already used. Numbering from 1 would then repeat
-		 * IVs. Start at the wall clock in microseconds times 4096 instead: a key that
-		 * was used before started at its own (earlier) clock value and could only have
-		 * caught up by handing out more than 4096 numbers per microsecond (4 billion
-		 * per second) ever since. 2^64 / 4096 us is 142 years of clock. */
-		struct timespec ts;
-		if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && ts.tv_sec > 0) {
-			uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-			hwm = us << 12;
-		}
 	}
 	if (hwm >= SECHO_SEQ_LAST) {
 		rc = -ENOSPC;
@@ -306,7 +356,35 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		        path, (unsigned)key_id);
 		goto fail;
 	}
-	/* Begin above H and reserve the first window now, before anything is handed out:
+	/* The lock file's hint: the mark of the last reservation made in this directory. A
+	 * state below it went backwards (a backup restored, a copy from elsewhere, a lost
+	 * file): numbering from it would repeat numbers. Say so, and start above the hint. */
+	{
+		char hb[256];
+		ssize_t hn;
+		uint64_t hint = 0;
+		do
+			hn = pread(s->lock_fd, hb, sizeof(hb), 0);
+		while (hn < 0 && errno == EINTR);
+		if (hn > 0 && (size_t)hn < sizeof(hb) &&
+		    parse_record(hb, (size_t)hn, lockp, key_id, instance, &hint, NULL, 0) == 0 &&
+		    hint > hwm) {
+			s->went_back_from = hint;
+			s->went_back_to = hwm;
+			hwm = hint < SECHO_SEQ_LAST ? hint : SECHO_SEQ_LAST - 1;
+		}
+	}
+	/* Never below the wall-clock floor: with no state (a new key, or a state lost for a
+	 * key already used), or a state that went back without the hint to show it (the
+	 * whole directory restored), numbering from H + 1 would repeat numbers. A key used
+	 * before started at its own, earlier, clock value (times 4096) or above, and could
+	 * only have caught up with the clock by handing out more than 4096 numbers per
+	 * microsecond (4 x 10^9 per second) ever since. 2^64 / 4096 us is 142 years of
+	 * clock. This assumes the clock was not set back. */
+	uint64_t fl = clock_floor();
+	if (fl > hwm && fl < SECHO_SEQ_LAST)
+		hwm = fl;
+	/* Begin above that and reserve the first window now, before anything is handed out:
 	 * a state that cannot be kept refuses the start instead of failing under load. */
 	uint64_t first = hwm + 1;
 	uint64_t target = SECHO_SEQ_LAST - hwm < s->window ? SECHO_SEQ_LAST : hwm + s->window;
@@ -316,11 +394,14 @@ int secho_seq_open(struct secho_seqstate *s, const char *path, uint16_t key_id, 
 		goto fail;
 	}
 	rc = pthread_mutex_init(&s->lock, NULL);
+	if (!rc && (rc = pthread_cond_init(&s->cond, NULL)) != 0)
+		pthread_mutex_destroy(&s->lock);
 	if (rc) {
 		rc = -rc;
 		set_err(err, errlen, "mutex: %s", strerror(-rc));
 		goto fail;
 	}
+	s->low_water = s->window / 2;
 	atomic_store(&s->next, first);
 	atomic_store(&s->durable, target);
 	atomic_store(&s->failed, 0);
@@ -334,6 +415,99 @@ fail:
 	return rc;
 }
 
+/* Ask the reservation thread for the next window. Takes the mutex once per window (the
+ * flag stays set until the thread has looked), never while a write is in progress. */
+static void kick(struct secho_seqstate *s)
+{
+	if (atomic_exchange(&s->kicked, 1)) /* seq_cst: see take_ahead */
+		return;
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The reservation thread: see the top of this file. */
+static void *reserver_main(void *arg)
+{
+	struct secho_seqstate *s = arg;
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (!atomic_load(&s->kicked) && !atomic_load(&s->stop))
+			pthread_cond_wait(&s->cond, &s->lock);
+		if (atomic_load(&s->stop))
+			break;
+		pthread_mutex_unlock(&s->lock);
+		atomic_store(&s->kicked, 0);
+		int rc = 0;
+		for (;;) {
+			uint64_t d = atomic_load(&s->durable);
+			uint64_t nx = atomic_load(&s->next);
+			/* Takers never pass H here, so nx <= d + 1. */
+			if (d >= SECHO_SEQ_LAST || (nx <= d && d - nx >= s->low_water))
+				break;
+			uint64_t t =
+			        SECHO_SEQ_LAST - d < s->window ? SECHO_SEQ_LAST : d + s->window;
+			rc = write_state(s, t);
+			if (rc) {
+				atomic_store_explicit(&s->failed, rc, memory_order_release);
+				break;
+			}
+			atomic_store_explicit(&s->durable, t, memory_order_release);
+		}
+		pthread_mutex_lock(&s->lock);
+		if (rc)
+			break; /* sticky: every take fails from now on, nothing left to do */
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int secho_seq_reserve_ahead(struct secho_seqstate *s)
+{
+	if (s->ahead)
+		return 0;
+	atomic_store(&s->stop, 0);
+	atomic_store(&s->kicked, 0);
+	int rc = pthread_create(&s->reserver, NULL, reserver_main, s);
+	if (rc)
+		return -rc;
+	pthread_setname_np(s->reserver, "secho-seqstate");
+	s->ahead = true;
+	/* The window opened at start may already be half used (it is not, normally). */
+	kick(s);
+	return 0;
+}
+
+int secho_seq_failed(struct secho_seqstate *s)
+{
+	return atomic_load_explicit(&s->failed, memory_order_relaxed);
+}
+
+/* secho_seq_take() with the reservation thread running: never writes, never waits. */
+static int take_ahead(struct secho_seqstate *s, uint64_t n, uint64_t *first)
+{
+	uint64_t cur = atomic_load_explicit(&s->next, memory_order_relaxed), d;
+	do {
+		if (cur > SECHO_SEQ_LAST || n > SECHO_SEQ_LAST - cur + 1)
+			return -ENOSPC;
+		/* acquire: a taker that sees H knows the window up to H is on disk */
+		d = atomic_load_explicit(&s->durable, memory_order_acquire);
+		if (cur + n - 1 > d) {
+			kick(s);
+			int f = atomic_load_explicit(&s->failed, memory_order_acquire);
+			return f ? f : -EAGAIN;
+		}
+		/* seq_cst (the same locked instruction on x86): a kick this taker finds already
+		 * pending is one the thread has not cleared yet, and after clearing it the thread
+		 * loads `next` (seq_cst too) and sees this block. */
+	} while (!atomic_compare_exchange_weak_explicit(
+	        &s->next, &cur, cur + n, memory_order_seq_cst, memory_order_relaxed));
+	if (d - (cur + n - 1) <= s->low_water)
+		kick(s);
+	*first = cur;
+	return 0;
+}
+
 int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first)
 {
 	if (n == 0)
@@ -341,6 +515,8 @@ int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first)
 	int f = atomic_load_explicit(&s->failed, memory_order_acquire);
 	if (f)
 		return f;
+	if (s->ahead)
+		return take_ahead(s, n, first);
 	uint64_t cur = atomic_load_explicit(&s->next, memory_order_relaxed);
 	do {
 		if (cur > SECHO_SEQ_LAST || n > SECHO_SEQ_LAST - cur + 1)
@@ -390,6 +566,15 @@ void secho_seq_close(struct secho_seqstate *s)
 {
 	if (s->lock_fd < 0)
 		return;
+	if (s->ahead) {
+		pthread_mutex_lock(&s->lock);
+		atomic_store(&s->stop, 1);
+		pthread_cond_signal(&s->cond);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->reserver, NULL);
+		s->ahead = false;
+	}
+	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	close(s->lock_fd); /* releases the flock */
 	close(s->dir_fd);

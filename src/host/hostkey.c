@@ -25,6 +25,7 @@ int secho_host_key_load(const char *path, struct secho_host_key *k, char *err, s
 	k->key_id = kf.key_id;
 	memcpy(k->key, kf.key, sizeof(k->key));
 	memcpy(k->salt, kf.salt, sizeof(k->salt));
+	k->shared = kf.shared;
 	secho_keyfile_wipe(&kf);
 	return 0;
 }

@@ -176,6 +176,7 @@ int secho_verifier_init(struct secho_verifier *v, const struct secho_host_key *k
 	secho_oracle_init(&v->oracle, k->key);
 	v->key_id = k->key_id;
 	memcpy(v->salt, k->salt, 4);
+	v->shared = k->shared;
 	v->port_stream = port_stream;
 	v->port_offload = port_offload;
 	v->port_counters = port_counters;
@@ -197,8 +198,10 @@ void secho_verifier_free(struct secho_verifier *v)
 
 static void make_iv(const struct secho_verifier *v, const uint8_t *hdr, uint8_t iv[12])
 {
-	/* IV = our salt || the response's 8-byte sequence (header bytes 8..15). */
-	memcpy(iv, v->salt, 4);
+	/* IV = our salt || the response's 8-byte sequence (header bytes 8..15); with a shared
+	 * key the fixed field is the header's (salt XOR the endpoint's instance, checked in
+	 * verify_secure), authenticated as part of the AAD like every header byte. */
+	memcpy(iv, v->shared ? hdr + 4 : v->salt, 4);
 	memcpy(iv + 4, hdr + 8, 8);
 }
 
@@ -253,10 +256,15 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 		fail(res, SECHO_VF_FLAG_ENGINE);
 	if (!!(flags & SECHO_FLAG_COUNTERS) != is_report)
 		fail(res, SECHO_VF_FLAG_COUNTERS);
-	if (flags & SECHO_FLAG_RESERVED)
+	if (flags & (v->shared ? SECHO_FLAG_RESERVED & ~SECHO_FLAG_INSTANCE : SECHO_FLAG_RESERVED))
 		fail(res, SECHO_VF_FLAG_RESERVED);
-	if (memcmp(d + 4, v->salt, 4) != 0)
+	if (v->shared) {
+		/* bytes 4-7 = salt XOR instance: an instance flag and a non-zero instance */
+		if (!(flags & SECHO_FLAG_INSTANCE) || memcmp(d + 4, v->salt, 4) == 0)
+			fail(res, SECHO_VF_SALT);
+	} else if (memcmp(d + 4, v->salt, 4) != 0) {
 		fail(res, SECHO_VF_SALT);
+	}
 	/* Unrecordable (set full) is not a repeat; the caller sees seen.overflow. */
 	if (secho_seqset_add(&v->seen, res->seq) == 0)
 		fail(res, SECHO_VF_SEQ_REPEAT);

@@ -9,6 +9,9 @@
  *     0 version = 1 | 1 flags | 2-3 key id | 4-7 salt | 8-15 sequence
  *   ciphertext (request payload length) | GCM tag (16)
  * IV = our salt || the header's sequence (12 bytes); AAD = the 16 header bytes.
+ * With a shared key (key file "shared yes"): flag 0x04 set, bytes 4-7 = our salt XOR the
+ * endpoint's instance id (non-zero), and IV = header bytes 4-15; a response without the
+ * flag, or with instance 0, fails the "salt" check (docs/PROTOCOL.md, "Shared keys").
  *
  * Every check has a name (secho_vfail_name). A response carries the mask of every check
  * that failed and the first one in the order of this enum (outer layers first), so a
@@ -30,7 +33,8 @@
 #define SECHO_SEC_VERSION    1
 #define SECHO_FLAG_OFFLOAD   0x01
 #define SECHO_FLAG_COUNTERS  0x02
-#define SECHO_FLAG_RESERVED  0xfc
+#define SECHO_FLAG_INSTANCE  0x04 /* shared key: bytes 4-7 are salt XOR instance */
+#define SECHO_FLAG_RESERVED  0xfc /* 0xf8 with a shared key */
 #define SECHO_FRAME_OVERHEAD (14 + 20 + 8 + SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN)
 #define SECHO_REQ_OVERHEAD   60 /* payload <= MTU - 60 so the response fits the MTU */
 
@@ -129,6 +133,7 @@ struct secho_verifier {
 	struct secho_oracle oracle;
 	uint16_t key_id;
 	uint8_t salt[4];
+	bool shared; /* the key is shared: the IV's fixed field carries an instance id */
 	uint16_t port_stream, port_offload, port_counters;
 	struct secho_seqset seen;
 	FILE *seq_log;   /* every sequence number seen, for checks across runs; may be NULL */

@@ -96,6 +96,18 @@ static inline struct tpacket2_hdr *tx_frame(const struct pkt_io *p, uint32_t i)
 	return (struct tpacket2_hdr *)(p->tx_map + (size_t)i * p->tx_frame_size);
 }
 
+/* The tag the kernel took off a frame, from its ring header: the receive path removes the
+ * outer VLAN tag before packet sockets see the frame (skb_vlan_untag) and reports it beside
+ * it; the frame's bytes are then untagged. TPID << 16 | TCI, 0 when there was none. */
+static inline uint32_t vlan_of(uint32_t status, uint16_t tci, uint16_t tpid)
+{
+	if (!(status & TP_STATUS_VLAN_VALID))
+		return 0;
+	if (!(status & TP_STATUS_VLAN_TPID_VALID) || !tpid)
+		tpid = 0x8100;
+	return (uint32_t)tpid << 16 | tci;
+}
+
 /* --- RX, TPACKET_V2 ---------------------------------------------------------------- */
 
 static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigned max)
@@ -118,7 +130,8 @@ static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->len = h->tp_snaplen;
 		k->headroom = h->tp_mac - TPACKET2_HDRLEN;
 		k->tailroom = p->frame_size - h->tp_mac - h->tp_snaplen;
-		k->flags = 0;
+		k->flags = h->tp_snaplen < h->tp_len ? SECHO_IO_PKT_TRUNCATED : 0;
+		k->vlan = vlan_of(st, h->tp_vlan_tci, h->tp_vlan_tpid);
 		k->handle = p->rx_head;
 		p->rx_head = p->rx_head + 1 == p->frame_nr ? 0 : p->rx_head + 1;
 	}
@@ -172,7 +185,8 @@ static unsigned v3_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->len = h->tp_snaplen;
 		k->headroom = h->tp_mac - TPACKET3_HDRLEN;
 		k->tailroom = (uint32_t)(end - (k->data + k->len));
-		k->flags = 0;
+		k->flags = h->tp_snaplen < h->tp_len ? SECHO_IO_PKT_TRUNCATED : 0;
+		k->vlan = vlan_of(h->tp_status, (uint16_t)h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid);
 		k->handle = p->rx_head;
 		p->v3_pkt += h->tp_next_offset;
 		p->v3_left--;
@@ -399,7 +413,7 @@ static int setopt_int(int fd, int level, int name, int v)
 /* Set up the RX ring on p->rxfd and map it. Returns 0 or -errno with err filled. */
 static int setup_rx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, char *err, size_t errlen)
 {
-	uint32_t frames = secho_io_pow2(cfg->rx_ring ? cfg->rx_ring : 2048);
+	uint32_t frames = secho_io_ring_frames(cfg->rx_ring, p->frame_size);
 	int r;
 
 	if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_VERSION,
@@ -431,6 +445,8 @@ static int setup_rx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, char 
 		p->block_size = secho_io_pow2(cfg->v3_block_size ? cfg->v3_block_size : 1u << 16);
 		if (p->block_size < 4096)
 			p->block_size = 4096;
+		if (p->block_size < p->frame_size) /* a block holds at least the largest frame */
+			p->block_size = p->frame_size;
 		p->block_nr = (uint32_t)((bytes + p->block_size - 1) / p->block_size);
 		if (p->block_nr < 4)
 			p->block_nr = 4;
@@ -480,7 +496,7 @@ static int setup_tx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, unsig
 		return r;
 	}
 	p->tx_frame_size = p->frame_size;
-	p->tx_frame_nr = secho_io_pow2(cfg->tx_ring ? cfg->tx_ring : 2048);
+	p->tx_frame_nr = secho_io_ring_frames(cfg->tx_ring, p->tx_frame_size);
 	req.tp_block_size = PKT_BLOCK_V2 > p->tx_frame_size ? PKT_BLOCK_V2 : p->tx_frame_size;
 	req.tp_block_nr =
 	        (uint32_t)(((uint64_t)p->tx_frame_nr * p->tx_frame_size + req.tp_block_size - 1) /
@@ -554,7 +570,11 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 		r = -EINVAL;
 		goto fail_free;
 	}
-	p->frame_size = secho_io_pow2(cfg->frame_size ? cfg->frame_size : 2048);
+	/* Frames hold the ring's header, our reserve, the longest frame and a response 32
+	 * bytes longer built in place (TPACKET_V3's header is the longer one). */
+	uint32_t need = (uint32_t)(TPACKET_ALIGN(TPACKET3_HDRLEN) + 16 + PKT_RESERVE) +
+	                secho_io_max_frame(cfg) + SECHO_IO_RESP_GROWTH;
+	p->frame_size = secho_io_pow2(cfg->frame_size > need ? cfg->frame_size : need);
 	if (p->frame_size < 2048)
 		p->frame_size = 2048;
 	p->sendmmsg_mode = cfg->packet_sendmmsg;

@@ -22,16 +22,32 @@
  * 1.3 leaves two completion-ring fields unset); the fill ring is twice the frame count
  * because the kernel publishes its consumer index lazily; one TX kick per burst (a kick
  * cost 10-13 us here); veth offers copy mode only.
+ *
+ * Teardown is asynchronous in the kernel: closing the socket only schedules the release of
+ * its buffer pool, and the pool stays registered on the queue until an RCU grace period has
+ * passed and a work item has taken the RTNL lock (about 16 ms on an idle machine here, much
+ * longer while other processes create or delete interfaces). A bind to the same queue in that
+ * window fails with EBUSY, even after the closing process has exited. So close waits
+ * (bounded) until the kernel reports the queue free (netdev generic netlink,
+ * NETDEV_CMD_QUEUE_GET: the queue's NETDEV_A_QUEUE_XSK attribute, on kernels that have it,
+ * as 6.18 here): when secho_io_close() returns, the next socket can bind. A kernel that
+ * cannot report it is noticed at open (our own socket not shown) and not waited for.
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <xdp/libxdp.h>
 #include <xdp/xsk.h>
@@ -66,7 +82,9 @@ struct xdp_io {
 	unsigned ifindex;
 	uint32_t xdp_flags;
 	uint32_t prog_before; /* XDP program id on the interface before we opened, 0 = none */
+	uint32_t queue;
 	bool zero_copy;
+	bool sees_release; /* the kernel reports our queue's socket (queue_xsk_bound() == 1) */
 	char ifname[IF_NAMESIZE];
 };
 
@@ -135,6 +153,7 @@ static unsigned xdp_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, uns
 		pkts[i].headroom = off;
 		pkts[i].tailroom = x->frame_size - off - d->len;
 		pkts[i].flags = 0;
+		pkts[i].vlan = 0; /* XDP sees the frame's own bytes, tags included */
 		pkts[i].handle = d->addr;
 	}
 	/* The descriptors are copied out, so the RX ring slots go back now (release); the
@@ -245,6 +264,181 @@ static void xdp_read_kernel_stats(struct secho_io *io)
 	}
 }
 
+/* --- VLAN tags ----------------------------------------------------------------------- */
+
+/* True when ifname's device takes VLAN tags off received frames before XDP runs: a NIC with
+ * rx-vlan-offload on (ETHTOOL_GFLAGS ETH_FLAG_RXVLAN) strips them in hardware, and the tag
+ * then reaches an XDP program only through driver metadata, never in the frame: an AF_XDP
+ * socket would see tagged frames as untagged ones. veth (and the kernel's own path) leave
+ * the tag in the frame for XDP and take it off later, whatever the flag says. Can't fail:
+ * false when the device cannot be asked. */
+static bool strips_vlan_before_xdp(const char *ifname)
+{
+	struct ethtool_value ev = {.cmd = ETHTOOL_GFLAGS};
+	struct ethtool_drvinfo di = {.cmd = ETHTOOL_GDRVINFO};
+	struct ifreq ifr;
+	bool strips = false;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return false;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (char *)&ev;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && (ev.data & ETH_FLAG_RXVLAN)) {
+		ifr.ifr_data = (char *)&di;
+		strips = !(ioctl(fd, SIOCETHTOOL, &ifr) == 0 && !strcmp(di.driver, "veth"));
+	}
+	close(fd);
+	return strips;
+}
+
+/* --- is an AF_XDP socket bound to the queue? (netdev generic netlink) ----------------- */
+
+/* From the kernel's include/uapi/linux/netdev.h (Debian 12's headers predate it). */
+#define NETDEV_FAMILY_NAME_STR "netdev"
+#define NETDEV_CMD_QUEUE_GET_  10
+#define NETDEV_A_QUEUE_ID_     1
+#define NETDEV_A_QUEUE_IFINDEX 2
+#define NETDEV_A_QUEUE_TYPE_   3
+#define NETDEV_A_QUEUE_XSK_    7
+#define NETDEV_QUEUE_TYPE_RX_  0
+
+struct nl_msg {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	uint8_t attrs[64];
+};
+
+static void nl_put(struct nl_msg *m, uint16_t type, const void *data, uint16_t len)
+{
+	struct nlattr *a = (struct nlattr *)((uint8_t *)m + NLMSG_ALIGN(m->n.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy((uint8_t *)a + NLA_HDRLEN, data, len);
+	m->n.nlmsg_len = NLMSG_ALIGN(m->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+/* Send m on fd and receive the answer into resp. Returns the answer's attribute bytes
+ * (after the generic netlink header) and their length in *alen, or NULL with -errno in
+ * *alen (the kernel's error, or -EIO for a malformed answer). */
+static const uint8_t *nl_call(int fd, struct nl_msg *m, uint8_t *resp, size_t cap, int *alen)
+{
+	static uint32_t seq;
+	ssize_t r;
+
+	m->n.nlmsg_flags = NLM_F_REQUEST;
+	m->n.nlmsg_seq = ++seq;
+	if (send(fd, m, m->n.nlmsg_len, 0) < 0) {
+		*alen = -errno;
+		return NULL;
+	}
+	do
+		r = recv(fd, resp, cap, 0);
+	while (r < 0 && errno == EINTR);
+	const struct nlmsghdr *h = (const struct nlmsghdr *)resp;
+
+	if (r < (ssize_t)sizeof(*h) || h->nlmsg_len > (size_t)r) {
+		*alen = r < 0 ? -errno : -EIO;
+		return NULL;
+	}
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+
+		*alen = h->nlmsg_len >= NLMSG_LENGTH(sizeof(*e)) && e->error ? e->error : -EIO;
+		return NULL;
+	}
+	if (h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN)) {
+		*alen = -EIO;
+		return NULL;
+	}
+	*alen = (int)(h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN));
+	return (const uint8_t *)NLMSG_DATA(h) + GENL_HDRLEN;
+}
+
+/* The attribute of the given type in a[0..len), or NULL. */
+static const struct nlattr *nl_find(const uint8_t *a, int len, uint16_t type)
+{
+	while (len >= NLA_HDRLEN) {
+		const struct nlattr *at = (const struct nlattr *)a;
+
+		if (at->nla_len < NLA_HDRLEN || at->nla_len > len)
+			return NULL;
+		if ((at->nla_type & NLA_TYPE_MASK) == type)
+			return at;
+		len -= NLA_ALIGN(at->nla_len);
+		a += NLA_ALIGN(at->nla_len);
+	}
+	return NULL;
+}
+
+/* 1 when the kernel has an AF_XDP buffer pool registered on RX queue `queue` of ifindex (a
+ * socket is bound there, or one was closed and its release has not finished), 0 when not,
+ * -EOPNOTSUPP when the kernel cannot tell (no netdev family or no queue query), other
+ * -errno on error. A kernel that answers the query but predates NETDEV_A_QUEUE_XSK always
+ * says 0: callers ask once while bound (secho_io_xdp_open) to learn whether it can tell. */
+static int queue_xsk_bound(unsigned ifindex, uint32_t queue)
+{
+	uint8_t resp[4096];
+	struct nl_msg m;
+	int fd, alen, rc;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return -errno;
+	/* The family id of "netdev". */
+	memset(&m, 0, sizeof(m));
+	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m.n.nlmsg_type = GENL_ID_CTRL;
+	m.g.cmd = CTRL_CMD_GETFAMILY;
+	m.g.version = 1;
+	nl_put(&m, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME_STR, sizeof(NETDEV_FAMILY_NAME_STR));
+	const uint8_t *a = nl_call(fd, &m, resp, sizeof(resp), &alen);
+	const struct nlattr *id = a ? nl_find(a, alen, CTRL_ATTR_FAMILY_ID) : NULL;
+
+	if (!id || id->nla_len < NLA_HDRLEN + sizeof(uint16_t)) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
+	uint16_t family;
+	uint32_t v;
+
+	memcpy(&family, (const uint8_t *)id + NLA_HDRLEN, sizeof(family));
+	memset(&m, 0, sizeof(m));
+	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	m.n.nlmsg_type = family;
+	m.g.cmd = NETDEV_CMD_QUEUE_GET_;
+	m.g.version = 1;
+	v = ifindex;
+	nl_put(&m, NETDEV_A_QUEUE_IFINDEX, &v, sizeof(v));
+	v = queue;
+	nl_put(&m, NETDEV_A_QUEUE_ID_, &v, sizeof(v));
+	v = NETDEV_QUEUE_TYPE_RX_;
+	nl_put(&m, NETDEV_A_QUEUE_TYPE_, &v, sizeof(v));
+	a = nl_call(fd, &m, resp, sizeof(resp), &alen);
+	close(fd);
+	if (!a)
+		rc = alen == -EOPNOTSUPP || alen == -EINVAL ? -EOPNOTSUPP : alen;
+	else
+		rc = nl_find(a, alen, NETDEV_A_QUEUE_XSK_) != NULL;
+	return rc;
+}
+
+/* Wait, at most timeout_ms, until the kernel has released the queue's AF_XDP buffer pool.
+ * Returns 0 when released (or when the kernel cannot tell), -ETIMEDOUT. */
+static int wait_queue_released(const struct xdp_io *x, unsigned timeout_ms)
+{
+	struct timespec ts = {0, 1000000}; /* 1 ms between queries */
+
+	for (unsigned waited = 0; waited <= timeout_ms; waited++) {
+		if (queue_xsk_bound(x->ifindex, x->queue) <= 0)
+			return 0;
+		nanosleep(&ts, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
 /* Detach the XDP program libxdp attached for us, if it is still there: without a bpffs
  * mount (as here) libxdp cannot count the program's users and leaves it attached. Only a
  * program that was not there before we opened is removed. Can't fail. */
@@ -274,6 +468,10 @@ static void xdp_close(struct secho_io *io)
 	struct xdp_io *x = (struct xdp_io *)io;
 
 	xdp_teardown(x, x->xdp_flags);
+	/* Return only once the queue can be bound again (see the top of this file); bounded,
+	 * since a release held up for seconds means something else is wrong. */
+	if (x->sees_release)
+		(void)wait_queue_released(x, 5000);
 	if (x->area)
 		munmap(x->area, x->area_len);
 	free(x->free);
@@ -340,6 +538,10 @@ static int try_bind(struct xdp_io *x, const struct secho_io_cfg *cfg, uint32_t x
 	if (r) {
 		x->xsk = NULL;
 		xdp_teardown(x, xdp_flags);
+		/* libxdp binds before it attaches the XDP program: when the attach failed (a
+		 * veth whose MTU is too large for XDP, say), a socket was bound and closed,
+		 * and the next attempt would meet its queue still registered (EBUSY). */
+		(void)wait_queue_released(x, 2000);
 		return r < 0 ? r : -r;
 	}
 	return 0;
@@ -375,19 +577,45 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	x->io.busy_poll = cfg->busy_poll;
 	x->io.in_place = true;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", cfg->ifname);
+	x->queue = cfg->queue;
 	x->ifindex = if_nametoindex(cfg->ifname);
 	if (!x->ifindex) {
 		r = -errno;
 		secho_io_err(err, errlen, "AF_XDP: interface %s: %s", cfg->ifname, strerror(-r));
 		goto fail_free;
 	}
+	if (strips_vlan_before_xdp(cfg->ifname)) {
+		secho_io_err(err, errlen,
+		             "AF_XDP on %s: the device takes VLAN tags off before XDP sees the "
+		             "frame (rx-vlan-offload on), so tagged frames would look untagged: "
+		             "turn it off (ethtool -K %s rxvlan off) or use AF_PACKET",
+		             cfg->ifname, cfg->ifname);
+		r = -EOPNOTSUPP;
+		goto fail_free;
+	}
 	if (bpf_xdp_query_id((int)x->ifindex, 0, &x->prog_before))
 		x->prog_before = 0;
-	x->frame_size = secho_io_pow2(cfg->frame_size ? cfg->frame_size : 2048);
-	if (x->frame_size < 2048 || x->frame_size > 4096) {
-		secho_io_err(err, errlen, "AF_XDP: frame size %u (want 2048 or 4096)",
-		             x->frame_size);
-		r = -EINVAL;
+	/* A UMEM frame holds the kernel's XDP headroom, the longest frame and a response 32
+	 * bytes longer built in place. It is at most a page: a longer frame would need
+	 * multi-buffer AF_XDP (XDP_USE_SG), and with it an XDP program that accepts frags,
+	 * which libxdp 1.3's default program is not (a veth with such a program attached
+	 * refuses an MTU above about 3.5 KB anyway). */
+	uint32_t need = XDP_PACKET_HEADROOM + secho_io_max_frame(cfg) + SECHO_IO_RESP_GROWTH;
+	x->frame_size = secho_io_pow2(cfg->frame_size > need ? cfg->frame_size : need);
+	if (x->frame_size < 2048)
+		x->frame_size = 2048;
+	if (x->frame_size > 4096) {
+		secho_io_err(
+		        err, errlen,
+		        "AF_XDP: frames of up to %u bytes do not fit one UMEM frame (at most "
+		        "4096 bytes, of which %u are the kernel's headroom and %u room for the "
+		        "longer response; multi-buffer AF_XDP is not available with this "
+		        "XDP program): AF_XDP carries frames of up to %u bytes (an MTU of %u), "
+		        "use AF_PACKET for more",
+		        secho_io_max_frame(cfg), XDP_PACKET_HEADROOM, SECHO_IO_RESP_GROWTH,
+		        4096 - XDP_PACKET_HEADROOM - SECHO_IO_RESP_GROWTH,
+		        4096 - XDP_PACKET_HEADROOM - SECHO_IO_RESP_GROWTH - 18);
+		r = -EMSGSIZE;
 		goto fail_free;
 	}
 	x->nframes = secho_io_pow2((cfg->rx_ring ? cfg->rx_ring : 2048) +
@@ -436,17 +664,27 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 			snprintf(drv_why, sizeof(drv_why), "native XDP: %s", strerror(-r));
 	}
 	if (r) {
+		/* EBUSY: the kernel has a buffer pool on this queue: a live socket of another
+		 * process, or one closed without waiting for its release (a killed process). */
+		const char *busy = r == -EBUSY
+		                           ? ": the queue already has an AF_XDP socket (another "
+		                             "process, or one closed moments ago that the "
+		                             "kernel has not finished releasing)"
+		                           : "";
+
 		if (zc_only)
-			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s", cfg->ifname,
-			             cfg->queue, zc_why);
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s", cfg->ifname,
+			             cfg->queue, zc_why, busy);
 		else
-			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s", cfg->ifname,
-			             cfg->queue, strerror(-r), zc_why[0] ? " (" : "", zc_why,
+			secho_io_err(err, errlen, "AF_XDP on %s queue %u: %s%s%s%s%s", cfg->ifname,
+			             cfg->queue, strerror(-r), busy, zc_why[0] ? " (" : "", zc_why,
 			             zc_why[0] ? ")" : "");
 		goto fail_map;
 	}
 	x->xdp_flags = modes[m].flags;
 	x->io.fd = xsk_socket__fd(x->xsk);
+	/* Can the kernel show when our queue is released? It can if it shows it bound now. */
+	x->sees_release = queue_xsk_bound(x->ifindex, x->queue) == 1;
 	/* Every frame starts on the free stack; refill hands them all to the FILL ring,
 	 * which has room for twice as many. */
 	uint32_t nsolo = x->nframes / 8 < 64 ? x->nframes / 8 : 64;
@@ -473,6 +711,8 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 
 fail_sock:
 	xdp_teardown(x, x->xdp_flags);
+	if (x->sees_release)
+		(void)wait_queue_released(x, 5000);
 fail_map:
 	munmap(x->area, x->area_len);
 fail_list:

@@ -53,6 +53,15 @@ struct secho_io *secho_io_pcap_open(const struct secho_io_cfg *cfg, char *err, s
 void secho_io_err(char *err, size_t errlen, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
+#define SECHO_IO_DEFAULT_FRAME 1518u /* MTU 1500 + Ethernet header + a VLAN tag */
+#define SECHO_IO_RESP_GROWTH   32u   /* a response is this much longer than its request */
+
+/* The frame length a backend must carry for cfg (see secho_io_cfg.max_frame). */
+static inline uint32_t secho_io_max_frame(const struct secho_io_cfg *cfg)
+{
+	return cfg->max_frame ? cfg->max_frame : SECHO_IO_DEFAULT_FRAME;
+}
+
 /* Round up to a power of two (v >= 1, v <= 2^31). */
 static inline uint32_t secho_io_pow2(uint32_t v)
 {
@@ -61,6 +70,16 @@ static inline uint32_t secho_io_pow2(uint32_t v)
 	while (p < v)
 		p <<= 1;
 	return p;
+}
+
+/* The ring length to use: cfg_frames when the caller gave it, else 2048 frames of 2 KiB
+ * worth of bytes in frames of frame_size (at least 256), as a power of two. */
+static inline uint32_t secho_io_ring_frames(uint32_t cfg_frames, uint32_t frame_size)
+{
+	if (cfg_frames)
+		return secho_io_pow2(cfg_frames);
+	uint32_t n = (uint32_t)((2048ull * 2048) / frame_size);
+	return secho_io_pow2(n < 256 ? 256 : n);
 }
 
 #endif

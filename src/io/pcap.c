@@ -104,6 +104,7 @@ static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, un
 		pkts[n].headroom = PCAP_HEADROOM;
 		pkts[n].tailroom = PCAP_MAXFRAME - h->caplen + PCAP_TAILROOM;
 		pkts[n].flags = 0;
+		pkts[n].vlan = 0; /* a capture's frames carry their tags */
 		pkts[n].handle = n;
 		n++;
 	}

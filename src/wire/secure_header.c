@@ -38,6 +38,13 @@ int secho_shdr_parse(const uint8_t in[SECHO_SHDR_LEN], struct secho_shdr *out)
 	return 0;
 }
 
+void secho_shdr_fixed(const uint8_t salt[SECHO_SALT_LEN], uint32_t instance,
+                      uint8_t fixed[SECHO_SALT_LEN])
+{
+	for (int i = 0; i < SECHO_SALT_LEN; i++)
+		fixed[i] = (uint8_t)(salt[i] ^ (instance >> (24 - 8 * i)));
+}
+
 void secho_shdr_iv(const uint8_t shdr[SECHO_SHDR_LEN], uint8_t iv[SECHO_IV_LEN])
 {
 	memcpy(iv, shdr + 4, SECHO_IV_LEN);

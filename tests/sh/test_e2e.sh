@@ -49,11 +49,13 @@ check() { # description, shell condition (one string, evaluated)
 "$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
 # start_ep IO OFFLOAD [serve args]: start the endpoint, wait (bounded) for its banner. When
-# it exits instead, its status is in EP_RC.
+# it exits instead, its status is in EP_RC. The log is emptied first: the banner of the
+# previous endpoint in it would pass for this one's.
 start_ep() {
 	local io=$1 off=$2
 	shift 2
 	EP_RC=
+	: >"$D/serve.log"
 	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" --state "$D/seq.state" \
 		--io "$io" --offload "$off" "$@" >"$D/serve.log" 2>&1 &
 	EP=$!

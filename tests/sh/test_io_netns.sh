@@ -9,7 +9,10 @@
 # and checks every reply: all answered, payload unchanged, MAC/IP/port swapped (--grow:
 # replies 32 bytes longer, shaped like the endpoint's, built in place where the backend
 # can, with IPv4/UDP lengths and checksums checked by udp_load). After the
-# echo exits, no XDP program may be left on the interface. One PASS/FAIL line per backend;
+# echo exits, no XDP program may be left on the interface. Then the AF_XDP close contract:
+# the queue can be bound again as soon as close returns (tests/tools/xdp_reopen: close and
+# reopen at once, native and generic XDP alternating; the kernel releases a closed socket's
+# queue asynchronously). One PASS/FAIL line per backend;
 # a backend the kernel cannot provide prints UNAVAILABLE with the reason. Bounded: each
 # program runs under timeout, a few seconds per backend.
 set -u
@@ -20,12 +23,12 @@ BIN="$ROOT/${BUILD:-build}/bench"
 
 if why=$(netns_unavailable); then
 	for b in packet-v3 packet-v2 packet-v2-sendmmsg xdp-native xdp-skb grow-packet-v3 \
-		grow-packet-v3-sendmmsg grow-packet-v2-sendmmsg grow-xdp-native auto; do
+		grow-packet-v3-sendmmsg grow-packet-v2-sendmmsg grow-xdp-native auto xdp-reopen; do
 		echo "UNAVAILABLE io $b: $why"
 	done
 	exit 0
 fi
-for f in bare_echo udp_load; do
+for f in bare_echo udp_load ../tools/xdp_reopen; do
 	[ -x "$BIN/$f" ] || { echo "FAIL io: $BIN/$f not built"; exit 1; }
 done
 TMP=$(mktemp -d /tmp/secho-io-test.XXXXXX)
@@ -103,6 +106,17 @@ run_backend grow-xdp-native --io xdp --xdp-mode native --grow
 run_backend auto --io auto
 if [ -f "$TMP/ready" ] && ! grep -q 'auto: \|AF_XDP zero-copy' "$TMP/ready"; then
 	echo "FAIL io auto: description gives no reason: $(cat "$TMP/ready")"
+	failed=1
+fi
+# Close, then reopen the same queue at once, 10 times, native and generic XDP alternating.
+out=$(ip netns exec "$NS_E" timeout 30 "$BIN/../tools/xdp_reopen" "$IF_E" alternate 10 2>&1)
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	echo "PASS io xdp-reopen: queue bound again at once after every close ($out)"
+elif [ "$rc" -eq 3 ]; then
+	echo "UNAVAILABLE io xdp-reopen: $(echo "$out" | head -1)"
+else
+	echo "FAIL io xdp-reopen: $(echo "$out" | tr '\n' ' ')"
 	failed=1
 fi
 exit $failed

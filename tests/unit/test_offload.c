@@ -63,7 +63,8 @@ static void test_backend(enum secho_offload_backend b)
 	}
 	uint8_t key[32];
 	t_randbytes(key, sizeof(key));
-	struct secho_offload *o = secho_offload_create(b, key, 64, 20, why, sizeof(why));
+	struct secho_offload *o =
+	        secho_offload_create(b, key, 64, 20, SECHO_OFFLOAD_STAGING - 16, why, sizeof(why));
 	if (!T_CHECK(o != NULL, "create: %s", why)) {
 		t_end();
 		return;
@@ -145,8 +146,8 @@ static void test_slots(void)
 	char why[256];
 	t_begin("offload: slots bounded, full ring refused, destroy drains");
 	uint8_t key[32] = {0};
-	struct secho_offload *o =
-	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 8, 0, why, sizeof(why));
+	struct secho_offload *o = secho_offload_create(
+	        SECHO_OFFLOAD_OPENSSL, key, 8, 0, SECHO_OFFLOAD_STAGING - 16, why, sizeof(why));
 	if (!T_CHECK(o != NULL, "create: %s", why)) {
 		t_end();
 		return;
@@ -165,7 +166,8 @@ static void test_slots(void)
 	bad.slot = 0;
 	bad.len = SECHO_OFFLOAD_STAGING;
 	T_CHECK(secho_offload_post(o, &bad) == -1, "oversize job refused");
-	T_CHECK(secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 3, 0, why, sizeof(why)) == NULL,
+	T_CHECK(secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 3, 0, 1440, why, sizeof(why)) ==
+	                NULL,
 	        "ring size 3 refused");
 	secho_offload_destroy(o); /* must join with 8 jobs possibly pending */
 	t_end();
@@ -216,9 +218,34 @@ static void test_latency(void)
 	t_end();
 }
 
+/* The backends' key state from locked memory (as the endpoint runs them): set first, before
+ * anything here uses OpenSSL; then every backend test below runs with it, and engines are
+ * created and destroyed again and again (the pool's blocks wiped, freed and reused). */
+static void test_protect(void)
+{
+	t_begin("offload key state in locked memory: OpenSSL allocator hooks set, pool reused");
+	bool locked = false;
+	int rc = secho_offload_protect_keys(&locked);
+	T_CHECK(rc == 0, "secho_offload_protect_keys: %d", rc);
+	T_CHECK(secho_offload_protect_keys(&locked) == 0, "a second call is harmless");
+	uint8_t key[32];
+	char why[256];
+	t_randbytes(key, sizeof(key));
+	unsigned made = 0;
+	for (int i = 0; i < 200; i++) {
+		struct secho_offload *o = secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 2, 0,
+		                                               1440, why, sizeof(why));
+		made += o != NULL;
+		secho_offload_destroy(o);
+	}
+	T_CHECK(made == 200, "%u of 200 engines created and destroyed (%s)", made, why);
+	t_end();
+}
+
 int main(void)
 {
 	t_seed_init("test_offload");
+	test_protect();
 	test_backend(SECHO_OFFLOAD_OPENSSL);
 	test_backend(SECHO_OFFLOAD_IPSECMB);
 	test_backend(SECHO_OFFLOAD_AFALG);

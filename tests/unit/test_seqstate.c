@@ -2,7 +2,10 @@
  * tests/unit/test_seqstate.c - sequence numbers: unique across threads and increasing per
  * thread, resumed above the high-water mark after a restart, never reused after kill -9,
  * refused when the state cannot be kept (corrupt, checksum, key id, permissions, owner,
- * lock, unwritable, fsync failure, exhausted).
+ * lock, unwritable, fsync failure, exhausted); with the reservation thread, the state is
+ * never written by the taking thread and a failed reservation is sticky; a state restored
+ * from a backup is seen (the lock file's hint) and numbering resumes above it; the states
+ * of a shared key's instances are kept apart.
  *
  * The state record's CRC is checked against zlib's crc32() as an independent reference.
  */
@@ -15,6 +18,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,13 +173,12 @@ static void test_restart(void)
 			break;
 		uint64_t first;
 		T_CHECK(secho_seq_take(&s, 1, &first) == 0, "take");
-		if (run == 0) /* a new state starts at the clock floor (see seqstate.c) */
-			T_CHECK(first > floor_now,
-			        "new state: first %" PRIu64 " above clock floor %" PRIu64, first,
-			        floor_now);
-		else
-			T_CHECK(first == prev_h + 1, "run %d first %" PRIu64 " after H %" PRIu64,
-			        run, first, prev_h);
+		/* above the clock floor always (see seqstate.c), and above H after a restart */
+		T_CHECK(first > floor_now, "run %d: first %" PRIu64 " above clock floor %" PRIu64,
+		        run, first, floor_now);
+		if (run > 0)
+			T_CHECK(first > prev_h, "run %d first %" PRIu64 " after H %" PRIu64, run,
+			        first, prev_h);
 		for (int i = 0; i < run * 70; i++)
 			T_CHECK(secho_seq_take(&s, 1, &x) == 0 && x > first, "take more");
 		prev_h = secho_seq_high_water(&s);
@@ -362,8 +365,7 @@ static void test_refusals(void)
 	write_file(spath, rec, 0600);
 	rc = secho_seq_open(&s, spath, 4, 10, err, sizeof(err));
 	uint64_t f = 0;
-	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f == 1001, "valid: %d %" PRIu64, rc,
-	        f);
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f > 1000, "valid: %d", rc);
 	if (rc == 0)
 		secho_seq_close(&s);
 	/* the example record of docs/PROTOCOL.md */
@@ -372,8 +374,7 @@ static void test_refusals(void)
 	        "documented example: %s", rec);
 	write_file(spath, rec, 0600);
 	rc = secho_seq_open(&s, spath, 7, 10, err, sizeof(err));
-	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f == 1048577, "example opens: %s",
-	        err);
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f > 1048576, "example opens: %s", err);
 	if (rc == 0)
 		secho_seq_close(&s);
 	make_record(rec, sizeof(rec), 4, 1000);
@@ -459,6 +460,179 @@ static void test_refusals(void)
 	}
 }
 
+/* A state that went backwards (a backup restored over it) above the clock floor, where
+ * only the lock file's hint can show it; and the state of an instance of a shared key. */
+static void test_backwards_and_instances(void)
+{
+	struct secho_seqstate s;
+	char err[512], rec[128], backup[128], p[160];
+	uint64_t f = 0, max_used = 0;
+	int rc;
+	t_begin("state restored from a backup is seen and skipped; instances keep their own");
+	reset_state();
+	/* A key numbered far above the clock (2^63), so the floor cannot hide a step back. */
+	make_record(rec, sizeof(rec), 4, UINT64_C(1) << 63);
+	write_file(spath, rec, 0600);
+	snprintf(backup, sizeof(backup), "%s", rec);
+	rc = secho_seq_open(&s, spath, 4, 100, err, sizeof(err));
+	if (!T_CHECK(rc == 0, "open: %s", err)) {
+		t_end();
+		return;
+	}
+	T_CHECK(s.went_back_from == 0, "a state that did not go back is not reported");
+	for (int i = 0; i < 1000; i++)
+		if (secho_seq_take(&s, 1, &f) == 0)
+			max_used = f;
+	secho_seq_close(&s);
+	T_CHECK(max_used > (UINT64_C(1) << 63) + 999, "1000 numbers used, up to %" PRIu64,
+	        max_used);
+	write_file(spath, backup, 0600); /* the backup restored */
+	rc = secho_seq_open(&s, spath, 4, 100, err, sizeof(err));
+	T_CHECK(rc == 0 && secho_seq_take(&s, 1, &f) == 0 && f > max_used,
+	        "after the restore: first %" PRIu64 " above every number used (%" PRIu64 ")", f,
+	        max_used);
+	T_CHECK(s.went_back_from >= max_used && s.went_back_to == UINT64_C(1) << 63,
+	        "reported: went back from %" PRIu64 " to %" PRIu64, s.went_back_from,
+	        s.went_back_to);
+	if (rc == 0)
+		secho_seq_close(&s);
+
+	/* Instances of a shared key: the record names its instance; another's is refused. */
+	reset_state();
+	rc = secho_seq_open_instance(&s, spath, 4, 3, 100, err, sizeof(err));
+	T_CHECK(rc == 0, "instance 3 opens: %s", err);
+	if (rc == 0)
+		secho_seq_close(&s);
+	T_CHECK(read_file(spath, rec, sizeof(rec)) > 0 && strstr(rec, "key-id 4 instance 3 "),
+	        "record names the instance: %s", rec);
+	rc = secho_seq_open_instance(&s, spath, 4, 5, 100, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "instance 3"), "instance 5 refused: %s", err);
+	rc = secho_seq_open(&s, spath, 4, 100, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "instance 3"), "unshared key refused: %s", err);
+	rc = secho_seq_open_instance(&s, spath, 4, 3, 100, err, sizeof(err));
+	T_CHECK(rc == 0, "instance 3 reopens: %s", err);
+	if (rc == 0)
+		secho_seq_close(&s);
+	reset_state();
+	make_record(rec, sizeof(rec), 4, 1000);
+	write_file(spath, rec, 0600);
+	rc = secho_seq_open_instance(&s, spath, 4, 3, 100, err, sizeof(err));
+	T_CHECK(rc == -EINVAL && strstr(err, "unshared key"), "unshared state refused: %s", err);
+	T_CHECK(!strcmp(secho_seq_default_path_for(7, 12, p, sizeof(p)),
+	                "/var/lib/secho/seq-7-12.state"),
+	        "default path of an instance: %s", p);
+	reset_state();
+	t_end();
+}
+
+/* Reserving ahead: the state is written by the reservation thread, never by the thread
+ * that takes numbers (the data path), which gets -EAGAIN instead of waiting when the disk
+ * is slow; a number is still never handed out before its window is durable; a failed
+ * reservation is sticky and reported. The sync hook stands in for the disk: it records
+ * which thread called it, and blocks (until released) when `hold` is set. */
+static pthread_t taker;
+static atomic_int sync_on_taker, sync_calls, hold, holding, sync_fail;
+static _Atomic uint64_t durable_seen; /* H when the hook ran: what is about to be durable */
+
+static int probe_sync(int fd)
+{
+	(void)fd;
+	atomic_fetch_add(&sync_calls, 1);
+	if (pthread_equal(pthread_self(), taker)) {
+		atomic_fetch_add(&sync_on_taker, 1);
+		return 0; /* never block the taker: that would hang the test on a regression */
+	}
+	atomic_store(&holding, 1);
+	for (int i = 0; i < 5000 && atomic_load(&hold); i++) /* at most 5 s */
+		usleep(1000);
+	atomic_store(&holding, 0);
+	if (atomic_load(&sync_fail)) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
+static void test_reserve_ahead(void)
+{
+	struct secho_seqstate s;
+	char err[512];
+	uint64_t f, prev = 0;
+	t_begin("reserve ahead: the data path never writes the state nor waits for it");
+	reset_state();
+	taker = pthread_self();
+	atomic_store(&sync_on_taker, 0);
+	atomic_store(&hold, 0);
+	atomic_store(&sync_fail, 0);
+	int rc = secho_seq_open(&s, spath, 8, 256, err, sizeof(err));
+	if (!T_CHECK(rc == 0, "open: %s", err)) {
+		t_end();
+		return;
+	}
+	T_CHECK(secho_seq_reserve_ahead(&s) == 0, "reservation thread started");
+	secho_seq_set_sync_hook(probe_sync);
+	/* 1. Takes across many windows: every number is at most H, and the taker never
+	 * syncs. A take that finds the next window still being saved gets -EAGAIN at once;
+	 * it tries again a little later (bounded: 20 s in all). */
+	unsigned taken = 0, again = 0, bad = 0;
+	for (unsigned i = 0; i < 100000 && taken < 2000; i++) {
+		rc = secho_seq_take(&s, 4, &f);
+		if (rc == -EAGAIN) {
+			again++;
+			usleep(200);
+			continue;
+		}
+		if (rc)
+			break;
+		bad += f <= prev || f + 3 > secho_seq_high_water(&s);
+		prev = f + 3;
+		taken++;
+	}
+	T_CHECK(taken == 2000, "2000 blocks of 4 taken across windows of 256 (rc %d)", rc);
+	T_CHECK(bad == 0, "%u blocks not increasing or beyond the durable mark", bad);
+	T_CHECK(atomic_load(&sync_calls) > 0, "the state was written (%d syncs)",
+	        atomic_load(&sync_calls));
+	T_CHECK(atomic_load(&sync_on_taker) == 0, "%d of %d state syncs ran in the taking thread",
+	        atomic_load(&sync_on_taker), atomic_load(&sync_calls));
+	printf("  %u takes, %u answered -EAGAIN (window still being saved)\n", taken, again);
+
+	/* 2. The disk stalls: takes go on until the durable numbers run out, then -EAGAIN at
+	 * once; nothing beyond H is ever handed out. */
+	atomic_store(&hold, 1);
+	unsigned got = 0;
+	for (unsigned i = 0; i < 1000; i++) {
+		rc = secho_seq_take(&s, 1, &f);
+		if (rc)
+			break;
+		got++;
+		bad += f > secho_seq_high_water(&s);
+	}
+	T_CHECK(rc == -EAGAIN, "with the disk stalled: -EAGAIN after %u numbers (rc %d)", got, rc);
+	T_CHECK(got < 1000 && bad == 0, "%u numbers beyond the durable mark", bad);
+	for (int i = 0; i < 1000 && !atomic_load(&holding); i++)
+		usleep(1000);
+	T_CHECK(atomic_load(&holding), "the reservation thread is the one waiting for the disk");
+	durable_seen = secho_seq_high_water(&s);
+	atomic_store(&hold, 0);
+	for (int i = 0; i < 2000 && (rc = secho_seq_take(&s, 1, &f)) == -EAGAIN; i++)
+		usleep(1000);
+	T_CHECK(rc == 0 && f <= secho_seq_high_water(&s) && secho_seq_high_water(&s) > durable_seen,
+	        "numbers again once the disk is back (rc %d)", rc);
+
+	/* 3. The disk fails (ENOSPC): the failure is sticky and reported, takes fail with it. */
+	atomic_store(&sync_fail, 1);
+	for (unsigned i = 0; i < 100000 && (rc = secho_seq_take(&s, 1, &f)) != -ENOSPC; i++)
+		if (rc == -EAGAIN)
+			usleep(200);
+	T_CHECK(rc == -ENOSPC, "takes fail with the reservation's error (rc %d)", rc);
+	T_CHECK(secho_seq_failed(&s) == -ENOSPC, "secho_seq_failed: %d", secho_seq_failed(&s));
+	atomic_store(&sync_fail, 0);
+	T_CHECK(secho_seq_take(&s, 1, &f) == -ENOSPC, "sticky");
+	secho_seq_set_sync_hook(NULL);
+	secho_seq_close(&s);
+	t_end();
+}
+
 /* Unwritable state directory: as an unprivileged user in a child (root ignores modes). */
 static void test_unwritable(void)
 {
@@ -519,6 +693,8 @@ int main(void)
 	test_restart();
 	test_crash();
 	test_refusals();
+	test_reserve_ahead();
+	test_backwards_and_instances();
 	test_unwritable();
 	reset_state();
 	rmdir(dir);

@@ -874,7 +874,15 @@ static void test_shdr(void)
 	T_CHECK(secho_shdr_parse(h, &p) != 0, "version 2 refused");
 	h[0] = 1;
 	h[1] = 0x04;
+	T_CHECK(secho_shdr_parse(h, &p) == 0, "instance flag (shared key) accepted");
+	h[1] = 0x08;
 	T_CHECK(secho_shdr_parse(h, &p) != 0, "reserved flag refused");
+	uint8_t fixed[4];
+	secho_shdr_fixed(salt, 0x01020304u, fixed);
+	T_CHECK(fixed[0] == 0x10 && fixed[1] == 0x20 && fixed[2] == 0x30 && fixed[3] == 0x40,
+	        "fixed field = salt XOR instance (big-endian)");
+	secho_shdr_fixed(salt, 0, fixed);
+	T_CHECK(!memcmp(fixed, salt, 4), "no instance: the salt itself");
 	T_CHECK(secho_shdr_flags_for(SECHO_PORT_STREAM) == 0 &&
 	                secho_shdr_flags_for(SECHO_PORT_OFFLOAD) == 1 &&
 	                secho_shdr_flags_for(SECHO_PORT_COUNTERS) == 2,
