@@ -15,8 +15,9 @@ PKGS=(
   libjansson-dev      # JSON (tests, host tool, dashboard)
   libmicrohttpd-dev   # dashboard HTTP server
   iproute2 ethtool    # network namespaces and veth for tests and demo
-  openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
-  curl                # dashboard API test
+  openssl jq xxd      # command-line tests: openssl enc oracle and the provider's programs, JSON, hex
+  curl                # dashboard API test, provider TLS test
+  python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

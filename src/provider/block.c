@@ -433,6 +433,10 @@ static int tls_record(struct block_ctx *c, unsigned char *out, size_t *outl, siz
 		SP_ERR(c->b.prov, SP_PROV_R(PROV_R_CIPHER_OPERATION_FAILED), "bad record");
 		return 0;
 	}
+	if (c->b.enc)
+		SP_COUNT(c->b.prov, tls_cbc_sealed, 1);
+	else
+		SP_COUNT(c->b.prov, tls_cbc_opened, 1);
 	*outl = len;
 	return 1;
 }

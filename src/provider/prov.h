@@ -68,6 +68,8 @@ enum sp_mode {
 	X(tls12_sealed, "TLS 1.2 GCM records sealed (tlsaad, explicit nonce)")                     \
 	X(tls12_opened, "TLS 1.2 GCM records opened, tag verified")                                \
 	X(tls12_rejected, "TLS 1.2 GCM records rejected (tag), plaintext zeroed")                  \
+	X(tls_cbc_sealed, "TLS CBC records encrypted (tls-version set: padding added)")            \
+	X(tls_cbc_opened, "TLS CBC records decrypted (padding and MAC taken off)")                 \
 	X(bad_padding, "CBC/ECB/PCBC finals rejected for bad PKCS#7 padding")
 
 struct sp_stats {
