@@ -101,8 +101,7 @@ static int run(struct block_ctx *c, uint8_t *out, const uint8_t *in, size_t len)
 		SP_ERR(c->b.prov, SP_R_LIBRARY, "%s", secho_strerror(rc));
 		return 0;
 	}
-	atomic_fetch_add_explicit(&c->b.prov->stats.bytes[c->b.alg->mode], len,
-	                          memory_order_relaxed);
+	SP_COUNT(&c->b, bytes, len);
 	return 1;
 }
 
@@ -121,7 +120,7 @@ static int block_init(struct block_ctx *c, const unsigned char *key, size_t keyl
 		memcpy(c->oiv, iv, BS);
 		memcpy(c->iv, iv, BS);
 		c->iv_set = true;
-		SP_COUNT(c->b.prov, iv_inits, 1);
+		SP_COUNT(&c->b, iv_inits, 1);
 	} else if (c->iv_set) {
 		memcpy(c->iv, c->oiv, BS); /* restart the chain, never continue it */
 	}
@@ -303,7 +302,7 @@ static int block_final(void *vctx, unsigned char *out, size_t *outl, size_t outs
 		if (!pad) {
 			secho_wipe(c->buf, sizeof(c->buf));
 			c->bufsz = 0;
-			SP_COUNT(c->b.prov, bad_padding, 1);
+			SP_COUNT(&c->b, bad_padding, 1);
 			SP_ERR(c->b.prov, SP_PROV_R(PROV_R_BAD_DECRYPT), "bad padding");
 			return 0;
 		}
@@ -434,9 +433,9 @@ static int tls_record(struct block_ctx *c, unsigned char *out, size_t *outl, siz
 		return 0;
 	}
 	if (c->b.enc)
-		SP_COUNT(c->b.prov, tls_cbc_sealed, 1);
+		SP_COUNT(&c->b, tls_cbc_sealed, 1);
 	else
-		SP_COUNT(c->b.prov, tls_cbc_opened, 1);
+		SP_COUNT(&c->b, tls_cbc_opened, 1);
 	*outl = len;
 	return 1;
 }

@@ -63,7 +63,7 @@ int sp_set_key(struct sp_base *b, const unsigned char *key, size_t keylen)
 		return 0;
 	}
 	if (key_same(b->key, key, keylen)) {
-		SP_COUNT(b->prov, key_reuses, 1);
+		SP_COUNT(b, key_reuses, 1);
 		return 1;
 	}
 	struct sp_key *k = b->key;
@@ -89,7 +89,7 @@ int sp_set_key(struct sp_base *b, const unsigned char *key, size_t keylen)
 		key_put(b->key);
 		b->key = k;
 	}
-	SP_COUNT(b->prov, key_setups, 1);
+	SP_COUNT(b, key_setups, 1);
 	return 1;
 }
 
@@ -107,15 +107,32 @@ void *sp_ctx_alloc(struct sp_prov *prov, const struct sp_alg *alg, size_t size)
 	b->prov = prov;
 	b->alg = alg;
 	b->enc = 1;
-	SP_COUNT(prov, contexts, 1);
+	SP_COUNT(b, contexts, 1);
 	return b;
 }
 
-/* Release the key reference, wipe the context and free it. NULL is a no-op. */
+/* Add a context's counts to the provider's totals (relaxed: statistics). */
+static void tally_flush(struct sp_base *b)
+{
+	struct sp_stats *s = &b->prov->stats;
+#define SP_TALLY_ADD(name, text)                                                                   \
+	if (b->tally.name)                                                                         \
+		atomic_fetch_add_explicit(&s->name, b->tally.name, memory_order_relaxed);
+	SP_COUNTERS(SP_TALLY_ADD)
+#undef SP_TALLY_ADD
+	if (b->tally.bytes)
+		atomic_fetch_add_explicit(&s->bytes[b->alg->mode], b->tally.bytes,
+		                          memory_order_relaxed);
+	memset(&b->tally, 0, sizeof(b->tally));
+}
+
+/* Add the counts to the totals, release the key reference, wipe the context and free it.
+ * NULL is a no-op. */
 void sp_ctx_free(struct sp_base *b, size_t size)
 {
 	if (!b)
 		return;
+	tally_flush(b);
 	key_put(b->key);
 	secho_wipe(b, size);
 	free(b);
@@ -133,7 +150,8 @@ void *sp_ctx_dup(const struct sp_base *b, size_t size)
 	memcpy(d, b, size);
 	if (d->key)
 		atomic_fetch_add_explicit(&d->key->refs, 1, memory_order_relaxed);
-	SP_COUNT(b->prov, contexts, 1);
+	memset(&d->tally, 0, sizeof(d->tally)); /* the copy counts only its own work */
+	SP_COUNT(d, contexts, 1);
 	return d;
 }
 

@@ -165,7 +165,7 @@ static int gcm_init(struct gcm_ctx *c, const unsigned char *key, size_t keylen,
 		c->aad_len = 0;
 		secho_wipe(c->save, c->save_len);
 		c->save_len = 0;
-		SP_COUNT(c->b.prov, iv_inits, 1);
+		SP_COUNT(&c->b, iv_inits, 1);
 	}
 	if (key) {
 		if (c->iv_state == IV_LIVE || c->iv_state == IV_SPEC)
@@ -327,9 +327,9 @@ static int tls_record(struct gcm_ctx *c, unsigned char *out, size_t *outl, const
 		                    out + TLS_EXPLICIT, in + TLS_EXPLICIT, n, in + TLS_EXPLICIT + n,
 		                    TAG_MAX);
 	}
-	atomic_fetch_add_explicit(&c->b.prov->stats.bytes[SP_GCM], n, memory_order_relaxed);
+	SP_COUNT(&c->b, bytes, n);
 	if (rc == SECHO_EAUTH) { /* output zeroed by the library; no error, as for final */
-		SP_COUNT(c->b.prov, tls12_rejected, 1);
+		SP_COUNT(&c->b, tls12_rejected, 1);
 		goto done;
 	}
 	if (rc) {
@@ -337,9 +337,9 @@ static int tls_record(struct gcm_ctx *c, unsigned char *out, size_t *outl, const
 		goto done;
 	}
 	if (c->b.enc)
-		SP_COUNT(c->b.prov, tls12_sealed, 1);
+		SP_COUNT(&c->b, tls12_sealed, 1);
 	else
-		SP_COUNT(c->b.prov, tls12_opened, 1);
+		SP_COUNT(&c->b, tls12_opened, 1);
 	plen = c->b.enc ? len : n;
 	ok = 1;
 done:
@@ -400,8 +400,7 @@ static int gcm_update(void *vctx, unsigned char *out, size_t *outl, size_t outsi
 	if (rc)
 		return lib_fail(c, rc);
 	if (out)
-		atomic_fetch_add_explicit(&c->b.prov->stats.bytes[SP_GCM], inl,
-		                          memory_order_relaxed);
+		SP_COUNT(&c->b, bytes, inl);
 	*outl = inl;
 	return 1;
 }
@@ -450,15 +449,15 @@ static int gcm_final(void *vctx, unsigned char *out, size_t *outl, size_t outsiz
 	if (c->b.enc)
 		c->taglen = TAG_MAX;
 	if (rc == SECHO_EAUTH) {
-		SP_COUNT(c->b.prov, gcm_rejected, 1);
+		SP_COUNT(&c->b, gcm_rejected, 1);
 		return 0;
 	}
 	if (rc)
 		return lib_fail(c, rc);
 	if (c->b.enc)
-		SP_COUNT(c->b.prov, gcm_sealed, 1);
+		SP_COUNT(&c->b, gcm_sealed, 1);
 	else
-		SP_COUNT(c->b.prov, gcm_opened, 1);
+		SP_COUNT(&c->b, gcm_opened, 1);
 	*outl = 0;
 	return 1;
 }

@@ -72,6 +72,7 @@ enum sp_mode {
 	X(tls_cbc_opened, "TLS CBC records decrypted (padding and MAC taken off)")                 \
 	X(bad_padding, "CBC/ECB/PCBC finals rejected for bad PKCS#7 padding")
 
+/* The provider's totals (atomic: contexts in any thread add to them). */
 struct sp_stats {
 #define SP_COUNTER_FIELD(name, text) _Atomic uint64_t name;
 	SP_COUNTERS(SP_COUNTER_FIELD)
@@ -79,9 +80,16 @@ struct sp_stats {
 	_Atomic uint64_t bytes[SP_MODE_COUNT]; /* text bytes through each mode, both ways */
 };
 
-/* Relaxed: the counters are statistics; nothing is ordered by them. */
-#define SP_COUNT(prov, name, n)                                                                    \
-	atomic_fetch_add_explicit(&(prov)->stats.name, (uint64_t)(n), memory_order_relaxed)
+/* A context's own counts, plain: an atomic add on every update or message costs more than
+ * a short message's AES. They join the provider's totals when the context is freed
+ * (sp_ctx_free), so the totals cover every context freed so far. */
+struct sp_tally {
+#define SP_TALLY_FIELD(name, text) uint64_t name;
+	SP_COUNTERS(SP_TALLY_FIELD)
+#undef SP_TALLY_FIELD
+	uint64_t bytes;
+};
+#define SP_COUNT(b, name, n) ((b)->tally.name += (uint64_t)(n))
 
 /* ---- the provider context (one per library context that loads us) ---- */
 struct sp_prov {
@@ -189,6 +197,7 @@ struct sp_base {
 	const struct sp_alg *alg;
 	struct sp_key *key; /* NULL until a key is set */
 	int enc;            /* 1 encrypt, 0 decrypt: set by every init */
+	struct sp_tally tally;
 };
 
 /* cipher.c */

@@ -59,7 +59,7 @@ static int stream_init(struct stream_ctx *c, const unsigned char *key, size_t ke
 		memcpy(c->oiv, iv, 16);
 		memcpy(c->start, iv, 16);
 		c->iv_set = true;
-		SP_COUNT(c->b.prov, iv_inits, 1);
+		SP_COUNT(&c->b, iv_inits, 1);
 	} else if (c->iv_set && c->b.alg->mode != SP_CTR) {
 		memcpy(c->start, c->oiv, 16);
 	} else if (c->live) {
@@ -129,8 +129,7 @@ static int stream_update(void *vctx, unsigned char *out, size_t *outl, size_t ou
 	}
 	if (rc)
 		return lib_error(c, rc);
-	atomic_fetch_add_explicit(&c->b.prov->stats.bytes[c->b.alg->mode], inl,
-	                          memory_order_relaxed);
+	SP_COUNT(&c->b, bytes, inl);
 	*outl = inl;
 	return 1;
 }
