@@ -1,5 +1,6 @@
 # secho - a plain `make` builds everything into build/.
-#   make            library, the secho binary, tests, benchmarks
+#   make            library, the secho binary, tests, benchmarks, the OpenSSL provider
+#   make install    the provider build/secho.so into OpenSSL's modules directory
 #   make test       install missing Debian packages, build, run every test (also ASan+UBSan)
 #   make demo       install missing Debian packages, build, run the main job
 #   make check      static analysis (cppcheck, clang-tidy)
