@@ -17,6 +17,7 @@ PKGS=(
   iproute2 ethtool    # network namespaces and veth for tests and demo
   openssl jq xxd      # command-line tests: openssl enc oracle and the provider's programs, JSON, hex
   curl                # dashboard API test, provider TLS test
+  tshark              # flow tests: packet sizes of generated captures
   python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )

@@ -1,10 +1,14 @@
 /*
  * src/wire/parse.c - validate a request frame (docs/PROTOCOL.md, "Requests" and "Drops").
  *
- * Every length is checked before the bytes it covers are read, in the order of the verdict
- * enum; the first broken rule is the verdict. The frame is never modified.
+ * The frame is described by the L2-L4 dissector (src/wire/wire_inner.h, which checks every
+ * length before it reads the bytes it covers); the endpoint's rules then run in the order
+ * of the verdict enum, and the first broken rule is the verdict. The frame is never
+ * modified.
  */
 #include <secho/wire.h>
+
+#include "wire/wire_inner.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -79,18 +83,31 @@ static inline uint16_t rd16(const uint8_t *p)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+/*
+ * The endpoint's policy over the dissector's description. The dissector describes the
+ * whole frame first; the rules below then run in docs/PROTOCOL.md's order, each reading
+ * either the description or, where the dissector refused the frame at some header, the
+ * reason it gave: it fills in everything before the header it refused, so a rule about an
+ * earlier header (the MAC addresses before a truncated IPv4 header, say) still comes first.
+ */
 enum secho_wire_verdict secho_wire_parse(const struct secho_wire_cfg *cfg, const uint8_t *frame,
                                          size_t len, struct secho_wire_req *out)
 {
+	struct secho_dissect d;
+	enum secho_dissect_reason r = secho_dissect_inline(frame, len, len, &d);
+
 	/* Ethernet: offsets 0..13. */
-	if (len < SECHO_ETH_HLEN)
-		return SECHO_WIRE_ETH_SHORT;
-	uint16_t type = rd16(frame + 12);
-	if (type == 0x8100 || type == 0x88a8 || type == 0x9100)
+	if (__builtin_expect(r != SECHO_DISSECT_OK, 0)) {
+		if (r == SECHO_DISSECT_ETH_SHORT)
+			return SECHO_WIRE_ETH_SHORT;
+		if (r == SECHO_DISSECT_VLAN_SHORT || r == SECHO_DISSECT_VLAN_DEPTH)
+			return SECHO_WIRE_VLAN;
+	}
+	if (d.nvlan)
 		return SECHO_WIRE_VLAN;
-	if (type == SECHO_ETHERTYPE_ARP)
+	if (d.ethertype == SECHO_ETHERTYPE_ARP)
 		return SECHO_WIRE_ARP;
-	if (type != SECHO_ETHERTYPE_IPV4)
+	if (d.ethertype != SECHO_ETHERTYPE_IPV4)
 		return SECHO_WIRE_NOT_IPV4;
 	if (memcmp(frame, cfg->mac, SECHO_ETH_ALEN) != 0)
 		return SECHO_WIRE_DST_MAC; /* broadcast/multicast never match our unicast MAC */
@@ -99,49 +116,50 @@ enum secho_wire_verdict secho_wire_parse(const struct secho_wire_cfg *cfg, const
 		return SECHO_WIRE_SRC_MAC;
 
 	/* IPv4: offsets 14..33. */
-	if (len < SECHO_ETH_HLEN + SECHO_IP4_HLEN)
-		return SECHO_WIRE_IP_SHORT;
+	if (__builtin_expect(r != SECHO_DISSECT_OK, 0)) {
+		if (r == SECHO_DISSECT_IP4_SHORT)
+			return SECHO_WIRE_IP_SHORT;
+		if (r == SECHO_DISSECT_IP4_VERSION)
+			return SECHO_WIRE_IP_VERSION;
+	}
 	const uint8_t *ip = frame + SECHO_ETH_HLEN;
-	if ((ip[0] >> 4) != 4)
-		return SECHO_WIRE_IP_VERSION;
-	if ((ip[0] & 0x0f) != 5)
+	if ((ip[0] & 0x0f) != 5) /* options are described, not served */
 		return SECHO_WIRE_IP_IHL;
-	size_t tot = rd16(ip + 2);
 	/* Ethernet padding may follow the packet (frames under 60 bytes), never less. */
-	if (tot < SECHO_IP4_HLEN || tot > len - SECHO_ETH_HLEN)
+	if (__builtin_expect(r != SECHO_DISSECT_OK, 0) &&
+	    (r == SECHO_DISSECT_IP4_TOTLEN || r == SECHO_DISSECT_IP_TRUNC))
 		return SECHO_WIRE_IP_TOTLEN;
 	/* Summing a correct header including its checksum gives 0xffff. */
 	if (secho_csum_fold(secho_csum_add(0, ip, SECHO_IP4_HLEN)) != 0)
 		return SECHO_WIRE_IP_CSUM;
-	uint16_t frag = rd16(ip + 6);
-	if (frag & (SECHO_IP4_MF | SECHO_IP4_OFF_MASK))
+	if (d.frag != SECHO_FRAG_NONE) /* MF set or offset non-zero; DF is fine */
 		return SECHO_WIRE_IP_FRAGMENT;
-	if (ip[9] != SECHO_IPPROTO_UDP)
+	if (d.proto != SECHO_IPPROTO_UDP)
 		return SECHO_WIRE_IP_PROTO;
 	uint32_t saddr, daddr;
-	memcpy(&saddr, ip + 12, 4);
-	memcpy(&daddr, ip + 16, 4);
+	memcpy(&saddr, frame + d.addr_off, 4);
+	memcpy(&daddr, frame + d.addr_off + 4, 4);
 	if (daddr != cfg->ip)
 		return SECHO_WIRE_DST_IP;
 	if (ip_is_bad_unicast(saddr, cfg->netmask))
 		return SECHO_WIRE_SRC_IP;
 
-	/* UDP: offsets 34..41, then the payload; tot - 20 bytes are the datagram. */
-	size_t ulen_avail = tot - SECHO_IP4_HLEN;
-	if (ulen_avail < SECHO_UDP_HLEN)
+	/* UDP: offsets 34..41, then the payload; ip_len - 20 bytes are the datagram. What is
+	 * left of the dissector's reasons for a whole IPv4/UDP packet is udp_short. */
+	if (__builtin_expect(r != SECHO_DISSECT_OK, 0))
 		return SECHO_WIRE_UDP_SHORT;
-	const uint8_t *udp = ip + SECHO_IP4_HLEN;
+	const uint8_t *udp = frame + d.l4_off;
 	size_t ulen = rd16(udp + 4);
 	if (ulen == 0)
 		return SECHO_WIRE_UDP_LEN_ZERO;
 	/* Strict: the UDP length must be the IP payload length exactly. Shorter would leave
 	 * bytes the checksum does not cover; longer would read past the packet. */
-	if (ulen != ulen_avail)
+	if (ulen != d.l4_len)
 		return SECHO_WIRE_UDP_LEN;
 	/* Summed with its checksum field, a correct datagram folds to zero. */
 	if (rd16(udp + 6) != 0 && secho_udp4_sum(saddr, daddr, udp, ulen) != 0)
 		return SECHO_WIRE_UDP_CSUM;
-	uint16_t dport = rd16(udp + 2);
+	uint16_t dport = d.dport;
 	enum secho_port_class cls;
 	if (dport == cfg->port_stream)
 		cls = SECHO_PORT_STREAM;
@@ -157,12 +175,12 @@ enum secho_wire_verdict secho_wire_parse(const struct secho_wire_cfg *cfg, const
 
 	memcpy(out->src_mac, smac, SECHO_ETH_ALEN);
 	out->src_ip = saddr;
-	out->src_port = rd16(udp);
+	out->src_port = d.sport;
 	out->dst_port = dport;
 	out->cls = cls;
 	out->tos = ip[1];
 	out->payload_off = SECHO_REQ_PAYLOAD_OFF;
 	out->payload_len = (uint16_t)plen;
-	out->frame_len = (uint16_t)(SECHO_ETH_HLEN + tot);
+	out->frame_len = (uint16_t)(SECHO_ETH_HLEN + d.ip_len);
 	return SECHO_WIRE_OK;
 }

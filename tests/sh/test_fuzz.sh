@@ -1,41 +1,65 @@
 #!/usr/bin/env bash
-# tests/sh/test_fuzz.sh - run the wire parser's libFuzzer target for a bounded time.
+# tests/sh/test_fuzz.sh - run each libFuzzer target for a bounded time.
 #
-# Uses $BUILD/fuzz/fuzz_parse (built by `make fuzz`), starting from a temporary copy of
-# tests/fuzz/corpus so the repository's seed corpus is never modified. Prints PASS, FAIL
-# (with the crash input's path kept for replay) or UNAVAILABLE.
-#   SECHO_FUZZ_SECONDS   time budget (default 20)
+#   fuzz_parse     the endpoint's request parse + rebuild invariants   (tests/fuzz/corpus)
+#   fuzz_dissect   the L2-L4 dissector, and the endpoint parse against it
+#                  (tests/fuzz/corpus-dissect and tests/fuzz/corpus)
+#
+# Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
+# seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
+# input's path kept for replay) or UNAVAILABLE per target.
+#   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); the others get half of it
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-FUZZ="$BUILD/fuzz/fuzz_parse"
 SECS=${SECHO_FUZZ_SECONDS:-20}
-name="fuzz: wire parse + rebuild invariants (${SECS}s)"
+HALF=$(((SECS + 1) / 2))
+rc_all=0
 
-if [ ! -x "$FUZZ" ]; then
-	echo "UNAVAILABLE $name: $FUZZ not built (run make fuzz; needs clang and libclang-rt-14-dev)"
-	exit 0
-fi
-work=$(mktemp -d /tmp/secho-fuzz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" "$work/artifacts"
-cp "$ROOT"/tests/fuzz/corpus/* "$work/corpus/"
-nseed=$(ls "$work/corpus" | wc -l)
+# run_target NAME SECONDS TITLE CORPUS_DIR...
+run_target() {
+	local target=$1 secs=$2 title=$3
+	shift 3
+	local fuzz="$BUILD/fuzz/$target" name="fuzz: $title (${secs}s)"
+	if [ ! -x "$fuzz" ]; then
+		echo "UNAVAILABLE $name: $fuzz not built (run make fuzz; needs clang and libclang-rt-14-dev)"
+		return 0
+	fi
+	local work
+	work=$(mktemp -d /tmp/secho-fuzz.XXXXXX)
+	mkdir -p "$work/corpus" "$work/artifacts"
+	local d
+	for d in "$@"; do
+		cp "$ROOT/$d"/* "$work/corpus/"
+	done
+	local nseed
+	nseed=$(ls "$work/corpus" | wc -l)
+	(
+		cd "$work" &&
+			timeout --signal=TERM --kill-after=10 $((secs + 60)) "$fuzz" \
+				-max_total_time="$secs" -max_len=2048 -timeout=10 -rss_limit_mb=1024 \
+				-print_final_stats=1 -artifact_prefix="$work/artifacts/" corpus \
+				>"$work/log" 2>&1
+	)
+	local rc=$?
+	local runs
+	runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+	if [ "$rc" -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
+		echo "  $target: $runs executions from $nseed seeds, corpus now $(ls "$work/corpus" | wc -l) inputs"
+		echo "PASS $name"
+		rm -rf "$work"
+		return 0
+	fi
+	grep -B2 -A20 'ERROR\|invariant failed\|SUMMARY' "$work/log" | head -60
+	local keep=/tmp/secho-fuzz-crash.$target.$$
+	cp -r "$work/artifacts" "$keep" 2>/dev/null && echo "  crash inputs kept in $keep"
+	echo "FAIL $name (fuzzer exit status $rc)"
+	rm -rf "$work"
+	rc_all=1
+}
 
-cd "$work"
-timeout --signal=TERM --kill-after=10 $((SECS + 60)) "$FUZZ" -max_total_time="$SECS" \
-	-max_len=2048 -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
-	-artifact_prefix="$work/artifacts/" corpus >"$work/log" 2>&1
-rc=$?
-runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
-if [ "$rc" -eq 0 ] && [ -n "$runs" ] && [ "$runs" -gt 0 ]; then
-	echo "  $runs executions from $nseed seeds, corpus now $(ls corpus | wc -l) inputs"
-	echo "PASS $name"
-	exit 0
-fi
-grep -B2 -A20 'ERROR\|invariant failed\|SUMMARY' "$work/log" | head -60
-keep=/tmp/secho-fuzz-crash.$$
-cp -r "$work/artifacts" "$keep" 2>/dev/null && echo "  crash inputs kept in $keep"
-echo "FAIL $name (fuzzer exit status $rc)"
-exit 1
+run_target fuzz_parse "$SECS" "wire parse + rebuild invariants" tests/fuzz/corpus
+run_target fuzz_dissect "$HALF" "L2-L4 dissector invariants, endpoint parse agrees" \
+	tests/fuzz/corpus-dissect tests/fuzz/corpus
+exit $rc_all

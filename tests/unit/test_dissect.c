@@ -1,0 +1,1030 @@
+/*
+ * tests/unit/test_dissect.c - the L2-L4 dissector (include/secho/dissect.h): every header
+ * case it describes, every reason it refuses a frame for, truncation at every offset (from
+ * exact-size heap copies, so ASan sees any read past the frame), snap lengths, and random
+ * mutations against the contract's invariants.
+ *
+ *   test_dissect                     run the tests
+ *   test_dissect --write-seeds DIR   write the dissector fuzzer's seed frames
+ *                                    (tests/fuzz/corpus-dissect), exit
+ */
+#include "harness.h"
+
+#include <secho/dissect.h>
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a frame builder: headers appended in order, lengths fixed up at the end ---- */
+
+struct fb {
+	uint8_t b[4096];
+	size_t n;
+	size_t l3;  /* offset of the IP header */
+	int ipv;    /* 4 or 6 */
+	size_t pad; /* bytes of Ethernet padding after the packet (not in the IP length) */
+	int no_fix; /* leave the IP length as written */
+};
+
+static void put(struct fb *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->n, p, n);
+	f->n += n;
+}
+
+static void put8(struct fb *f, unsigned v)
+{
+	f->b[f->n++] = (uint8_t)v;
+}
+
+static void put16(struct fb *f, unsigned v)
+{
+	put8(f, v >> 8);
+	put8(f, v);
+}
+
+static void put32(struct fb *f, uint32_t v)
+{
+	put16(f, v >> 16);
+	put16(f, v & 0xffff);
+}
+
+static void wr16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* Ethernet with tags {tpid, tci} x ntags, then type. */
+static void eth(struct fb *f, const uint16_t (*tags)[2], unsigned ntags, unsigned type)
+{
+	memset(f, 0, sizeof(*f));
+	static const uint8_t macs[12] = {2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1};
+	put(f, macs, 12);
+	for (unsigned i = 0; i < ntags; i++) {
+		put16(f, tags[i][0]);
+		put16(f, tags[i][1]);
+	}
+	put16(f, type);
+}
+
+/* IPv4 198.18.0.1 -> 198.18.0.2, optlen bytes of options (NOP), fragment field fr, id. */
+static void ip4(struct fb *f, unsigned proto, unsigned optlen, unsigned fr, unsigned id)
+{
+	f->l3 = f->n;
+	f->ipv = 4;
+	put8(f, 0x40 | (5 + optlen / 4));
+	put8(f, 0);
+	put16(f, 0); /* total length: fixed up */
+	put16(f, id);
+	put16(f, fr);
+	put8(f, 64);
+	put8(f, proto);
+	put16(f, 0);
+	put32(f, 0xc6120001);
+	put32(f, 0xc6120002);
+	for (unsigned i = 0; i < optlen; i++)
+		put8(f, 1);
+}
+
+/* IPv6 2001:db8::1 -> 2001:db8::2, next header nh. */
+static void ip6(struct fb *f, unsigned nh)
+{
+	f->l3 = f->n;
+	f->ipv = 6;
+	put32(f, 0x60000000);
+	put16(f, 0); /* payload length: fixed up */
+	put8(f, nh);
+	put8(f, 64);
+	uint8_t a[16];
+	inet_pton(AF_INET6, "2001:db8::1", a);
+	put(f, a, 16);
+	inet_pton(AF_INET6, "2001:db8::2", a);
+	put(f, a, 16);
+}
+
+/* A generic extension header (hop-by-hop, routing, destination options): (units+1)*8. */
+static void ext(struct fb *f, unsigned nh, unsigned units)
+{
+	put8(f, nh);
+	put8(f, units);
+	for (unsigned i = 2; i < (units + 1) * 8; i++)
+		put8(f, i == 2 ? 1 : 0); /* PadN-ish filler */
+}
+
+static void frag6(struct fb *f, unsigned nh, unsigned off_bytes, int m, uint32_t id)
+{
+	put8(f, nh);
+	put8(f, 0);
+	put16(f, (off_bytes & 0xfff8) | (m ? 1 : 0));
+	put32(f, id);
+}
+
+static void tcp(struct fb *f, unsigned sport, unsigned dport, unsigned flags, unsigned optlen)
+{
+	put16(f, sport);
+	put16(f, dport);
+	put32(f, 1000);
+	put32(f, 0);
+	put8(f, ((20 + optlen) / 4) << 4);
+	put8(f, flags);
+	put16(f, 65535);
+	put16(f, 0);
+	put16(f, 0);
+	for (unsigned i = 0; i < optlen; i++)
+		put8(f, 1);
+}
+
+static void udp(struct fb *f, unsigned sport, unsigned dport, unsigned len)
+{
+	put16(f, sport);
+	put16(f, dport);
+	put16(f, len);
+	put16(f, 0);
+}
+
+static void icmp(struct fb *f, unsigned type, unsigned code)
+{
+	put8(f, type);
+	put8(f, code);
+	put16(f, 0);
+	put32(f, 0x00010002);
+}
+
+static void data(struct fb *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put8(f, (unsigned)(i * 13));
+}
+
+/* Fix the IP length to the bytes written after l3 (minus padding, appended now). */
+static void done(struct fb *f)
+{
+	if (!f->no_fix && f->ipv == 4)
+		wr16(f->b + f->l3 + 2, (unsigned)(f->n - f->l3));
+	if (!f->no_fix && f->ipv == 6)
+		wr16(f->b + f->l3 + 4, (unsigned)(f->n - f->l3 - 40));
+	for (size_t i = 0; i < f->pad; i++)
+		put8(f, 0);
+}
+
+/* Dissect from an exact-size heap copy (ASan catches any read past it). */
+static enum secho_dissect_reason dis(const uint8_t *p, size_t caplen, size_t wirelen,
+                                     struct secho_dissect *d)
+{
+	uint8_t *h = malloc(caplen ? caplen : 1);
+	if (!h)
+		abort();
+	memcpy(h, p, caplen);
+	enum secho_dissect_reason r = wirelen == caplen ? secho_dissect(h, caplen, d)
+	                                                : secho_dissect_snap(h, caplen, wirelen, d);
+	free(h);
+	return r;
+}
+
+#define R(x) SECHO_DISSECT_##x
+
+/* ---- good frames: what each header case is described as ---- */
+
+static void test_ip4(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+
+	t_begin("dissect: IPv4 UDP, TCP (with options), ICMP, other protocols");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0x4000, 0x1234);
+	udp(&f, 5353, 53, 8 + 20);
+	data(&f, 20);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK), "udp ok");
+	T_CHECK(d.ethertype == 0x0800 && d.nvlan == 0 && d.ip_version == 4 && d.l3_off == 14,
+	        "l2/l3");
+	T_CHECK(d.proto == 17 && d.sport == 5353 && d.dport == 53 && d.l4_off == 34 &&
+	                d.l4_len == 28 && d.ip_len == 48,
+	        "udp fields %u %u %u %u", d.sport, d.dport, d.l4_off, d.l4_len);
+	T_CHECK(d.addr_off == 26 &&
+	                !memcmp(f.b + d.addr_off, "\xc6\x12\x00\x01\xc6\x12\x00\x02", 8),
+	        "addresses");
+	T_CHECK(d.frag == SECHO_FRAG_NONE && d.frag_id == 0x1234 && d.frag_off == 0,
+	        "DF alone is no fragment");
+	T_CHECK(d.flags == SECHO_DISSECT_F_L4, "flags %#x", d.flags);
+
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 6, 0, 0, 7);
+	tcp(&f, 40000, 443, 0x12, 12);
+	data(&f, 5);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK), "tcp ok");
+	T_CHECK(d.proto == 6 && d.sport == 40000 && d.dport == 443 && d.tcp_flags == 0x12 &&
+	                d.tcp_doff == 32 && d.l4_len == 37,
+	        "tcp fields");
+
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 1, 0, 0, 7);
+	icmp(&f, 8, 0);
+	data(&f, 56);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 1 && d.icmp_type == 8 &&
+	                d.icmp_code == 0 && d.sport == 0 && d.dport == 0 &&
+	                (d.flags & SECHO_DISSECT_F_L4),
+	        "icmp echo request");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 1, 0, 0, 7);
+	icmp(&f, 3, 13);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.icmp_type == 3 && d.icmp_code == 13,
+	        "icmp unreachable code 13");
+
+	static const unsigned others[] = {47, 50, 51, 132, 89, 255, 58};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, others[i], 0, 0, 7);
+		data(&f, 3); /* too short for any transport header: not looked into */
+		done(&f);
+		T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == others[i] &&
+		                !(d.flags & SECHO_DISSECT_F_L4) && d.sport == 0 && d.l4_len == 3,
+		        "protocol %u by addresses and protocol", others[i]);
+	}
+	t_end();
+
+	t_begin("dissect: IPv4 options of every length are skipped");
+	for (unsigned opt = 4; opt <= 40; opt += 4) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 17, opt, 0, 1);
+		udp(&f, 1, 2, 8);
+		done(&f);
+		T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.l4_off == 34 + opt && d.sport == 1 &&
+		                d.dport == 2 && (d.flags & SECHO_DISSECT_F_IP4_OPTIONS),
+		        "options %u", opt);
+	}
+	t_end();
+
+	t_begin("dissect: Ethernet padding after the packet is ignored");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0, 1);
+	udp(&f, 1, 2, 8);
+	f.pad = 18;
+	done(&f);
+	T_CHECK(f.n == 60 && dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_len == 28 && d.l4_len == 8,
+	        "padded");
+	t_end();
+}
+
+static void test_vlan(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+	static const uint16_t tpids[3] = {0x8100, 0x88a8, 0x9100};
+
+	t_begin("dissect: 802.1Q, QinQ (0x8100 / 0x88a8 / 0x9100 in any order), VIDs and PCP");
+	for (unsigned a = 0; a < 3; a++) {
+		uint16_t one[1][2] = {{tpids[a], (uint16_t)(0xe000 | (100 + a))}};
+		eth(&f, one, 1, 0x0800);
+		ip4(&f, 17, 0, 0, 1);
+		udp(&f, 7, 9, 8);
+		done(&f);
+		T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.nvlan == 1 &&
+		                d.vlan_tpid[0] == tpids[a] &&
+		                secho_vlan_vid(d.vlan_tci[0]) == 100 + a &&
+		                d.vlan_tci[0] >> 13 == 7 && d.l3_off == 18 && d.sport == 7,
+		        "one tag %#x", tpids[a]);
+		for (unsigned b = 0; b < 3; b++) {
+			uint16_t two[2][2] = {{tpids[a], 10}, {tpids[b], 4095}};
+			eth(&f, two, 2, 0x86dd);
+			ip6(&f, 17);
+			udp(&f, 7, 9, 8);
+			done(&f);
+			T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.nvlan == 2 &&
+			                d.vlan_tpid[0] == tpids[a] && d.vlan_tpid[1] == tpids[b] &&
+			                secho_vlan_vid(d.vlan_tci[0]) == 10 &&
+			                secho_vlan_vid(d.vlan_tci[1]) == 4095 && d.l3_off == 22 &&
+			                d.ip_version == 6 && d.dport == 9,
+			        "two tags %#x %#x", tpids[a], tpids[b]);
+		}
+	}
+	uint16_t one[1][2] = {{0x8100, 5}};
+	eth(&f, one, 1, 0x0806);
+	data(&f, 28);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ethertype == 0x0806 && d.ip_version == 0 &&
+	                d.nvlan == 1,
+	        "tagged ARP: described as not IP");
+	t_end();
+
+	t_begin("dissect: frames that are not IP are described, not refused");
+	static const unsigned types[] = {0x0806, 0x88cc, 0x8847, 0x0040, 0x05dc, 0x88e5};
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		eth(&f, NULL, 0, types[i]);
+		done(&f);
+		T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ethertype == types[i] &&
+		                d.ip_version == 0 && d.l3_off == 14,
+		        "ethertype %#x", types[i]);
+	}
+	t_end();
+}
+
+static void test_ip6(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+
+	t_begin("dissect: IPv6 UDP, TCP, ICMPv6, and ICMP (v4) inside IPv6 is another protocol");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 6);
+	tcp(&f, 1234, 80, 0x02, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 6 && d.proto == 6 &&
+	                d.sport == 1234 && d.dport == 80 && d.tcp_flags == 2 && d.l4_off == 54 &&
+	                d.addr_off == 22 && d.ip_len == 60 && d.flags == SECHO_DISSECT_F_L4,
+	        "tcp");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 58);
+	icmp(&f, 128, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 58 && d.icmp_type == 128 &&
+	                d.icmp_code == 0,
+	        "icmpv6 echo");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 1);
+	icmp(&f, 8, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 1 && d.icmp_type == 0 &&
+	                !(d.flags & SECHO_DISSECT_F_L4),
+	        "protocol 1 in IPv6");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 58, 0, 0, 0);
+	icmp(&f, 128, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 58 && !(d.flags & SECHO_DISSECT_F_L4),
+	        "protocol 58 in IPv4");
+	t_end();
+
+	t_begin("dissect: IPv6 extension header chains");
+	/* hop-by-hop, routing, destination options, in a chain, to UDP */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 0);
+	ext(&f, 43, 0);
+	ext(&f, 60, 2);
+	ext(&f, 17, 1);
+	udp(&f, 11, 22, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 17 && d.sport == 11 &&
+	                d.dport == 22 && d.l4_off == 54 + 8 + 24 + 16 &&
+	                (d.flags & SECHO_DISSECT_F_IP6_EXT),
+	        "hbh+routing+dstopts+udp: off %u", d.l4_off);
+	/* terminal: AH, ESP, no next header */
+	static const unsigned term[] = {51, 50, 59};
+	for (int i = 0; i < 3; i++) {
+		eth(&f, NULL, 0, 0x86dd);
+		ip6(&f, 60);
+		ext(&f, term[i], 0);
+		data(&f, 24);
+		done(&f);
+		T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == term[i] && d.l4_off == 62 &&
+		                !(d.flags & SECHO_DISSECT_F_L4) && d.l4_len == 24,
+		        "terminal %u", term[i]);
+	}
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 59);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 59 && d.l4_len == 0, "bare 59");
+	/* eight extension headers are followed */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 0);
+	for (int i = 0; i < 7; i++)
+		ext(&f, 60, 0);
+	ext(&f, 6, 0);
+	tcp(&f, 1, 2, 0x10, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 6 && d.sport == 1 &&
+	                d.l4_off == 54 + 64,
+	        "eight extension headers");
+	t_end();
+
+	t_begin("dissect: IPv6 fragments: first, later, atomic, through extension headers");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 0);
+	ext(&f, 44, 0);
+	frag6(&f, 17, 0, 1, 0xdeadbeef);
+	udp(&f, 500, 4500, 1000);
+	data(&f, 16);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_FIRST &&
+	                d.frag_id == 0xdeadbeef && d.frag_off == 0 &&
+	                (d.flags & SECHO_DISSECT_F_FRAG_MF) && d.sport == 500 && d.dport == 4500,
+	        "first fragment has the ports");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 44);
+	frag6(&f, 60, 1448, 1, 0xdeadbeef);
+	data(&f, 100);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_LATER &&
+	                d.frag_off == 1448 && d.frag_id == 0xdeadbeef && d.proto == 60 &&
+	                d.sport == 0 && !(d.flags & SECHO_DISSECT_F_L4) && d.l4_off == 62 &&
+	                d.l4_len == 100,
+	        "later fragment: the fragment header's next header, no ports");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 44);
+	frag6(&f, 6, 0, 0, 77);
+	tcp(&f, 9, 8, 0x01, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_NONE &&
+	                (d.flags & SECHO_DISSECT_F_ATOMIC) && d.sport == 9 && d.tcp_flags == 1,
+	        "atomic fragment is a whole packet");
+	t_end();
+
+	t_begin("dissect: IPv4 fragments: first, later, MF, offset, id");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0x2000, 0xbeef);
+	udp(&f, 1, 2, 3000);
+	data(&f, 1472);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_FIRST &&
+	                d.frag_id == 0xbeef && (d.flags & SECHO_DISSECT_F_FRAG_MF) &&
+	                d.sport == 1 && d.dport == 2,
+	        "first");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0x2000 | 185, 0xbeef);
+	data(&f, 1480);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_LATER &&
+	                d.frag_off == 1480 && (d.flags & SECHO_DISSECT_F_FRAG_MF) && d.sport == 0 &&
+	                !(d.flags & SECHO_DISSECT_F_L4) && d.proto == 17,
+	        "middle");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 6, 0, 370, 0xbeef);
+	data(&f, 3); /* a later fragment's data is not a TCP header, however short */
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_LATER &&
+	                d.frag_off == 2960 && !(d.flags & SECHO_DISSECT_F_FRAG_MF),
+	        "last");
+	t_end();
+}
+
+/* ---- every reason, each from a frame that breaks that one thing ---- */
+
+struct bad_case {
+	const char *name;
+	enum secho_dissect_reason want;
+	struct fb f;
+	size_t caplen, wirelen; /* 0 = f.n */
+};
+
+static int bad_case(unsigned i, struct bad_case *c)
+{
+	struct fb *f = &c->f;
+	uint16_t tags3[3][2] = {{0x88a8, 1}, {0x8100, 2}, {0x8100, 3}};
+	uint16_t tag1[1][2] = {{0x8100, 1}};
+	c->caplen = c->wirelen = 0;
+	unsigned k = 0;
+#define CASE(nm, w) if (i == k++ && (c->name = nm, c->want = R(w), 1))
+	CASE("empty", ETH_SHORT)
+	{
+		memset(f, 0, sizeof(*f));
+		return 0;
+	}
+	CASE("13 bytes", ETH_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		f->n = 13;
+		return 0;
+	}
+	CASE("tag cut", VLAN_SHORT)
+	{
+		eth(f, tag1, 1, 0x0800);
+		f->n = 17;
+		return 0;
+	}
+	CASE("inner tag cut", VLAN_SHORT)
+	{
+		eth(f, tags3, 2, 0x0800);
+		f->n = 21;
+		return 0;
+	}
+	CASE("three tags", VLAN_DEPTH)
+	{
+		eth(f, tags3, 3, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		return 0;
+	}
+	CASE("ipv4 19 bytes", IP4_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		done(f);
+		f->n = 14 + 19;
+		return 0;
+	}
+	CASE("ipv4 version 6", IP4_VERSION)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		f->b[14] = 0x65;
+		return 0;
+	}
+	CASE("ihl 4", IP4_IHL)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		f->b[14] = 0x44;
+		return 0;
+	}
+	CASE("ihl 0", IP4_IHL)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		f->b[14] = 0x40;
+		return 0;
+	}
+	CASE("options cut", IP4_OPT_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 40, 0, 0);
+		done(f);
+		f->n = 14 + 59;
+		return 0;
+	}
+	CASE("ihl 15, 40 bytes of frame", IP4_OPT_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		data(f, 12);
+		done(f);
+		f->b[14] = 0x4f;
+		return 0;
+	}
+	CASE("total length 19", IP4_TOTLEN)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		wr16(f->b + 16, 19);
+		return 0;
+	}
+	CASE("total length below options", IP4_TOTLEN)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 8, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		wr16(f->b + 16, 24);
+		return 0;
+	}
+	CASE("ipv4 total length past the frame", IP_TRUNC)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		wr16(f->b + 16, 29);
+		return 0;
+	}
+	CASE("ipv4 total length past the wire length", IP_TRUNC)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		data(f, 100);
+		done(f);
+		c->caplen = 60;
+		c->wirelen = f->n - 1;
+		return 0;
+	}
+	CASE("ipv6 39 bytes", IP6_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 59);
+		done(f);
+		f->n = 14 + 39;
+		return 0;
+	}
+	CASE("ipv6 version 4", IP6_VERSION)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 59);
+		done(f);
+		f->b[14] = 0x40;
+		return 0;
+	}
+	CASE("ipv6 payload length past the frame", IP_TRUNC)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 17);
+		udp(f, 1, 2, 8);
+		done(f);
+		wr16(f->b + 18, 9);
+		return 0;
+	}
+	CASE("extension header cut by the frame", IP6_EXT_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 60);
+		ext(f, 17, 3);
+		f->no_fix = 1;
+		done(f);
+		f->n -= 8;
+		wr16(f->b + 18, (unsigned)(f->n - 54));
+		return 0;
+	}
+	CASE("extension header longer than the payload", IP6_EXT_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 43);
+		ext(f, 17, 1);
+		udp(f, 1, 2, 8);
+		done(f);
+		wr16(f->b + 18, 12); /* the packet ends inside the routing header */
+		return 0;
+	}
+	CASE("fewer than 8 bytes for an extension header", IP6_EXT_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 0);
+		data(f, 4);
+		done(f);
+		return 0;
+	}
+	CASE("fragment header cut", IP6_EXT_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 44);
+		data(f, 6);
+		done(f);
+		return 0;
+	}
+	CASE("hop-by-hop second", IP6_HBH_ORDER)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 60);
+		ext(f, 0, 0);
+		ext(f, 17, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		return 0;
+	}
+	CASE("nine extension headers", IP6_EXT_DEPTH)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 60);
+		for (int j = 0; j < 8; j++)
+			ext(f, 60, 0);
+		ext(f, 17, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		return 0;
+	}
+	CASE("two fragment headers", IP6_FRAG_TWICE)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 44);
+		frag6(f, 44, 0, 1, 5);
+		frag6(f, 17, 0, 1, 5);
+		udp(f, 1, 2, 8);
+		done(f);
+		return 0;
+	}
+	CASE("ipv4 fragment past 65535", FRAG_OVERFLOW)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0x1fff, 0);
+		data(f, 100);
+		done(f);
+		return 0;
+	}
+	CASE("ipv6 fragment past 65535", FRAG_OVERFLOW)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 44);
+		frag6(f, 17, 65528, 0, 9);
+		data(f, 16);
+		done(f);
+		return 0;
+	}
+	CASE("tcp header cut", TCP_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 6, 0, 0, 0);
+		tcp(f, 1, 2, 2, 0);
+		f->n -= 1;
+		done(f);
+		return 0;
+	}
+	CASE("tcp first fragment too short for its header", TCP_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 6, 0, 0x2000, 0);
+		data(f, 8);
+		done(f);
+		return 0;
+	}
+	CASE("tcp data offset 4", TCP_DOFF)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 6, 0, 0, 0);
+		tcp(f, 1, 2, 2, 0);
+		done(f);
+		f->b[34 + 12] = 0x40;
+		return 0;
+	}
+	CASE("tcp data offset past the packet", TCP_DOFF)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 6);
+		tcp(f, 1, 2, 2, 0);
+		data(f, 4);
+		done(f);
+		f->b[54 + 12] = 0x70; /* 28 bytes, 24 in the packet */
+		return 0;
+	}
+	CASE("udp header cut", UDP_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 17);
+		data(f, 7);
+		done(f);
+		return 0;
+	}
+	CASE("udp cut by the ip length, padding after", UDP_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		data(f, 4);
+		f->pad = 30;
+		done(f);
+		return 0;
+	}
+	CASE("icmp header cut", ICMP_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 1, 0, 0, 0);
+		data(f, 4);
+		done(f);
+		return 0;
+	}
+	CASE("icmpv6 header cut", ICMP_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 58);
+		data(f, 7);
+		done(f);
+		return 0;
+	}
+#undef CASE
+	return -1;
+}
+
+static void test_reasons(void)
+{
+	static struct bad_case c;
+	struct secho_dissect d;
+	unsigned covered[SECHO_DISSECT_REASON_COUNT] = {0};
+
+	t_begin("dissect: every reason, each from a frame that breaks one thing");
+	unsigned i;
+	for (i = 0; bad_case(i, &c) == 0; i++) {
+		size_t cap = c.caplen ? c.caplen : c.f.n, wire = c.wirelen ? c.wirelen : c.f.n;
+		enum secho_dissect_reason r = dis(c.f.b, cap, wire, &d);
+		T_CHECK(r == c.want, "%s: got %s want %s", c.name, secho_dissect_reason_name(r),
+		        secho_dissect_reason_name(c.want));
+		covered[c.want]++;
+	}
+	T_CHECK(i >= 30, "%u cases", i);
+	for (unsigned r = 1; r < SECHO_DISSECT_REASON_COUNT; r++)
+		T_CHECK(covered[r], "no case for %s",
+		        secho_dissect_reason_name((enum secho_dissect_reason)r));
+	for (unsigned a = 0; a < SECHO_DISSECT_REASON_COUNT; a++) {
+		const char *na = secho_dissect_reason_name((enum secho_dissect_reason)a);
+		T_CHECK(*na && strcmp(na, "unknown") != 0 &&
+		                *secho_dissect_reason_text((enum secho_dissect_reason)a),
+		        "name %u", a);
+		for (unsigned b = a + 1; b < SECHO_DISSECT_REASON_COUNT; b++)
+			T_CHECK(strcmp(na, secho_dissect_reason_name(
+			                           (enum secho_dissect_reason)b)) != 0,
+			        "duplicate name %s", na);
+	}
+	T_CHECK(!strcmp(secho_dissect_reason_name(SECHO_DISSECT_REASON_COUNT), "unknown"),
+	        "out of range");
+	t_end();
+
+	t_begin("dissect: a refused frame keeps what came before the refused header");
+	uint16_t tag1[1][2] = {{0x9100, 33}};
+	eth(&c.f, tag1, 1, 0x0800);
+	ip4(&c.f, 6, 0, 0, 0x4242);
+	data(&c.f, 10);
+	done(&c.f);
+	T_CHECK(dis(c.f.b, c.f.n, c.f.n, &d) == R(TCP_SHORT) && d.nvlan == 1 &&
+	                secho_vlan_vid(d.vlan_tci[0]) == 33 && d.ip_version == 4 && d.proto == 6 &&
+	                d.frag_id == 0x4242 && d.l4_off == 38 && d.sport == 0,
+	        "tcp_short after a tag");
+	t_end();
+}
+
+/* ---- truncation at every offset; snap lengths ---- */
+
+static void build_good(unsigned which, struct fb *f)
+{
+	uint16_t two[2][2] = {{0x88a8, 7}, {0x8100, 8}};
+	switch (which) {
+	case 0:
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 1);
+		udp(f, 1, 2, 108);
+		data(f, 100);
+		break;
+	case 1:
+		eth(f, two, 2, 0x0800);
+		ip4(f, 6, 12, 0, 1);
+		tcp(f, 1, 2, 0x18, 12);
+		data(f, 50);
+		break;
+	case 2:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 0);
+		ext(f, 44, 1);
+		frag6(f, 60, 0, 1, 3);
+		ext(f, 6, 0);
+		tcp(f, 1, 2, 0x18, 0);
+		data(f, 40);
+		break;
+	default:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 58);
+		icmp(f, 1, 4);
+		data(f, 48);
+		break;
+	}
+	done(f);
+}
+
+static void test_truncation(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+
+	t_begin("dissect: good frames cut at every offset (whole frames and snapped captures)");
+	for (unsigned w = 0; w < 4; w++) {
+		build_good(w, &f);
+		struct secho_dissect full;
+		T_CHECK(dis(f.b, f.n, f.n, &full) == R(OK) && (full.flags & SECHO_DISSECT_F_L4),
+		        "frame %u whole", w);
+		size_t hdr_end = full.l4_off + (full.proto == 6 ? full.tcp_doff : 8);
+		for (size_t cut = 0; cut < f.n; cut++) {
+			/* A whole frame that short: the IP length is past its end. */
+			enum secho_dissect_reason r = dis(f.b, cut, cut, &d);
+			T_CHECK(r != R(OK), "frame %u cut %zu accepted", w, cut);
+			if (cut >= full.l3_off + (full.ip_version == 4 ? 20u : 40u))
+				T_CHECK(r == R(IP_TRUNC) || r == R(IP4_OPT_SHORT),
+				        "frame %u cut %zu: %s", w, cut,
+				        secho_dissect_reason_name(r));
+			/* A snapped capture: fine once the transport header is in memory (TCP:
+			 * its fixed part), with everything equal to the whole frame's. */
+			r = dis(f.b, cut, f.n, &d);
+			size_t need = full.l4_off + (full.proto == 6 ? 20 : 8);
+			if (cut >= need) {
+				T_CHECK(r == R(OK) && (d.flags & SECHO_DISSECT_F_SNAPPED) &&
+				                d.sport == full.sport && d.dport == full.dport &&
+				                d.icmp_type == full.icmp_type &&
+				                d.tcp_flags == full.tcp_flags &&
+				                d.ip_len == full.ip_len && d.l4_len == full.l4_len,
+				        "frame %u snapped at %zu: %s", w, cut,
+				        secho_dissect_reason_name(r));
+			} else {
+				T_CHECK(r != R(OK) && r != R(IP_TRUNC),
+				        "frame %u snapped at %zu: %s", w, cut,
+				        secho_dissect_reason_name(r));
+			}
+		}
+		(void)hdr_end;
+	}
+	t_end();
+}
+
+/* ---- random mutations against the contract's invariants ---- */
+
+static void test_random(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+	unsigned long ok = 0, n = 0;
+	unsigned seen[SECHO_DISSECT_REASON_COUNT] = {0};
+	const char *q = getenv("SECHO_TEST_QUICK");
+	unsigned iters = q && *q == '1' ? 20000 : 200000;
+
+	t_begin("dissect: %u mutated frames keep the contract's invariants", iters);
+	for (unsigned it = 0; it < iters; it++) {
+		build_good((unsigned)t_randrange(0, 3), &f);
+		size_t len = f.n;
+		unsigned m = (unsigned)t_randrange(1, 4);
+		for (unsigned j = 0; j < m; j++) {
+			size_t pos = t_randrange(0, len > 80 ? 80 : len - 1);
+			switch (t_randrange(0, 2)) {
+			case 0:
+				f.b[pos] ^= (uint8_t)(1u << t_randrange(0, 7));
+				break;
+			case 1:
+				f.b[pos] = (uint8_t)t_rand64();
+				break;
+			default:
+				len = t_randrange(0, len);
+				break;
+			}
+			if (!len)
+				break;
+		}
+		size_t wire = len + (t_randrange(0, 3) == 0 ? t_randrange(0, 200) : 0);
+		enum secho_dissect_reason r = dis(f.b, len, wire, &d);
+		n++;
+		if ((unsigned)r >= SECHO_DISSECT_REASON_COUNT) {
+			T_CHECK(0, "reason %d out of range", r);
+			continue;
+		}
+		seen[r]++;
+		if (r != R(OK))
+			continue;
+		ok++;
+		if (d.ip_version == 0)
+			continue;
+		int good = d.ip_version == 4 || d.ip_version == 6;
+		good &= d.l3_off + d.ip_len <= wire;
+		good &= d.addr_off + (d.ip_version == 4 ? 8u : 32u) <= len;
+		good &= d.l4_off >= d.l3_off + (d.ip_version == 4 ? 20u : 40u);
+		good &= (size_t)d.l4_off + d.l4_len == (size_t)d.l3_off + d.ip_len;
+		if (d.flags & SECHO_DISSECT_F_L4) {
+			size_t hl = d.proto == 6 ? 20 : 8;
+			good &= d.l4_off + hl <= len && hl <= d.l4_len &&
+			        d.frag != SECHO_FRAG_LATER;
+		} else {
+			good &= d.sport == 0 && d.dport == 0 && d.tcp_flags == 0 &&
+			        d.icmp_type == 0;
+		}
+		good &= !!(d.flags & SECHO_DISSECT_F_SNAPPED) == (d.l3_off + d.ip_len > len);
+		T_CHECK(good, "iteration %u: invariants (v%u off %u/%u len %u/%u)", it,
+		        d.ip_version, d.l3_off, d.l4_off, d.ip_len, d.l4_len);
+	}
+	T_CHECK(ok > n / 10, "%lu of %lu described", ok, n);
+	t_end();
+}
+
+static int write_one(const char *dir, const char *name, const uint8_t *p, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *fp = fopen(path, "wb");
+	if (!fp || fwrite(p, 1, n, fp) != n) {
+		perror(path);
+		if (fp)
+			fclose(fp);
+		return -1;
+	}
+	return fclose(fp) ? -1 : 0;
+}
+
+/* The good frames of build_good() and one frame per bad case. */
+static int write_seeds(const char *dir)
+{
+	static struct bad_case c;
+	struct fb f;
+	char name[64];
+	int rc = 0;
+	for (unsigned w = 0; w < 4; w++) {
+		build_good(w, &f);
+		snprintf(name, sizeof(name), "dis-good-%u", w);
+		rc |= write_one(dir, name, f.b, f.n);
+	}
+	for (unsigned i = 0; bad_case(i, &c) == 0; i++) {
+		snprintf(name, sizeof(name), "dis-bad-%02u", i);
+		rc |= write_one(dir, name, c.f.b, c.caplen ? c.caplen : c.f.n);
+	}
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--write-seeds"))
+		return write_seeds(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: test_dissect [--write-seeds DIR]\n");
+		return 2;
+	}
+	t_seed_init("test_dissect");
+	test_ip4();
+	test_vlan();
+	test_ip6();
+	test_reasons();
+	test_truncation();
+	test_random();
+	return t_exit();
+}
