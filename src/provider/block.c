@@ -493,6 +493,9 @@ static const char *const names[] = {
         OSSL_CIPHER_PARAM_TLS_MAC,      OSSL_CIPHER_PARAM_TLS_VERSION,
         OSSL_CIPHER_PARAM_TLS_MAC_SIZE, NULL,
 };
+#define FIRSTS                                                                                     \
+	(SP_FIRST('k') | SP_FIRST('i') | SP_FIRST('p') | SP_FIRST('n') | SP_FIRST('u') |           \
+	 SP_FIRST('t')) /* the first letters of names */
 
 static int block_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
@@ -500,7 +503,7 @@ static int block_get_ctx_params(void *vctx, OSSL_PARAM params[])
 	size_t ivlen = c->b.alg->iv_len;
 	for (OSSL_PARAM *p = params; p && p->key; p++) {
 		bool ok = true;
-		switch (sp_param_index(p->key, names)) {
+		switch (sp_param_index(p->key, names, FIRSTS)) {
 		case P_KEYLEN:
 			ok = sp_param_set_u64(p, c->b.alg->key_len);
 			break;
@@ -543,7 +546,7 @@ static int block_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
 	struct block_ctx *c = vctx;
 	for (const OSSL_PARAM *p = params; p && p->key; p++) {
-		int id = sp_param_index(p->key, names);
+		int id = sp_param_index(p->key, names, FIRSTS);
 		uint64_t v;
 		if (id < 0)
 			continue;

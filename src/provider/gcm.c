@@ -556,13 +556,16 @@ static const char *const names[] = {
         OSSL_CIPHER_PARAM_AEAD_TLS1_SET_IV_INV,
         NULL,
 };
+#define FIRSTS                                                                                     \
+	(SP_FIRST('k') | SP_FIRST('i') | SP_FIRST('t') |                                           \
+	 SP_FIRST('u')) /* the first letters of names */
 
 static int gcm_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
 	struct gcm_ctx *c = vctx;
 	for (OSSL_PARAM *p = params; p && p->key; p++) {
 		bool ok = true;
-		switch (sp_param_index(p->key, names)) {
+		switch (sp_param_index(p->key, names, FIRSTS)) {
 		case P_KEYLEN:
 			ok = sp_param_set_u64(p, c->b.alg->key_len);
 			break;
@@ -702,7 +705,7 @@ static int gcm_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 	for (const OSSL_PARAM *p = params; p && p->key; p++) {
 		const unsigned char *d;
 		size_t len;
-		switch (sp_param_index(p->key, names)) {
+		switch (sp_param_index(p->key, names, FIRSTS)) {
 		case P_KEYLEN:
 			if (!sp_param_get_size(p, &len))
 				return sp_param_bad_set(&c->b, p);

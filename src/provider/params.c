@@ -14,12 +14,22 @@
 
 /* Position of key in names (a NULL-terminated list), or -1. The hot paths walk the
  * caller's array once and switch on this: EVP sends a parameter or two with most calls
- * (keylen, ivlen, padding), and the first byte settles most non-matches. */
-int sp_param_index(const char *key, const char *const *names)
+ * (keylen, ivlen, padding). firsts has bit c - 'a' set for every first letter c in names
+ * (SP_FIRST), so that a name none of them starts with is turned away at once. */
+int sp_param_index(const char *key, const char *const *names, uint32_t firsts)
 {
-	for (int i = 0; names[i]; i++)
-		if (names[i][0] == key[0] && strcmp(names[i], key) == 0)
+	unsigned c = (unsigned)(unsigned char)key[0] - 'a';
+	if (c >= 26 || !((firsts >> c) & 1))
+		return -1;
+	for (int i = 0; names[i]; i++) {
+		const char *a = names[i], *b = key;
+		while (*a && *a == *b) { /* inline: the names are a few bytes long */
+			a++;
+			b++;
+		}
+		if (*a == *b)
 			return i;
+	}
 	return -1;
 }
 

@@ -271,7 +271,8 @@ size_t sp_stats_line(const struct sp_prov *p, char *buf, size_t cap);
 /* params.c: OSSL_PARAM access without libcrypto (the same rules as OSSL_PARAM_get_* and
  * OSSL_PARAM_set_*: native-endian integers of 1, 2, 4 or 8 bytes, signed or not; a set
  * with data == NULL only reports the size in return_size). */
-int sp_param_index(const char *key, const char *const *names);
+int sp_param_index(const char *key, const char *const *names, uint32_t firsts);
+#define SP_FIRST(c) (1u << ((c) - 'a'))
 const OSSL_PARAM *sp_param_find(const OSSL_PARAM *p, const char *key);
 OSSL_PARAM *sp_param_find_mut(OSSL_PARAM *p, const char *key);
 bool sp_param_get_u64(const OSSL_PARAM *p, uint64_t *v);

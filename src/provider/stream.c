@@ -203,6 +203,9 @@ static const char *const names[] = {
         OSSL_CIPHER_PARAM_UPDATED_IV,
         NULL,
 };
+#define FIRSTS                                                                                     \
+	(SP_FIRST('k') | SP_FIRST('i') | SP_FIRST('p') | SP_FIRST('n') |                           \
+	 SP_FIRST('u')) /* the first letters of names */
 
 static int stream_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
@@ -211,7 +214,7 @@ static int stream_get_ctx_params(void *vctx, OSSL_PARAM params[])
 	position(c, &num);
 	for (OSSL_PARAM *p = params; p && p->key; p++) {
 		bool ok = true;
-		switch (sp_param_index(p->key, names)) {
+		switch (sp_param_index(p->key, names, FIRSTS)) {
 		case P_KEYLEN:
 			ok = sp_param_set_u64(p, c->b.alg->key_len);
 			break;
@@ -245,7 +248,7 @@ static int stream_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
 	struct stream_ctx *c = vctx;
 	for (const OSSL_PARAM *p = params; p && p->key; p++) {
-		int id = sp_param_index(p->key, names);
+		int id = sp_param_index(p->key, names, FIRSTS);
 		uint64_t v;
 		unsigned num;
 		if (id != P_KEYLEN && id != P_PADDING && id != P_NUM)
