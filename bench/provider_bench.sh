@@ -32,7 +32,7 @@ if [ -z "${SECHO_BENCH_LOCKED:-}" ] && [ "${1:-}" != -h ] && [ "${1:-}" != --hel
 	export SECHO_BENCH_LOCKED=1 # one benchmark at a time on the shared machine
 	exec flock /tmp/secho-bench.lock "$0" "$@"
 fi
-SECS=1 REP=3 ELAPSED= ALGS="aes-256-gcm,aes-128-ecb,aes-256-ecb,aes-256-cbc,aes-256-pcbc,aes-256-ctr,aes-256-cfb,aes-256-ofb"
+SECS=1 REP=3 ELAPSED='' ALGS="aes-256-gcm,aes-128-ecb,aes-256-ecb,aes-256-cbc,aes-256-pcbc,aes-256-ctr,aes-256-cfb,aes-256-ofb"
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h | --help) usage; exit 0 ;;

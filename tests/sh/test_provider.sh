@@ -152,7 +152,8 @@ for mode in ecb cbc ctr cfb ofb; do
 				len=$((len / 16 * 16))
 			fi
 			head -c "$len" "$T/rand" >"$T/in"
-			args=(-aes-$bits-$mode -K "$key" $pad)
+			args=("-aes-$bits-$mode" -K "$key")
+			[ -n "$pad" ] && args+=("$pad")
 			[ $mode = ecb ] || args+=(-iv "$iv")
 			OPENSSL_CONF=$T/secho.cnf SECHO_PROVIDER_STATS=$T/st.enc \
 				openssl enc -e "${args[@]}" -in "$T/in" -out "$T/ours" 2>"$T/err"
@@ -184,7 +185,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem
 	-subj /CN=localhost -days 1 >/dev/null 2>&1
 
 # serve CONF STATS SERVER-ARGS...: start s_server on 127.0.0.1, a port it picks; sets port
-# and spid (empty port when it did not come up within 5 s).
+# and spid (empty port when it did not come up within 10 s).
 serve() {
 	local cf=$1 st=$2
 	shift 2
@@ -195,7 +196,7 @@ serve() {
 	spid=$!
 	pids+=("$spid")
 	port=
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 200); do
 		port=$(sed -n 's/^ACCEPT 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$T/srv.out")
 		[ -n "$port" ] && break
 		sleep 0.05
