@@ -107,6 +107,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
 
+# bench/ipfix_encode measures libfixbuf (and GLib under it) beside our encoder.
+FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
+$(BUILD)/obj/bench/ipfix_encode.o: CFLAGS += $(FIXBUF_CFLAGS)
+$(BUILD)/bench/ipfix_encode: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/null)
+
 # The OpenSSL 3 provider build/secho.so (src/provider/, docs/PROVIDER.md). A shared object
 # needs position-independent code: the provider and the crypto library it wraps are compiled
 # again, -fPIC with hidden symbols, in their own tree ($(BUILD)/pic); the main build keeps
