@@ -1,5 +1,6 @@
 # secho - a plain `make` builds everything into build/.
-#   make            library, the secho binary, tests, benchmarks
+#   make            library, the secho binary, tests, benchmarks, the OpenSSL provider
+#   make install    the provider build/secho.so into OpenSSL's modules directory
 #   make test       install missing Debian packages, build, run every test (also ASan+UBSan)
 #   make demo       install missing Debian packages, build, run the main job
 #   make check      static analysis (cppcheck, clang-tidy)
@@ -38,7 +39,7 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-LIB_SRCS   := $(filter-out src/cli/%,$(wildcard src/*/*.c))
+LIB_SRCS   := $(filter-out src/cli/% src/provider/%,$(wildcard src/*/*.c))
 CLI_SRCS   := $(wildcard src/cli/*.c)
 TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TLIB_SRCS  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
@@ -110,6 +111,37 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 $(BUILD)/obj/bench/ipfix_encode.o: CFLAGS += $(FIXBUF_CFLAGS)
 $(BUILD)/bench/ipfix_encode: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/null)
+
+# The OpenSSL 3 provider build/secho.so (src/provider/, docs/PROVIDER.md). A shared object
+# needs position-independent code: the provider and the crypto library it wraps are compiled
+# again, -fPIC with hidden symbols, in their own tree ($(BUILD)/pic); the main build keeps
+# its -fPIE objects. -z defs proves the module links no OpenSSL library (it reaches
+# libcrypto only through the core's dispatch table). `make install` copies it into the
+# directory `openssl version -m` names (DESTDIR honoured).
+PROV_SRCS   := $(wildcard src/provider/*.c) $(wildcard src/crypto/*.c)
+PROV_OBJS   := $(PROV_SRCS:%.c=$(BUILD)/pic/%.o)
+PROV_CFLAGS  = $(filter-out -fPIE,$(CFLAGS)) -fPIC -fvisibility=hidden
+MODULESDIR  ?= $(shell openssl version -m 2>/dev/null | sed -n 's/^MODULESDIR: "\(.*\)"$$/\1/p')
+
+.PHONY: provider install
+all: provider
+tests: provider
+provider: $(BUILD)/secho.so
+
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(PROV_CFLAGS) -c $< -o $@
+
+$(BUILD)/secho.so: $(PROV_OBJS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(filter-out -pie,$(LDFLAGS)) -Wl,-z,defs -o $@ $^
+
+install: $(BUILD)/secho.so
+	@test -n "$(MODULESDIR)" || { echo "install: openssl version -m names no directory" >&2; exit 1; }
+	install -D -m 0644 $(BUILD)/secho.so $(DESTDIR)$(MODULESDIR)/secho.so
+
+-include $(shell find $(BUILD)/pic -name '*.d' 2>/dev/null)
 
 # Sanitizer build of the library and tests, in its own tree.
 asan:

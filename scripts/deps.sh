@@ -15,11 +15,12 @@ PKGS=(
   libjansson-dev      # JSON (tests, host tool, dashboard)
   libmicrohttpd-dev   # dashboard HTTP server
   iproute2 ethtool    # network namespaces and veth for tests and demo
-  openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
-  curl                # dashboard API test
+  openssl jq xxd      # command-line tests: openssl enc oracle and the provider's programs, JSON, hex
+  curl                # dashboard API test, provider TLS test
   tshark              # flow tests: packet sizes of generated captures, IPFIX decoding
   nfdump              # flow tests: nfcapd, the IPFIX collector the export is checked against
   libfixbuf-dev       # bench/ipfix_encode: libfixbuf, the IPFIX library measured beside ours
+  python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

@@ -61,6 +61,16 @@ int secho_cfb_decrypt(secho_stream *s, uint8_t *out, const uint8_t *in, size_t l
 int secho_ofb_init(secho_stream *s, const secho_aes_key *k, const uint8_t iv[16]);
 int secho_ofb_update(secho_stream *s, uint8_t *out, const uint8_t *in, size_t len);
 
+/*
+ * The mode's register at this point of the stream, the value OpenSSL reports as the
+ * "updated IV" (and with num, its "num"): CTR the next counter block; OFB the current
+ * output block O_i; CFB the last ciphertext block, or inside a block its ciphertext bytes
+ * so far followed by the rest of E(previous ciphertext block). *num (num may be NULL)
+ * gets the bytes of the current block already used, 0..15. SECHO_OK; EINVAL (NULL s or
+ * iv); ESTATE (s not set up for CTR, CFB or OFB). Nothing is written on error.
+ */
+int secho_stream_get_iv(const secho_stream *s, uint8_t iv[16], unsigned *num);
+
 void secho_stream_wipe(secho_stream *s);
 
 #ifdef __cplusplus

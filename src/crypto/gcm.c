@@ -156,26 +156,39 @@ static void make_j0(const secho_gcm_key *k, uint8_t j0[16], const uint8_t *iv, s
 	k->impl->ghash(k, j0, b, 1);
 }
 
-/* The full tag E(J0) ^ GHASH(A, C, lengths) (SP 800-38D 7.1 steps 5-6). */
+/*
+ * The full tag E(J0) ^ GHASH(A, C, lengths) (SP 800-38D 7.1 steps 5-6). The last partial
+ * block (zero-padded) and the length block go through GHASH in one call, and E(J0) is one
+ * block of the key's ECB: the per-message end costs two short calls into the
+ * implementation, not a GCTR pass set up for a single block.
+ */
 static void compute_tag(secho_gcm_ctx *c, uint8_t t[16])
 {
 	const secho_gcm_key *k = c->key;
-	alignas(16) uint8_t b[16], j[16];
-	ghash_pad(c);
-	secho_store_be64(b, c->aad_len * 8);
-	secho_store_be64(b + 8, c->text_len * 8);
-	k->impl->ghash(k, c->y, b, 1);
-	memcpy(j, c->j0, 16);
-	k->impl->ctr32(&k->aes, j, t, c->y, 1); /* t = E(J0) ^ S */
+	alignas(16) uint8_t b[32];
+	size_t n = 0;
+	if (c->buf_len) {
+		memcpy(b, c->buf, c->buf_len);
+		memset(b + c->buf_len, 0, 16 - c->buf_len);
+		c->buf_len = 0;
+		n = 16;
+	}
+	secho_store_be64(b + n, c->aad_len * 8);
+	secho_store_be64(b + n + 8, c->text_len * 8);
+	k->impl->ghash(k, c->y, b, n / 16 + 1);
+	k->aes.impl->ecb_enc(&k->aes, t, c->j0, 1); /* t = E(J0) */
+	for (int i = 0; i < 16; i++)
+		t[i] ^= c->y[i];
+	secho_wipe(b, n);
 }
+
+/* y, j0, ctr, ks and buf, one after the other in the context (checked below). */
+_Static_assert(offsetof(secho_gcm_ctx, buf) + 16 - offsetof(secho_gcm_ctx, y) == 5 * 16,
+               "secho_gcm_ctx: the secret blocks are contiguous");
 
 static void ctx_clear_secrets(secho_gcm_ctx *c)
 {
-	secho_wipe(c->y, sizeof(c->y));
-	secho_wipe(c->j0, sizeof(c->j0));
-	secho_wipe(c->ctr, sizeof(c->ctr));
-	secho_wipe(c->ks, sizeof(c->ks));
-	secho_wipe(c->buf, sizeof(c->buf));
+	secho_wipe(c->y, 5 * 16);
 	c->buf_len = 0;
 	c->ks_used = 16;
 }

@@ -423,6 +423,23 @@ int secho_ofb_update(secho_stream *s, uint8_t *out, const uint8_t *in, size_t le
 	return SECHO_OK;
 }
 
+/* See modes.h. CTR's reg is already the next counter and OFB's reg the current output
+ * block (reg == ks inside a block); CFB inside a block is ks: its first `used` bytes were
+ * replaced by ciphertext (cfb_partial), the rest is still E(reg). */
+int secho_stream_get_iv(const secho_stream *s, uint8_t iv[16], unsigned *num)
+{
+	if (!s || !iv)
+		return SECHO_EINVAL;
+	if ((s->mode != MODE_CTR && s->mode != MODE_CFB && s->mode != MODE_OFB) ||
+	    !key_ok(s->key) || s->used > 16)
+		return SECHO_ESTATE;
+	bool mid = s->used < 16;
+	memcpy(iv, s->mode == MODE_CFB && mid ? s->ks : s->reg, 16);
+	if (num)
+		*num = mid ? s->used : 0;
+	return SECHO_OK;
+}
+
 /* Zero the whole context (key pointer, register, keystream); later calls get ESTATE. */
 void secho_stream_wipe(secho_stream *s)
 {

@@ -297,6 +297,25 @@ static void test_stream_modes(secho_impl_id id)
 			T_CHECK(!memcmp(a, b, 8), "%s: rejected calls moved the stream", nm[m]);
 			secho_stream_wipe(&f);
 		}
+		/* secho_stream_get_iv: argument and state checks write nothing */
+		{
+			uint8_t g[18];
+			unsigned num = 99;
+			memset(g, 0xa5, sizeof(g));
+			EXPECT(secho_stream_get_iv(NULL, g + 1, &num), SECHO_EINVAL,
+			       "%s get_iv NULL ctx", nm[m]);
+			EXPECT(secho_stream_get_iv(&s, NULL, &num), SECHO_EINVAL,
+			       "%s get_iv NULL iv", nm[m]);
+			secho_stream z;
+			memset(&z, 0, sizeof(z));
+			EXPECT(secho_stream_get_iv(&z, g + 1, &num), SECHO_ESTATE,
+			       "%s get_iv zeroed ctx", nm[m]);
+			T_CHECK(g[0] == 0xa5 && g[1] == 0xa5 && g[16] == 0xa5 && g[17] == 0xa5 &&
+			                num == 99,
+			        "%s: rejected get_iv wrote", nm[m]);
+			EXPECT(secho_stream_get_iv(&s, g + 1, NULL), SECHO_OK, "%s get_iv", nm[m]);
+			T_CHECK(g[0] == 0xa5 && g[17] == 0xa5, "%s: get_iv wrote outside", nm[m]);
+		}
 		/* canaries, every length 0..80 as one call after a 0..17-byte prefix call */
 		for (size_t pre = 0; pre <= 17; pre += 17) {
 			for (size_t len = 0; len <= 80; len++) {
