@@ -68,8 +68,8 @@ bool cli_parse_hex(const char *s, uint8_t **out, size_t *len, const char **why);
 bool cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 bool cli_parse_double(const char *s, double min, double max, double *out);
 
-/* "auto", "portable", "aesni", "vaes" -> id. Unknown or unavailable on this CPU:
- * one line on stderr naming it, returns false. */
+/* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
+ * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
 
 /*

@@ -116,7 +116,7 @@ end_group
 # ---- which implementations run here ----
 K16=000102030405060708090a0b0c0d0e0f
 impls=()
-for i in portable aesni vaes; do
+for i in portable aesni vaes vaes-split; do
 	run "$T/empty" crypt -e --mode ctr --key $K16 --iv $K16 --impl $i
 	if [ $rc -eq 0 ]; then
 		impls+=("$i")
@@ -336,7 +336,7 @@ done
 for n in 0 1 15; do
 	bad "$T/m$n" "$n bytes" crypt -d --mode gcm --key $KEY --iv $IV
 done
-for i in aesni vaes; do
+for i in aesni vaes vaes-split; do
 	if [[ " ${impls[*]} " != *" $i "* ]]; then
 		bad $E "$i" crypt -e --mode ctr --key $KEY --iv $IV --impl $i
 	fi

@@ -652,7 +652,7 @@ static const char *unavailable_reason(secho_impl_id id)
 	unsigned need = 0;
 	if (id == SECHO_IMPL_AESNI)
 		need = SECHO_CPU_AESNI | SECHO_CPU_PCLMUL | SECHO_CPU_SSE41;
-	else if (id == SECHO_IMPL_VAES)
+	else if (id == SECHO_IMPL_VAES || id == SECHO_IMPL_VAES_SPLIT)
 		need = SECHO_CPU_VAES | SECHO_CPU_VPCLMUL | SECHO_CPU_AVX512F | SECHO_CPU_AVX512BW |
 		       SECHO_CPU_AVX512VL;
 	if ((f & need) != need)
