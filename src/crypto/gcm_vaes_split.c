@@ -153,6 +153,24 @@ VAES_INLINE void ctr_regs(__m512i *b, const int n, __m512i ivb, uint32_t ctr, __
 }
 
 /*
+ * The same for counters c0 + 2, c0 + 3, ... (c0 = 4 * j0, a constant) when the message
+ * has had no groups before: the counter starts at 2 and its last byte alone changes
+ * within the first 64 blocks, so each register is the IV ORed with a constant, with no
+ * transfer from a general register.
+ */
+VAES_INLINE void ctr_regs_from2(__m512i *b, const int n, __m512i ivb, const int j0, __m512i k0)
+{
+#pragma GCC unroll 8
+	for (int j = j0; j < j0 + n; j++)
+		b[j - j0] = _mm512_xor_si512(
+		        _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
+		                                              (4 + 4 * j) << 24, 0, 0, 0,
+		                                              (3 + 4 * j) << 24, 0, 0, 0,
+		                                              (2 + 4 * j) << 24, 0, 0, 0)),
+		        k0);
+}
+
+/*
  * AES rounds 1..rounds of the n registers b (round 0 done by ctr_regs), with the GHASH
  * products of the m registers of text at gh (byte-swapped; s added to the first block when
  * xs) times the powers at hp going into a, one register per round in rounds 1..m; the
@@ -293,7 +311,10 @@ VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, con
 		}
 		gmulp(&e, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow64(k, 1), 0x03);
 		__m512i b[8];
-		ctr_regs(b, P, ivb, ctr, r->k[0]);
+		if (ctr == 2) /* no groups before */
+			ctr_regs_from2(b, P, ivb, 0, r->k[0]);
+		else
+			ctr_regs(b, P, ivb, ctr, r->k[0]);
 		if (gl && gends) {
 			/* the last group ends its window: reduce it, s opens the last one */
 			rounds_gh(b, P, r, rounds, &ga, gl, 8, kpow64(k, goff + 32), gxs, s);
@@ -328,19 +349,10 @@ VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, con
 		}
 	}
 	__m512i b[5];
-	if (!P) {
-		/* no groups before: counters 2..17, the last byte alone changes (as gcm_vaes.c) */
-#pragma GCC unroll 4
-		for (int j = 0; j < F; j++)
-			b[j] = _mm512_xor_si512(
-			        _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
-			                                              (4 + 4 * j) << 24, 0, 0, 0,
-			                                              (3 + 4 * j) << 24, 0, 0, 0,
-			                                              (2 + 4 * j) << 24, 0, 0, 0)),
-			        r->k[0]);
-	} else {
+	if (!P || ctr == 2) /* no groups before (P == 0: none ever): P + F registers <= 10 */
+		ctr_regs_from2(b, F, ivb, P, r->k[0]);
+	else
 		ctr_regs(b, F, ivb, ctr + 4 * (uint32_t)P, r->k[0]);
-	}
 	/* J0 = IV || 0^31 || 1 */
 	b[F] = _mm512_xor_si512(_mm512_mask_set1_epi32(ivb, 0x8888, 0x01000000), r->k[0]);
 	if (enc && P) {
