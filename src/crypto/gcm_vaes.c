@@ -394,10 +394,7 @@ VAES_TARGET static int vaes_open96(const secho_gcm_key *k, const uint8_t iv[12],
 	return msg96(k, iv, aad, aad_len, out, in, len, (uint8_t *)(uintptr_t)tag, tag_len, 0);
 }
 
-/* ---- batch engine ---- */
-
-#define GCM_BATCH_NP NPOW
-#include "crypto/gcm_vaes_batch.h"
+/* ---- batch engine (gcm_vaes_batch.h: lane_ok() and msg96() first) ---- */
 
 /* A message goes into a lane when all its blocks fit the 32 powers of K. */
 static int lane_ok(const secho_gcm_msg *m)
@@ -406,53 +403,8 @@ static int lane_ok(const secho_gcm_msg *m)
 	       (m->aad_len + 15) / 16 + (m->len + 15) / 16 + 1 <= NPOW;
 }
 
-VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, const int enc)
-{
-	secho_gcm_msg *sel[SECHO_GCM_BATCH_MAX];
-	unsigned ns = 0;
-	for (size_t i = 0; i < n; i++) {
-		secho_gcm_msg *m = &msgs[i];
-		/* arguments were validated by gcm.c (inner.h: the batch entries' contract) */
-		if (lane_ok(m)) {
-			sel[ns++] = m;
-		} else {
-			m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in, m->len,
-			                  m->tag, 16, enc);
-		}
-	}
-	if (!ns)
-		return;
-	struct vaes_rk r;
-	vaes_load_rk(&r, &k->aes, 0);
-	/* Groups of eight (two registers per step): measured faster here than four
-	 * registers, which spill (16 keystream + 12 accumulator registers do not fit in 32). */
-	for (unsigned g = 0; g < ns; g += 8) {
-		unsigned cnt = ns - g < 8 ? ns - g : 8;
-		if (cnt <= 2) {
-			/* A group's fixed cost (lane set-up, transposes, one AES chain and one
-			 * reduction for all eight lanes) outweighs its gain below three messages:
-			 * measured 231 against 105 cycles for one 64-byte message, 116 against
-			 * 94 per message for two, 58 against 63 for four. */
-			for (unsigned i = g; i < ns; i++) {
-				secho_gcm_msg *m = sel[i];
-				m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in,
-				                  m->len, m->tag, 16, enc);
-			}
-			break;
-		}
-		if (r.rounds == 14) { /* AES-256: rounds unrolled */
-			if (cnt <= 4)
-				batch_group(k, &r, sel + g, cnt, 1, enc, 14);
-			else
-				batch_group(k, &r, sel + g, cnt, 2, enc, 14);
-		} else {
-			if (cnt <= 4)
-				batch_group(k, &r, sel + g, cnt, 1, enc, 0);
-			else
-				batch_group(k, &r, sel + g, cnt, 2, enc, 0);
-		}
-	}
-}
+#define GCM_BATCH_NP NPOW
+#include "crypto/gcm_vaes_batch.h"
 
 VAES_TARGET static void vaes_seal_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
 {

@@ -142,14 +142,20 @@ VAES_INLINE __mmask16 bytemask16(size_t n)
  * i.e. shift left by one and fold the carried-out bit back as x^127 + x^126 + x^121 + 1);
  * K_(i+1) = K_i . K_1.
  */
-VAES_INLINE void ghash_key_init(secho_gcm_key *k)
+VAES_INLINE __m128i ghash_k1(const secho_gcm_key *k)
 {
 	__m128i h = bswap128(vaes_enc1(&k->aes, _mm_setzero_si128()));
 	__m128i carry = _mm_slli_si128(_mm_srli_epi64(h, 63), 8);
 	__m128i top = _mm_shuffle_epi32(_mm_srai_epi32(h, 31), 0xff);
 	__m128i k1 = _mm_or_si128(_mm_slli_epi64(h, 1), carry);
-	k1 = _mm_xor_si128(k1,
-	                   _mm_and_si128(top, _mm_set_epi64x((long long)0xc200000000000000ull, 1)));
+	return _mm_xor_si128(
+	        k1, _mm_and_si128(top, _mm_set_epi64x((long long)0xc200000000000000ull, 1)));
+}
+
+/* htab for gcm_vaes.c: K_32..K_1 and their Karatsuba halves. */
+VAES_INLINE void ghash_key_init(secho_gcm_key *k)
+{
+	const __m128i k1 = ghash_k1(k);
 	__m128i p = k1;
 	for (unsigned i = 1; i <= NPOW; i++) {
 		_mm_storeu_si128((__m128i *)kpow(k, i), p);

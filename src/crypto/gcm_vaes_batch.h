@@ -3,7 +3,8 @@
  * gcm_vaes.c and gcm_vaes_split.c after they define GCM_BATCH_NP, the powers of K in
  * their key layout: 32 (gcm_vaes.c: K_32..K_1, the Karatsuba halves at HKOFF; kpow()) or
  * 64 (gcm_vaes_split.c: K_64..K_1, the halves computed when used: kpow64(), hk_of()).
- * A message goes into a lane when its blocks fit those powers.
+ * The includer defines lane_ok(m) (the message's blocks fit those powers) and msg96()
+ * (one message, for those that do not, and for groups too small to pay).
  *
  * Included, not shared through functions, so that each implementation's copy is compiled
  * from exactly its own text: gcm_vaes.c's is the code it always had.
@@ -302,4 +303,52 @@ VAES_INLINE void batch_group(const secho_gcm_key *k, const struct vaes_rk *r,
 	/* Seal's tags are output anyway; open's expected tags must not linger. */
 	if (!enc)
 		secho_wipe(tg, sizeof(tg));
+}
+
+VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, const int enc)
+{
+	secho_gcm_msg *sel[SECHO_GCM_BATCH_MAX];
+	unsigned ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		secho_gcm_msg *m = &msgs[i];
+		/* arguments were validated by gcm.c (inner.h: the batch entries' contract) */
+		if (lane_ok(m)) {
+			sel[ns++] = m;
+		} else {
+			m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in, m->len,
+			                  m->tag, 16, enc);
+		}
+	}
+	if (!ns)
+		return;
+	struct vaes_rk r;
+	vaes_load_rk(&r, &k->aes, 0);
+	/* Groups of eight (two registers per step): measured faster here than four
+	 * registers, which spill (16 keystream + 12 accumulator registers do not fit in 32). */
+	for (unsigned g = 0; g < ns; g += 8) {
+		unsigned cnt = ns - g < 8 ? ns - g : 8;
+		if (cnt <= 2) {
+			/* A group's fixed cost (lane set-up, transposes, one AES chain and one
+			 * reduction for all eight lanes) outweighs its gain below three messages:
+			 * measured 231 against 105 cycles for one 64-byte message, 116 against
+			 * 94 per message for two, 58 against 63 for four. */
+			for (unsigned i = g; i < ns; i++) {
+				secho_gcm_msg *m = sel[i];
+				m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in,
+				                  m->len, m->tag, 16, enc);
+			}
+			break;
+		}
+		if (r.rounds == 14) { /* AES-256: rounds unrolled */
+			if (cnt <= 4)
+				batch_group(k, &r, sel + g, cnt, 1, enc, 14);
+			else
+				batch_group(k, &r, sel + g, cnt, 2, enc, 14);
+		} else {
+			if (cnt <= 4)
+				batch_group(k, &r, sel + g, cnt, 1, enc, 0);
+			else
+				batch_group(k, &r, sel + g, cnt, 2, enc, 0);
+		}
+	}
 }

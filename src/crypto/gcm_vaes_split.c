@@ -51,15 +51,10 @@ VAES_INLINE void gmulp(struct gacc *a, __m512i x, const uint8_t *p, __mmask8 m)
 
 /* ---- key setup, bulk GHASH ---- */
 
-/* K_1 as in ghash_key_init() (gcm_vaes.h), then K_2..K_64. */
+/* K_1 (gcm_vaes.h), then K_2..K_64. */
 VAES_TARGET static void split_hinit(secho_gcm_key *k)
 {
-	__m128i h = bswap128(vaes_enc1(&k->aes, _mm_setzero_si128()));
-	__m128i carry = _mm_slli_si128(_mm_srli_epi64(h, 63), 8);
-	__m128i top = _mm_shuffle_epi32(_mm_srai_epi32(h, 31), 0xff);
-	__m128i k1 = _mm_or_si128(_mm_slli_epi64(h, 1), carry);
-	k1 = _mm_xor_si128(k1,
-	                   _mm_and_si128(top, _mm_set_epi64x((long long)0xc200000000000000ull, 1)));
+	const __m128i k1 = ghash_k1(k);
 	__m128i p = k1;
 	for (unsigned i = 1; i <= NP64; i++) {
 		_mm_storeu_si128((__m128i *)kpow64(k, i), p);
@@ -67,7 +62,9 @@ VAES_TARGET static void split_hinit(secho_gcm_key *k)
 	}
 }
 
-/* s = GHASH state (POLYVAL form) after absorbing nblocks blocks from memory. */
+/* s = GHASH state (POLYVAL form) after absorbing nblocks blocks from memory: ghash_mem()
+ * (gcm_vaes.h) on this layout, 64 blocks per reduction. Written again rather than shared:
+ * a version of ghash_mem() taking the layout compiled gcm_vaes.c differently. */
 VAES_INLINE __m128i ghash64(const secho_gcm_key *k, __m128i s, const uint8_t *in, size_t nblocks)
 {
 	const __m512i bs = vaes_bswap_mask();
@@ -395,6 +392,21 @@ VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, con
  * that every round loop unrolls. */
 #define NR256 14
 
+/* Encryption: a group of 8 registers (AES-256) hashing, in its rounds, the group before
+ * it at gl, whose window ends there (reduced into *s), or alone when there is none. */
+VAES_INLINE void group_after(const struct vaes_rk *r, __m512i ivb, uint32_t ctr, uint8_t *out,
+                             const uint8_t *in, struct gacc *a, const uint8_t *gl, int gxs,
+                             const uint8_t *k32, __m128i *s)
+{
+	if (gl) {
+		group(r, NR256, ivb, ctr, out, in, 8, a, gl, 8, k32, gxs, *s);
+		*s = gacc_final(a);
+		gacc_zero(a);
+	} else {
+		group(r, NR256, ivb, ctr, out, in, 8, a, NULL, 0, NULL, 0, *s);
+	}
+}
+
 /*
  * A whole AES-256 message (see make_plan()): the AAD's products (its window a single
  * group) or its GHASH first, then the groups of 8 registers, each hashing (encryption)
@@ -462,15 +474,7 @@ VAES_INLINE int msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t 
 		/* pairs of groups, one window each: the first (powers K_64..K_33) takes s */
 		for (; j < p->paired; j += 2) {
 			if (enc) {
-				if (gl) {
-					/* the group before ends its window here */
-					group(&r, NR256, ivb, ctr, out, in, 8, &a, gl, 8, k32, gxs,
-					      s);
-					REDUCE();
-				} else {
-					group(&r, NR256, ivb, ctr, out, in, 8, &a, NULL, 0, NULL, 0,
-					      s);
-				}
+				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
 				const uint8_t *first = out;
 				ADVANCE();
 				group(&r, NR256, ivb, ctr, out, in, 8, &a, first, 8, k64, 1, s);
@@ -489,14 +493,7 @@ VAES_INLINE int msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t 
 			/* the last group opens the last window (powers from K_(nt+33)) */
 			const uint8_t *kl = kpow64(k, p->nt + 1 + 32);
 			if (enc) {
-				if (gl) {
-					group(&r, NR256, ivb, ctr, out, in, 8, &a, gl, 8, k32, gxs,
-					      s);
-					REDUCE();
-				} else {
-					group(&r, NR256, ivb, ctr, out, in, 8, &a, NULL, 0, NULL, 0,
-					      s);
-				}
+				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
 				gl = out;
 				gxs = 1;
 				goff = p->nt + 1;
@@ -720,56 +717,15 @@ VAES_TARGET static int split_open96(const secho_gcm_key *k, const uint8_t iv[12]
 
 /* ---- batch: the engine of gcm_vaes_batch.h on this layout ---- */
 
-#define GCM_BATCH_NP NP64
-#include "crypto/gcm_vaes_batch.h"
-
 /* A message goes into a lane when all its blocks fit the 64 powers of K. */
-static int lane_ok64(const secho_gcm_msg *m)
+static int lane_ok(const secho_gcm_msg *m)
 {
 	return m->aad_len <= 16 * NP64 && m->len <= 16 * NP64 &&
 	       (m->aad_len + 15) / 16 + (m->len + 15) / 16 + 1 <= NP64;
 }
 
-VAES_INLINE void batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n, const int enc)
-{
-	secho_gcm_msg *sel[SECHO_GCM_BATCH_MAX];
-	unsigned ns = 0;
-	for (size_t i = 0; i < n; i++) {
-		secho_gcm_msg *m = &msgs[i];
-		if (lane_ok64(m))
-			sel[ns++] = m;
-		else
-			m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in, m->len,
-			                  m->tag, 16, enc);
-	}
-	if (!ns)
-		return;
-	struct vaes_rk r;
-	vaes_load_rk(&r, &k->aes, 0);
-	for (unsigned g = 0; g < ns; g += 8) {
-		unsigned cnt = ns - g < 8 ? ns - g : 8;
-		if (cnt <= 2) {
-			/* below three messages a group costs more than it saves (gcm_vaes.c) */
-			for (unsigned i = g; i < ns; i++) {
-				secho_gcm_msg *m = sel[i];
-				m->status = msg96(k, m->iv, m->aad, m->aad_len, m->out, m->in,
-				                  m->len, m->tag, 16, enc);
-			}
-			break;
-		}
-		if (r.rounds == NR256) {
-			if (cnt <= 4)
-				batch_group(k, &r, sel + g, cnt, 1, enc, NR256);
-			else
-				batch_group(k, &r, sel + g, cnt, 2, enc, NR256);
-		} else {
-			if (cnt <= 4)
-				batch_group(k, &r, sel + g, cnt, 1, enc, 0);
-			else
-				batch_group(k, &r, sel + g, cnt, 2, enc, 0);
-		}
-	}
-}
+#define GCM_BATCH_NP NP64
+#include "crypto/gcm_vaes_batch.h"
 
 VAES_TARGET static void split_seal_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
 {
