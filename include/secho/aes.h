@@ -40,22 +40,28 @@ const char *secho_strerror(int err);
 /*
  * Implementations. PORTABLE is the constant-time bitsliced reference every other is
  * checked against; AESNI uses AES-NI + PCLMULQDQ; VAES uses VAES + VPCLMULQDQ on
- * 512-bit registers (AVX-512). AUTO resolves, in this order, to the implementation
- * forced with secho_impl_force(), else the one named by the environment variable
- * SECHO_IMPL (auto|portable|aesni|vaes, read once), else the best available.
+ * 512-bit registers (AVX-512); VAES_SPLIT needs the same instructions and is scheduled
+ * for cores that execute a 512-bit instruction as two 256-bit halves (AMD Zen 4). AUTO
+ * resolves, in this order, to the implementation forced with secho_impl_force(), else
+ * the one named by the environment variable SECHO_IMPL
+ * (auto|portable|aesni|vaes|vaes-split, read once), else the best for this CPU
+ * (secho_impl_best()).
  */
 typedef enum secho_impl_id {
 	SECHO_IMPL_AUTO = 0,
 	SECHO_IMPL_PORTABLE = 1,
 	SECHO_IMPL_AESNI = 2,
 	SECHO_IMPL_VAES = 3,
+	SECHO_IMPL_VAES_SPLIT = 4,
 	SECHO_IMPL_COUNT
 } secho_impl_id;
 
 const char *secho_impl_name(secho_impl_id id);                  /* "portable", ... */
 int secho_impl_from_name(const char *name, secho_impl_id *out); /* EINVAL if unknown */
 bool secho_impl_available(secho_impl_id id);                    /* CPU check; AUTO: true */
-secho_impl_id secho_impl_best(void);                            /* best available */
+/* The best implementation for this CPU: vaes-split on AMD family 19h (Zen 4) when
+ * available, else the first available of vaes, aesni, portable. */
+secho_impl_id secho_impl_best(void);
 /* Make AUTO resolve to `id` (AUTO restores the default). EUNAVAIL if the CPU lacks it. */
 int secho_impl_force(secho_impl_id id);
 /* What `id` means now: AUTO resolved as above, others unchanged. */

@@ -81,8 +81,8 @@ bool cli_parse_mac(const char *s, uint8_t mac[6]);
 #define CLI_ITEM_MAX 32
 int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const char **why);
 
-/* "auto", "portable", "aesni", "vaes" -> id. Unknown or unavailable on this CPU:
- * one line on stderr naming it, returns false. */
+/* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
+ * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
 
 /*

@@ -30,7 +30,7 @@ static const char *const mode_names[] = {"", "gcm", "ecb", "cbc", "pcbc", "ctr",
 static void help(void)
 {
 	printf("Usage: secho crypt -e|-d --mode MODE --key HEX [--iv HEX] [--aad HEX]\n"
-	       "                   [--impl auto|portable|aesni|vaes]\n\n"
+	       "                   [--impl auto|portable|aesni|vaes|vaes-split]\n\n"
 	       "Encrypt (-e) or decrypt (-d) all of stdin to stdout with AES.\n\n"
 	       "  -e, --encrypt      encrypt\n"
 	       "  -d, --decrypt      decrypt\n"

@@ -245,7 +245,7 @@ out:
 
 static void help(void)
 {
-	printf("Usage: secho selftest [--impl auto|portable|aesni|vaes]\n\n"
+	printf("Usage: secho selftest [--impl auto|portable|aesni|vaes|vaes-split]\n\n"
 	       "Run known-answer tests (FIPS-197 C.1-C.3, SP 800-38A F.5.5 CTR-AES256,\n"
 	       "McGrew-Viega GCM cases 4 and 16) on each implementation (or only on --impl),\n"
 	       "then check that every available implementation agrees with the portable one\n"

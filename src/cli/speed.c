@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "secho/tsc.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -587,6 +588,29 @@ static void add_row(struct row *rows, size_t *n, enum alg a, unsigned bits, enum
 		r->cyc[j] = -1;
 }
 
+/* CPUID vendor string and display family/model (base plus extended fields), for the
+ * header: the GCM dispatch depends on them (docs/CRYPTO.md). Zeros when CPUID fails. */
+static void cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+	unsigned a = 0, b = 0, c = 0, d = 0;
+	memset(vendor, 0, 13);
+	*family = *model = 0;
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return;
+	unsigned fam = (a >> 8) & 0xf, mod = (a >> 4) & 0xf;
+	if (fam == 0xf)
+		fam += (a >> 20) & 0xff;
+	if (fam >= 6)
+		mod |= ((a >> 16) & 0xf) << 4;
+	*family = fam;
+	*model = mod;
+}
+
 /* Pin to the CPU we are on, so a measurement is not split across cores (best effort). */
 static int pin_cpu(void)
 {
@@ -752,11 +776,19 @@ int cmd_speed(int argc, char *argv[])
 	                           ? arch_names[imb_arch]
 	                           : "?";
 
+	char vendor[13];
+	unsigned family, model;
+	cpu_ident(vendor, &family, &model);
+	const secho_impl_id gcm_auto = secho_impl_resolve(SECHO_IMPL_AUTO);
 	if (!o.json) {
-		printf("secho speed: %s, TSC %.3f GHz (calibrated against CLOCK_MONOTONIC_RAW)",
-		       cli_cpu_model(), hz / 1e9);
+		printf("secho speed: %s (%s family %u model %u), TSC %.3f GHz (calibrated against "
+		       "CLOCK_MONOTONIC_RAW)",
+		       cli_cpu_model(), vendor, family, model, hz / 1e9);
 		if (cpu >= 0)
 			printf(", pinned to CPU %d", cpu);
+		printf("\nGCM dispatch: auto = %s", secho_impl_name(gcm_auto));
+		if (gcm_auto != secho_impl_best())
+			printf(" (forced; the CPU's best: %s)", secho_impl_name(secho_impl_best()));
 		printf("\npeers: %s, Intel ipsec-mb %s (%s); ours:",
 		       OpenSSL_version(OPENSSL_VERSION), imb_get_version_str(), arch);
 		for (size_t i = 0; i < nids; i++)
@@ -803,6 +835,12 @@ int cmd_speed(int argc, char *argv[])
 	if (o.json) {
 		json_t *root = json_object(), *mach = json_object(), *impls = json_array();
 		json_object_set_new(mach, "cpu", json_string(cli_cpu_model()));
+		json_object_set_new(mach, "vendor", json_string(vendor));
+		json_object_set_new(mach, "family", json_integer(family));
+		json_object_set_new(mach, "model", json_integer(model));
+		json_object_set_new(mach, "gcm_auto", json_string(secho_impl_name(gcm_auto)));
+		json_object_set_new(mach, "gcm_best",
+		                    json_string(secho_impl_name(secho_impl_best())));
 		json_object_set_new(mach, "tsc_hz", json_real(hz));
 		json_object_set_new(mach, "tsc_calibration", json_string("CLOCK_MONOTONIC"));
 		json_object_set_new(mach, "online_cpus",

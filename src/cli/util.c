@@ -179,7 +179,9 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 {
 	secho_impl_id id;
 	if (secho_impl_from_name(s, &id) != SECHO_OK) {
-		cli_usage_err(cmd, "unknown implementation '%s' (auto, portable, aesni, vaes)", s);
+		cli_usage_err(
+		        cmd,
+		        "unknown implementation '%s' (auto, portable, aesni, vaes, vaes-split)", s);
 		return false;
 	}
 	if (!secho_impl_available(id)) {

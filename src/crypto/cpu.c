@@ -3,6 +3,12 @@
  *
  * CPUID says what the processor implements; XGETBV says which register states the OS
  * saves (XMM/YMM for AVX, opmask/ZMM for AVX-512). A feature counts only when both agree.
+ *
+ * Beside the features, one property of the core that the dispatch uses and CPUID does
+ * not state: SECHO_CPU_SPLIT512, set on AMD family 19h (Zen 3 and Zen 4; of those only
+ * Zen 4 has AVX-512), whose cores execute a 512-bit instruction as two 256-bit halves.
+ * Family 1Ah (Zen 5) has full-width 512-bit units; every other vendor and family is
+ * left unmarked, so it keeps the default order.
  */
 #include "crypto/inner.h"
 
@@ -13,8 +19,18 @@ static unsigned detect(void)
 {
 	unsigned a, b, c, d, f = 0;
 
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return 0;
+	/* "AuthenticAMD" in EBX, EDX, ECX */
+	const bool amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;
 	if (!__get_cpuid(1, &a, &b, &c, &d))
 		return 0;
+	/* The display family: base family, plus the extended family when the base is 0xf. */
+	unsigned family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (amd && family == 0x19)
+		f |= SECHO_CPU_SPLIT512;
 	bool osxsave = (c >> 27) & 1;
 	if ((c >> 25) & 1)
 		f |= SECHO_CPU_AESNI;

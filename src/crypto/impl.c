@@ -3,7 +3,9 @@
  *
  * AUTO resolves to: the id forced by secho_impl_force(), else the SECHO_IMPL environment
  * variable (read once; an unknown or unavailable name is reported on stderr once and
- * ignored), else the best implementation the CPU supports (vaes > aesni > portable).
+ * ignored), else the best implementation for the CPU: vaes-split where the cores split
+ * 512-bit instructions into two 256-bit halves (SECHO_CPU_SPLIT512: AMD family 19h) and
+ * it is available, otherwise vaes > aesni > portable.
  */
 #include "crypto/inner.h"
 
@@ -17,7 +19,8 @@
  * static library. The tables are declared in inner.h.
  */
 
-static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes"};
+static const char *const names[SECHO_IMPL_COUNT] = {"auto", "portable", "aesni", "vaes",
+                                                    "vaes-split"};
 
 static const struct secho_gcm_impl *table(secho_impl_id id)
 {
@@ -28,6 +31,8 @@ static const struct secho_gcm_impl *table(secho_impl_id id)
 		return &secho_gcm_ni_impl;
 	case SECHO_IMPL_VAES:
 		return &secho_gcm_vaes_impl;
+	case SECHO_IMPL_VAES_SPLIT:
+		return &secho_gcm_vaes_split_impl;
 	default:
 		return NULL;
 	}
@@ -61,7 +66,11 @@ bool secho_impl_available(secho_impl_id id)
 
 secho_impl_id secho_impl_best(void)
 {
-	for (int i = SECHO_IMPL_COUNT - 1; i > SECHO_IMPL_AUTO; i--)
+	if ((secho_cpu_features() & SECHO_CPU_SPLIT512) &&
+	    secho_impl_available(SECHO_IMPL_VAES_SPLIT))
+		return SECHO_IMPL_VAES_SPLIT;
+	/* Everywhere else: the widest available, in the order the ids were added. */
+	for (int i = SECHO_IMPL_VAES; i > SECHO_IMPL_AUTO; i--)
 		if (secho_impl_available((secho_impl_id)i))
 			return (secho_impl_id)i;
 	return SECHO_IMPL_PORTABLE;
@@ -91,8 +100,8 @@ static secho_impl_id env_choice(void)
 	if (s && *s) {
 		if (secho_impl_from_name(s, &id) != SECHO_OK) {
 			fprintf(stderr,
-			        "secho: SECHO_IMPL=%s is not one of auto, portable, aesni, vaes;"
-			        " ignored\n",
+			        "secho: SECHO_IMPL=%s is not one of auto, portable, aesni, vaes,"
+			        " vaes-split; ignored\n",
 			        s);
 			id = SECHO_IMPL_AUTO;
 		} else if (!secho_impl_available(id)) {

@@ -86,12 +86,14 @@ struct secho_gcm_impl {
 };
 
 /* Implementation tables; each file defines its own. */
-extern const struct secho_aes_impl secho_aes_ct64_impl; /* aes_ct64.c   */
-extern const struct secho_gcm_impl secho_gcm_ct64_impl; /* ghash_ctmul64.c */
-extern const struct secho_aes_impl secho_aes_ni_impl;   /* aes_ni.c     */
-extern const struct secho_gcm_impl secho_gcm_ni_impl;   /* gcm_ni.c     */
-extern const struct secho_aes_impl secho_aes_vaes_impl; /* aes_vaes.c   */
-extern const struct secho_gcm_impl secho_gcm_vaes_impl; /* gcm_vaes.c   */
+extern const struct secho_aes_impl secho_aes_ct64_impl;       /* aes_ct64.c   */
+extern const struct secho_gcm_impl secho_gcm_ct64_impl;       /* ghash_ctmul64.c */
+extern const struct secho_aes_impl secho_aes_ni_impl;         /* aes_ni.c     */
+extern const struct secho_gcm_impl secho_gcm_ni_impl;         /* gcm_ni.c     */
+extern const struct secho_aes_impl secho_aes_vaes_impl;       /* aes_vaes.c   */
+extern const struct secho_gcm_impl secho_gcm_vaes_impl;       /* gcm_vaes.c   */
+extern const struct secho_aes_impl secho_aes_vaes_split_impl; /* aes_vaes.c    */
+extern const struct secho_gcm_impl secho_gcm_vaes_split_impl; /* gcm_vaes_split.c */
 
 /* impl.c: table for an id (AUTO resolved); NULL if unavailable. */
 const struct secho_aes_impl *secho_aes_impl_get(secho_impl_id id);
@@ -108,6 +110,9 @@ enum {
 	SECHO_CPU_AVX512VL = 1u << 6,
 	SECHO_CPU_VAES = 1u << 7,
 	SECHO_CPU_VPCLMUL = 1u << 8,
+	/* Not an instruction set: the core executes 512-bit instructions as two 256-bit
+	 * halves (AMD family 19h; cpu.c says how it is decided). Steers secho_impl_best(). */
+	SECHO_CPU_SPLIT512 = 1u << 9,
 };
 unsigned secho_cpu_features(void);
 

@@ -122,13 +122,13 @@ cpu_lacks() { # impl -> the missing flags, or nothing
 	local f need=
 	case $1 in
 	aesni) need="aes pclmulqdq sse4_1" ;;
-	vaes) need="vaes vpclmulqdq avx512f avx512bw avx512vl" ;;
+	vaes | vaes-split) need="vaes vpclmulqdq avx512f avx512bw avx512vl" ;;
 	esac
 	for f in $need; do [[ "$cpu_flags" == *" $f "* ]] || echo -n "$f "; done
 }
 impls=()
 group "crypt: every implementation the CPU can run is available"
-for i in portable aesni vaes; do
+for i in portable aesni vaes vaes-split; do
 	run "$T/empty" crypt -e --mode ctr --key $K16 --iv $K16 --impl $i
 	missing=$(cpu_lacks $i)
 	if [ $rc -ne 0 ] && [ -n "$missing" ]; then
@@ -351,7 +351,7 @@ done
 for n in 0 1 15; do
 	bad "$T/m$n" "$n bytes" crypt -d --mode gcm --key $KEY --iv $IV
 done
-for i in aesni vaes; do
+for i in aesni vaes vaes-split; do
 	if [[ " ${impls[*]} " != *" $i "* ]]; then
 		bad $E "$i" crypt -e --mode ctr --key $KEY --iv $IV --impl $i
 	fi

@@ -65,7 +65,7 @@ const char *t_cpu_lacks(const char *impl)
 			return "PCLMULQDQ";
 		if (!(c1 >> 19 & 1))
 			return "SSE4.1";
-	} else if (!strcmp(impl, "vaes")) {
+	} else if (!strcmp(impl, "vaes") || !strcmp(impl, "vaes-split")) {
 		if (!(c7 >> 9 & 1))
 			return "VAES";
 		if (!(c7 >> 10 & 1))

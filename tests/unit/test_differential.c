@@ -602,7 +602,8 @@ static void one_case(int mode, secho_impl_id id, size_t kl, size_t len)
 
 int main(void)
 {
-	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES};
+	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES,
+	                                    SECHO_IMPL_VAES_SPLIT};
 	const char *q = getenv("SECHO_TEST_QUICK");
 	quick = q && *q && strcmp(q, "0") != 0;
 	t_seed_init("test_differential");
@@ -614,7 +615,8 @@ int main(void)
 		return t_exit();
 	}
 	unsigned navail = 0;
-	for (size_t i = 0; i < 3; i++)
+	const size_t nids = sizeof(ids) / sizeof(ids[0]);
+	for (size_t i = 0; i < nids; i++)
 		navail += secho_impl_available(ids[i]);
 	unsigned long total_random = quick ? 5000 : 100000;
 	unsigned long per = navail ? (total_random + navail * M_COUNT - 1) / (navail * M_COUNT) : 0;
@@ -622,7 +624,7 @@ int main(void)
 	printf("# %s: %lu random cases per mode and implementation (%u available)\n",
 	       quick ? "quick" : "normal", per, navail);
 
-	for (size_t ii = 0; ii < 3; ii++) {
+	for (size_t ii = 0; ii < nids; ii++) {
 		secho_impl_id id = ids[ii];
 		for (int mode = 0; mode < M_COUNT; mode++) {
 			t_begin("differential vs OpenSSL %s %s", mname[mode], secho_impl_name(id));

@@ -258,6 +258,7 @@ int main(void)
 	run_impl(SECHO_IMPL_PORTABLE);
 	run_impl(SECHO_IMPL_AESNI);
 	run_impl(SECHO_IMPL_VAES);
+	run_impl(SECHO_IMPL_VAES_SPLIT);
 	EVP_CIPHER_CTX_free(X);
 	return t_exit();
 }

@@ -328,7 +328,8 @@ static void run_case(secho_impl_id id, const struct gkat *g)
 
 int main(void)
 {
-	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES};
+	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES,
+	                                    SECHO_IMPL_VAES_SPLIT};
 	t_seed_init("test_gcm_kat");
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		t_begin("GCM KAT (McGrew-Viega test cases 1-18) %s", secho_impl_name(ids[i]));

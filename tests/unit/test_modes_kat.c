@@ -284,7 +284,8 @@ static void run_kat(secho_impl_id id, const struct kat *v)
 
 int main(void)
 {
-	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES};
+	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES,
+	                                    SECHO_IMPL_VAES_SPLIT};
 	t_seed_init("test_modes_kat");
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
 		t_begin("modes KAT (FIPS-197 C, SP 800-38A F) %s", secho_impl_name(ids[i]));

@@ -120,7 +120,7 @@ static int nb_cases(void)
 
 static void test_ecb(void)
 {
-	t_begin("vaes ecb enc/dec vs openssl (128/192/256, 0..64 and random blocks)");
+	t_begin("%s ecb enc/dec vs openssl (128/192/256, 0..64 and random blocks)", G->name);
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32];
 		secho_aes_key k;
@@ -159,7 +159,7 @@ static void be128_add(uint8_t c[16], uint64_t n)
 
 static void test_ctr128(void)
 {
-	t_begin("vaes ctr128 vs openssl (carry across 64 bits, wrap at 2^128)");
+	t_begin("%s ctr128 vs openssl (carry across 64 bits, wrap at 2^128)", G->name);
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32];
 		secho_aes_key k;
@@ -193,7 +193,7 @@ static void test_ctr128(void)
 
 static void test_chain(char mode)
 {
-	t_begin("vaes %s vs openssl (iv chaining, in place)",
+	t_begin("%s %s vs openssl (iv chaining, in place)", G->name,
 	        mode == 'c' ? "cbc enc/dec" : "cfb128 dec");
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32];
@@ -261,7 +261,7 @@ static void ghash_ref(const uint8_t h[16], uint8_t y[16], const uint8_t *in, siz
 
 static void test_ghash(void)
 {
-	t_begin("vaes ghash vs bit-by-bit multiply (0..64 and random blocks, chained y)");
+	t_begin("%s ghash vs bit-by-bit multiply (0..64 and random blocks, chained y)", G->name);
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32], h[16], zero[16] = {0};
 		secho_gcm_key g;
@@ -298,7 +298,7 @@ static void ctr32_ref(const secho_aes_key *k, const uint8_t ctr[16], uint8_t *ou
 
 static void test_ctr32_fused(void)
 {
-	t_begin("vaes ctr32 (wrap mod 2^32) and fused enc_blocks/dec_blocks");
+	t_begin("%s ctr32 (wrap mod 2^32) and fused enc_blocks/dec_blocks", G->name);
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32], h[16], zero[16] = {0};
 		secho_gcm_key g;
@@ -407,7 +407,7 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 
 static void test_seal96(void)
 {
-	t_begin("vaes seal96/open96 vs openssl (len 0..1024, random to 64 KiB, AAD 0..64)");
+	t_begin("%s seal96/open96 vs openssl (len 0..1024, random to 64 KiB, AAD 0..64)", G->name);
 	for (int ki = 0; ki < 3; ki++) {
 		uint8_t key[32];
 		secho_gcm_key g;
@@ -427,29 +427,47 @@ static void test_seal96(void)
 	t_end();
 }
 
-int main(void)
+/*
+ * vaes-split cuts AES-256 messages into groups and GHASH windows by length (make_plan()
+ * in gcm_vaes_split.c): every length 1025..2112 (one to three windows, the last group in
+ * the last window or not, the AAD in the first window or hashed apart) and every 61st up
+ * to 17 KiB, with AAD lengths that move the AAD in and out of the windows.
+ */
+static void test_split_plans(void)
 {
-	t_seed_init("test_vaes");
-	const char *qe = getenv("SECHO_TEST_QUICK");
-	quick = qe && atoi(qe);
-	G = secho_gcm_impl_get(SECHO_IMPL_VAES);
-	A = secho_aes_impl_get(SECHO_IMPL_VAES);
-	const char *names[] = {"vaes ecb",          "vaes ctr128", "vaes cbc",
-	                       "vaes cfb",          "vaes ghash",  "vaes ctr32 and fused",
-	                       "vaes seal96/open96"};
+	t_begin("%s seal96/open96 vs openssl, AES-256 (len 1025..2112, every 61st to 17 KiB, "
+	        "AAD 0..80)",
+	        G->name);
+	static const size_t aads[] = {0, 1, 16, 17, 64, 65, 80};
+	uint8_t key[32];
+	secho_gcm_key g;
+	t_randbytes(key, sizeof(key));
+	mk_gcm(&g, key, 32);
+	size_t step = quick ? 5 : 1, i = 0;
+	for (size_t len = 1025; len <= 2112; len += step, i++)
+		gcm_case(&g, key, 32, len, aads[i % 7], (int)(len & 1));
+	for (size_t len = 2113; len <= 17 * 1024; len += quick ? 305 : 61, i++)
+		gcm_case(&g, key, 32, len, aads[i % 7], (int)(len & 1));
+	t_end();
+}
+
+/* Every test above for the tables of one implementation (vaes or vaes-split: the same
+ * instructions, scheduled for different cores; both run on any CPU with them). */
+static void run_impl(secho_impl_id id)
+{
+	G = secho_gcm_impl_get(id);
+	A = secho_aes_impl_get(id);
+	const char *names[] = {"ecb",   "ctr128",          "cbc",           "cfb",
+	                       "ghash", "ctr32 and fused", "seal96/open96", "plans (split)"};
 	if (!G || !A) {
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-			t_begin("%s", names[i]);
-			t_impl_unavailable("vaes");
+			if (i == 7 && id != SECHO_IMPL_VAES_SPLIT)
+				continue; /* that one is vaes-split's only */
+			t_begin("%s %s", secho_impl_name(id), names[i]);
+			t_impl_unavailable(secho_impl_name(id));
 		}
-		return t_exit();
+		return;
 	}
-	X = EVP_CIPHER_CTX_new();
-	if (!X) {
-		printf("FAIL vaes: EVP_CIPHER_CTX_new\n");
-		return 1;
-	}
-	memset(src, 0, sizeof(src));
 	test_ecb();
 	test_ctr128();
 	test_chain('c');
@@ -457,6 +475,23 @@ int main(void)
 	test_ghash();
 	test_ctr32_fused();
 	test_seal96();
+	if (id == SECHO_IMPL_VAES_SPLIT)
+		test_split_plans();
+}
+
+int main(void)
+{
+	t_seed_init("test_vaes");
+	const char *qe = getenv("SECHO_TEST_QUICK");
+	quick = qe && atoi(qe);
+	X = EVP_CIPHER_CTX_new();
+	if (!X) {
+		printf("FAIL vaes: EVP_CIPHER_CTX_new\n");
+		return 1;
+	}
+	memset(src, 0, sizeof(src));
+	run_impl(SECHO_IMPL_VAES);
+	run_impl(SECHO_IMPL_VAES_SPLIT);
 	EVP_CIPHER_CTX_free(X);
 	return t_exit();
 }

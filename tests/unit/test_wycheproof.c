@@ -223,7 +223,8 @@ static void run_file(json_t *root, secho_impl_id id)
 
 int main(void)
 {
-	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES};
+	static const secho_impl_id ids[] = {SECHO_IMPL_PORTABLE, SECHO_IMPL_AESNI, SECHO_IMPL_VAES,
+	                                    SECHO_IMPL_VAES_SPLIT};
 	char path[4096];
 	const char *root = getenv("SECHO_ROOT");
 	snprintf(path, sizeof(path), "%s/../shared/vectors/wycheproof/aes_gcm_test.json",

@@ -1,0 +1,760 @@
+/*
+ * src/crypto/gcm_vaes_split.c - AES-GCM with VAES + VPCLMULQDQ on 512-bit registers,
+ * scheduled for cores that execute a 512-bit instruction as two 256-bit halves (AMD
+ * Zen 4). Same instructions and GHASH arithmetic (gcm_vaes.h) as gcm_vaes.c, which was
+ * tuned on Zen 5; a different key layout and a different order of the work.
+ *
+ * Measured on Zen 4 (family 19h model 11h), in core cycles: a 512-bit VAESENC issues once
+ * per cycle (a 256- or 128-bit one twice per cycle), latency 4; a VPCLMULQDQ of any width
+ * issues once every two cycles, latency 4, and takes AES issue slots too (about 1.5 per
+ * 512-bit one among AES rounds); one 32-block round of AES-256 rounds plus the GHASH
+ * products of 32 blocks costs about 140 cycles, and each reduction about 14 more. So:
+ *
+ *  - htab holds K_64..K_1 (entry j = K_(64-j)) and no Karatsuba halves (hk_of() makes
+ *    them from K with two cheap operations): a GHASH window of 64 blocks is summed
+ *    unreduced and reduced once. A message of up to 64 blocks with its AAD and length
+ *    block (up to 992 bytes of text after 16 bytes of AAD) is one window, one reduction;
+ *    longer ones are cut into windows of up to 64 blocks from the end (make_plan()).
+ *  - The text goes in groups of registers; each group's GHASH products are issued in the
+ *    next group's AES rounds, one register per round, so that the multiplier and the AES
+ *    unit work side by side (the out-of-order window does not reach from one group's
+ *    rounds to the next). The last group is small (two registers) and E(J0) goes with
+ *    it: after the last AES round only its six products and one reduction remain.
+ *  - Counter blocks are made big-endian by adding to the counter's last byte while it does
+ *    not wrap within the group (no byte swap per register).
+ *
+ * Constant-time: as gcm_vaes.c; branches and addresses depend on lengths and counter
+ * values only (public). Tags compare by OR of XORs (tag_out()).
+ */
+#include "crypto/gcm_vaes.h"
+
+#define NP64 64 /* powers of K in htab */
+
+/* K_i, i in 1..64. */
+static inline const uint8_t *kpow64(const secho_gcm_key *k, size_t i)
+{
+	return k->htab + 16 * (NP64 - i);
+}
+
+/* K.lo ^ K.hi in both qwords of every lane (the Karatsuba middle operand), from K. */
+VAES_INLINE __m512i hk_of(__m512i h)
+{
+	return _mm512_xor_si512(h, _mm512_shuffle_epi32(h, _MM_PERM_BADC));
+}
+
+/* x times the powers at p, lanes selected by the qword mask m. */
+VAES_INLINE void gmulp(struct gacc *a, __m512i x, const uint8_t *p, __mmask8 m)
+{
+	__m512i h = _mm512_maskz_loadu_epi64(m, p);
+	gacc_mul(a, x, h, hk_of(h));
+}
+
+/* ---- key setup, bulk GHASH ---- */
+
+/* K_1 (gcm_vaes.h), then K_2..K_64. */
+VAES_TARGET static void split_hinit(secho_gcm_key *k)
+{
+	const __m128i k1 = ghash_k1(k);
+	__m128i p = k1;
+	for (unsigned i = 1; i <= NP64; i++) {
+		_mm_storeu_si128((__m128i *)kpow64(k, i), p);
+		p = gf_dot(p, k1);
+	}
+}
+
+/* s = GHASH state (POLYVAL form) after absorbing nblocks blocks from memory: ghash_mem()
+ * (gcm_vaes.h) on this layout, 64 blocks per reduction. Written again rather than shared:
+ * a version of ghash_mem() taking the layout compiled gcm_vaes.c differently. */
+VAES_INLINE __m128i ghash64(const secho_gcm_key *k, __m128i s, const uint8_t *in, size_t nblocks)
+{
+	const __m512i bs = vaes_bswap_mask();
+	while (nblocks) {
+		size_t m = nblocks < NP64 ? nblocks : NP64;
+		const uint8_t *t = kpow64(k, m);
+		struct gacc a;
+		gacc_zero(&a);
+		for (size_t g = 0; 4 * g < m; g++) {
+			size_t nb = m - 4 * g < 4 ? m - 4 * g : 4;
+			__mmask8 msk = vaes_blkmask(nb);
+			__m512i x =
+			        _mm512_shuffle_epi8(_mm512_maskz_loadu_epi64(msk, in + 64 * g), bs);
+			if (g == 0)
+				x = _mm512_xor_si512(x, _mm512_zextsi128_si512(s));
+			gmulp(&a, x, t + 64 * g, msk);
+		}
+		s = gacc_final(&a);
+		in += 16 * m;
+		nblocks -= m;
+	}
+	return s;
+}
+
+VAES_TARGET static void split_ghash(const secho_gcm_key *k, uint8_t y[16], const uint8_t *in,
+                                    size_t nblocks)
+{
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	s = ghash64(k, s, in, nblocks);
+	_mm_storeu_si128((__m128i *)y, bswap128(s));
+}
+
+/* The GHASH state after the AAD (any length), padded to whole blocks. */
+VAES_INLINE __m128i aad_hash(const secho_gcm_key *k, const uint8_t *aad, size_t aad_len)
+{
+	__m128i s = ghash64(k, _mm_setzero_si128(), aad, aad_len / 16);
+	if (aad_len % 16) {
+		__m128i x = _mm_maskz_loadu_epi8(bytemask16(aad_len % 16), aad + aad_len / 16 * 16);
+		s = gf_dot(_mm_xor_si128(s, bswap128(x)),
+		           _mm_loadu_si128((const __m128i *)kpow64(k, 1)));
+	}
+	return s;
+}
+
+/* ---- counter mode ---- */
+
+/* The IV in bytes 0..11 of every 128-bit lane, the counter field zero. */
+VAES_INLINE __m512i iv_lanes(const uint8_t iv[12])
+{
+	return _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, iv));
+}
+
+/*
+ * n registers of counter blocks ctr, ctr + 1, ... (inc32, SP 800-38D 6.2; big-endian as
+ * AES takes them) after the first round-key XOR. The counter field is dword 3 read
+ * little-endian, so its last byte is the dword's top byte: while that byte does not wrap
+ * within the n registers, ctr + i is the field of ctr plus i << 24. Otherwise (one group
+ * in eight) the counters are made byte-reversed, where an add carries, and swapped back.
+ */
+VAES_INLINE void ctr_regs(__m512i *b, const int n, __m512i ivb, uint32_t ctr, __m512i k0)
+{
+	if ((ctr & 0xff) <= 256u - 4u * (unsigned)n) {
+		const __m512i c = _mm512_mask_set1_epi32(ivb, 0x8888, (int)__builtin_bswap32(ctr));
+		/* each register from c directly: no chain of adds */
+#pragma GCC unroll 8
+		for (int j = 0; j < n; j++)
+			b[j] = _mm512_xor_si512(
+			        _mm512_add_epi32(c, _mm512_set_epi32((4 * j + 3) << 24, 0, 0, 0,
+			                                             (4 * j + 2) << 24, 0, 0, 0,
+			                                             (4 * j + 1) << 24, 0, 0, 0,
+			                                             (4 * j) << 24, 0, 0, 0)),
+			        k0);
+	} else {
+		const __m512i bs = vaes_bswap_mask(), four = ctr32_four();
+		__m512i c = ctr32_first(_mm_insert_epi32(_mm512_castsi512_si128(ivb),
+		                                         (int)__builtin_bswap32(ctr), 3));
+#pragma GCC unroll 8
+		for (int j = 0; j < n; j++) {
+			b[j] = _mm512_xor_si512(_mm512_shuffle_epi8(c, bs), k0);
+			c = _mm512_add_epi32(c, four);
+		}
+	}
+}
+
+/*
+ * The same for counters c0 + 2, c0 + 3, ... (c0 = 4 * j0, a constant) when the message
+ * has had no groups before: the counter starts at 2 and its last byte alone changes
+ * within the first 64 blocks, so each register is the IV ORed with a constant, with no
+ * transfer from a general register.
+ */
+VAES_INLINE void ctr_regs_from2(__m512i *b, const int n, __m512i ivb, const int j0, __m512i k0)
+{
+#pragma GCC unroll 8
+	for (int j = j0; j < j0 + n; j++)
+		b[j - j0] = _mm512_xor_si512(
+		        _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
+		                                              (4 + 4 * j) << 24, 0, 0, 0,
+		                                              (3 + 4 * j) << 24, 0, 0, 0,
+		                                              (2 + 4 * j) << 24, 0, 0, 0)),
+		        k0);
+}
+
+/*
+ * AES rounds 1..rounds of the n registers b (round 0 done by ctr_regs), with the GHASH
+ * products of the m registers of text at gh (byte-swapped; s added to the first block when
+ * xs) times the powers at hp going into a, one register per round in rounds 1..m; the
+ * register that takes s goes last, so that the reduction that made s has the most time.
+ * n and m are constants (0..8; m < rounds).
+ */
+VAES_INLINE void rounds_gh(__m512i *b, const int n, const struct vaes_rk *r, const unsigned rounds,
+                           struct gacc *a, const uint8_t *gh, const int m, const uint8_t *hp,
+                           int xs, __m128i s)
+{
+	const __m512i bs = vaes_bswap_mask();
+#pragma GCC unroll 8
+	for (int i = 1; i <= m; i++) {
+#pragma GCC unroll 8
+		for (int j = 0; j < n; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+		const int g = i % m;
+		__m512i x = _mm512_shuffle_epi8(_mm512_loadu_si512(gh + 64 * g), bs);
+		if (g == 0 && xs)
+			x = _mm512_xor_si512(x, _mm512_zextsi128_si512(s));
+		gmulp(a, x, hp + 64 * g, 0xff);
+		gacc_pin(a);
+	}
+#pragma GCC unroll 14
+	for (unsigned i = (unsigned)m + 1; i < rounds; i++)
+#pragma GCC unroll 8
+		for (int j = 0; j < n; j++)
+			b[j] = _mm512_aesenc_epi128(b[j], r->k[i]);
+#pragma GCC unroll 8
+	for (int j = 0; j < n; j++)
+		b[j] = _mm512_aesenclast_epi128(b[j], r->k[rounds]);
+}
+
+/* n whole registers (4n blocks) from counter ctr: out = in ^ keystream, with the GHASH of
+ * the m registers at gh (see rounds_gh) added to a. */
+VAES_INLINE void group(const struct vaes_rk *r, const unsigned rounds, __m512i ivb, uint32_t ctr,
+                       uint8_t *out, const uint8_t *in, const int n, struct gacc *a,
+                       const uint8_t *gh, const int m, const uint8_t *hp, int xs, __m128i s)
+{
+	__m512i b[8];
+	ctr_regs(b, n, ivb, ctr, r->k[0]);
+	rounds_gh(b, n, r, rounds, a, gh, m, hp, xs, s);
+#pragma GCC unroll 8
+	for (int j = 0; j < n; j++)
+		_mm512_storeu_si512(out + 64 * j,
+		                    _mm512_xor_si512(b[j], _mm512_loadu_si512(in + 64 * j)));
+}
+
+/* ---- whole messages, 96-bit IV ---- */
+
+/*
+ * The plan of a message: the text in ng groups of 8 registers, then P registers and a last
+ * group of F (1..4, the last one masked; E(J0) goes with it). GHASH windows of up to 64
+ * blocks, counted from the end: the last one holds the length block, the last nt text
+ * blocks and, when they fit (last_in), the last group's 32; the groups before go in
+ * pairs from the end, so the first window is a single group when their number is odd.
+ * The AAD (up to 64 bytes) goes in the first window when it fits (aad_in), otherwise it
+ * is hashed and reduced on its own first.
+ */
+struct plan {
+	size_t ng;     /* groups of 8 registers */
+	size_t nt;     /* text blocks after them */
+	int P, F;      /* registers after them: a group of P, then the last group of F */
+	int last_in;   /* the last group is in the last window */
+	int aad_in;    /* the AAD is in the first window */
+	size_t paired; /* groups paired from the end (ng, or ng - 1 when last_in) */
+};
+
+VAES_INLINE void make_plan(struct plan *p, size_t aad_len, size_t len)
+{
+	const size_t R = (len + 63) / 64, na = (aad_len + 15) / 16;
+	p->ng = R > 10 ? (R - 10 + 7) / 8 : 0;
+	const size_t T = R - 8 * p->ng; /* 3..10 registers when ng > 0 */
+	if (!p->ng && T <= 4) {
+		p->P = 0;
+		p->F = (int)T;
+	} else {
+		p->P = (int)T - 2;
+		p->F = 2;
+	}
+	p->nt = (len - 512 * p->ng + 15) / 16;
+	p->last_in = p->ng && p->nt + 1 + 32 <= NP64;
+	p->paired = p->last_in ? p->ng - 1 : p->ng;
+	if (aad_len > 64)
+		p->aad_in = 0;
+	else if (p->paired)
+		p->aad_in = p->paired % 2; /* a single first group: 32 + na <= 64 */
+	else
+		p->aad_in = na + (p->last_in ? 32 : 0) + p->nt + 1 <= NP64;
+}
+
+/*
+ * The end of a message, from counter ctr (the text at in/out is tbytes long, the P
+ * registers first). ga: the products of the current window so far (decryption: the last
+ * group's, when it is in the last window). With gl (encryption, groups before), the last
+ * group's ciphertext: its GHASH (role gxs/goff/gends) goes in the P group's rounds, into
+ * ga, reduced when its window ends there. The P group's GHASH goes in the F group's
+ * rounds, and E(J0) is computed with the F group; then the F group's text, the length
+ * block and, with aad_in, the AAD (powers from aoff) under one reduction. sfirst: s goes
+ * into the first block of the last window that this function hashes. Returns the tag
+ * block (GHASH xor E(J0)).
+ */
+VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, const unsigned rounds,
+                            __m512i ivb, uint32_t ctr, struct gacc ga, __m128i s, int sfirst,
+                            const uint8_t *gl, int gxs, size_t goff, int gends, const uint8_t *aad,
+                            size_t aad_in, size_t aoff, uint8_t *out, const uint8_t *in,
+                            size_t tbytes, size_t aad_len, size_t len, const int enc, const int P,
+                            const int F)
+{
+	const __m512i bs = vaes_bswap_mask();
+	const size_t fbytes = tbytes - 64 * (size_t)P, fb = (fbytes + 15) / 16;
+	/* powers: F's blocks K_(fb+1)..K_2, P's K_(fb+4P+1)..K_(fb+2) */
+	const uint8_t *tf = kpow64(k, fb + 1), *tp = kpow64(k, fb + 4 * (size_t)P + 1);
+
+	__mmask64 bm[4];
+	__mmask8 qm[4];
+	__m512i hf[4], hkf[4]; /* the F group's powers and their halves, ready before its text */
+#pragma GCC unroll 4
+	for (int g = 0; g < F; g++) {
+		bm[g] = bytemask64(fbytes - 64 * (size_t)g);
+		qm[g] = vaes_blkmask(fb - 4 * (size_t)g < 4 ? fb - 4 * (size_t)g : 4);
+		hf[g] = _mm512_maskz_loadu_epi64(qm[g], tf + 64 * g);
+		hkf[g] = hk_of(hf[g]);
+	}
+
+	/* the last window's products: ga's, unless the last group ends the window before */
+	struct gacc e = ga;
+	if (gl && gends)
+		gacc_zero(&e);
+	if (P) {
+		/* the AAD (only when there were no groups: then e holds nothing else) and the
+		 * length block, before the rounds: after the last round only the F group's
+		 * text remains to be multiplied */
+		if (aad_in) {
+			const size_t na = (aad_in + 15) / 16;
+			__m512i xa = _mm512_maskz_loadu_epi8(bytemask64(aad_in), aad);
+			gmulp(&e, _mm512_shuffle_epi8(xa, bs), kpow64(k, aoff), vaes_blkmask(na));
+		}
+		gmulp(&e, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow64(k, 1), 0x03);
+		__m512i b[8];
+		if (ctr == 2) /* no groups before */
+			ctr_regs_from2(b, P, ivb, 0, r->k[0]);
+		else
+			ctr_regs(b, P, ivb, ctr, r->k[0]);
+		if (gl && gends) {
+			/* the last group ends its window: reduce it, s opens the last one */
+			rounds_gh(b, P, r, rounds, &ga, gl, 8, kpow64(k, goff + 32), gxs, s);
+			s = gacc_final(&ga);
+			sfirst = 1;
+		} else if (gl) {
+			rounds_gh(b, P, r, rounds, &e, gl, 8, kpow64(k, goff + 32), gxs, s);
+			sfirst = 0;
+		} else if (!enc) {
+			rounds_gh(b, P, r, rounds, &e, in, P, tp, sfirst, s);
+			sfirst = 0;
+		} else {
+			rounds_gh(b, P, r, rounds, &e, NULL, 0, NULL, 0, s);
+		}
+#pragma GCC unroll 8
+		for (int j = 0; j < P; j++)
+			_mm512_storeu_si512(
+			        out + 64 * j,
+			        _mm512_xor_si512(b[j], _mm512_loadu_si512(in + 64 * j)));
+	}
+
+	__m512i x[4];
+	if (!enc) {
+		/* decryption hashes its input: the F group's before its rounds */
+#pragma GCC unroll 4
+		for (int g = 0; g < F; g++) {
+			x[g] = _mm512_maskz_loadu_epi8(bm[g], in + 64 * P + 64 * g);
+			__m512i h = _mm512_shuffle_epi8(x[g], bs);
+			if (g == 0 && sfirst)
+				h = _mm512_xor_si512(h, _mm512_zextsi128_si512(s));
+			gacc_mul(&e, h, hf[g], hkf[g]);
+		}
+	}
+	__m512i b[5];
+	if (!P || ctr == 2) /* no groups before (P == 0: none ever): P + F registers <= 10 */
+		ctr_regs_from2(b, F, ivb, P, r->k[0]);
+	else
+		ctr_regs(b, F, ivb, ctr + 4 * (uint32_t)P, r->k[0]);
+	/* J0 = IV || 0^31 || 1 */
+	b[F] = _mm512_xor_si512(_mm512_mask_set1_epi32(ivb, 0x8888, 0x01000000), r->k[0]);
+	if (enc && P) {
+		rounds_gh(b, F + 1, r, rounds, &e, out, P, tp, sfirst, s);
+		sfirst = 0;
+	} else {
+		rounds_gh(b, F + 1, r, rounds, &e, NULL, 0, NULL, 0, s);
+	}
+	if (!P) {
+		/* a short message: the products that do not wait for the rounds, after them
+		 * all the same (measured faster than before them here) */
+		if (aad_in) {
+			const size_t na = (aad_in + 15) / 16;
+			__m512i xa = _mm512_maskz_loadu_epi8(bytemask64(aad_in), aad);
+			gmulp(&e, _mm512_shuffle_epi8(xa, bs), kpow64(k, aoff), vaes_blkmask(na));
+		}
+		__m512i lb = _mm512_zextsi128_si512(lenblk(aad_len, len));
+		if (!F && sfirst) /* nothing of the last window hashed: s goes with the length */
+			lb = _mm512_xor_si512(lb, _mm512_zextsi128_si512(s));
+		gmulp(&e, lb, kpow64(k, 1), 0x03);
+	}
+#pragma GCC unroll 4
+	for (int g = 0; g < F; g++) {
+		uint8_t *o = out + 64 * P + 64 * g;
+		if (enc)
+			x[g] = _mm512_maskz_loadu_epi8(bm[g], in + 64 * P + 64 * g);
+		__m512i y = _mm512_maskz_mov_epi8(bm[g], _mm512_xor_si512(b[g], x[g]));
+		_mm512_mask_storeu_epi8(o, bm[g], y);
+		if (enc) {
+			__m512i h = _mm512_shuffle_epi8(y, bs);
+			if (g == 0 && sfirst)
+				h = _mm512_xor_si512(h, _mm512_zextsi128_si512(s));
+			gacc_mul(&e, h, hf[g], hkf[g]);
+		}
+	}
+	return _mm_xor_si128(bswap128(gacc_final(&e)), _mm512_castsi512_si128(b[F]));
+}
+
+/* Round keys of AES-256 (the endpoint's cipher) with the round count as a constant, so
+ * that every round loop unrolls. */
+#define NR256 14
+
+/* Encryption: a group of 8 registers (AES-256) hashing, in its rounds, the group before
+ * it at gl, whose window ends there (reduced into *s), or alone when there is none. */
+VAES_INLINE void group_after(const struct vaes_rk *r, __m512i ivb, uint32_t ctr, uint8_t *out,
+                             const uint8_t *in, struct gacc *a, const uint8_t *gl, int gxs,
+                             const uint8_t *k32, __m128i *s)
+{
+	if (gl) {
+		group(r, NR256, ivb, ctr, out, in, 8, a, gl, 8, k32, gxs, *s);
+		*s = gacc_final(a);
+		gacc_zero(a);
+	} else {
+		group(r, NR256, ivb, ctr, out, in, 8, a, NULL, 0, NULL, 0, *s);
+	}
+}
+
+/*
+ * A whole AES-256 message (see make_plan()): the AAD's products (its window a single
+ * group) or its GHASH first, then the groups of 8 registers, each hashing (encryption)
+ * the previous group's ciphertext or (decryption) its own input in its rounds, then
+ * end_msg(). P and F as planned, constants.
+ */
+VAES_INLINE int msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                    size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                    size_t tag_len, const int enc, const int P, const int F, const struct plan *p)
+{
+	struct vaes_rk r;
+	vaes_load_rk_nr(&r, &k->aes, NR256);
+	const __m512i ivb = iv_lanes(iv);
+	uint8_t *const out0 = out;
+	const size_t len0 = len;
+	struct gacc a;
+	gacc_zero(&a);
+	__m128i s = _mm_setzero_si128();
+	uint32_t ctr = 2;
+	const uint8_t *gl = NULL; /* encryption: the group whose GHASH is due */
+	int gxs = 0, gends = 0;
+	size_t goff = 0, aad_in = 0, aoff = 0;
+
+	if (!p->aad_in) {
+		s = aad_hash(k, aad, aad_len);
+	} else if (!p->paired) {
+		aad_in = aad_len; /* in the last window, the only one */
+		aoff = (aad_len + 15) / 16 + (p->last_in ? 32 : 0) + p->nt + 1;
+	}
+	if (P) { /* P == 0: no groups (make_plan()) */
+		const uint8_t *const k32 = kpow64(k, 32), *const k64 = kpow64(k, 64);
+#define ADVANCE()                                                                                  \
+	do {                                                                                       \
+		in += 512;                                                                         \
+		out += 512;                                                                        \
+		ctr += 32;                                                                         \
+	} while (0)
+#define REDUCE()                                                                                   \
+	do {                                                                                       \
+		s = gacc_final(&a);                                                                \
+		gacc_zero(&a);                                                                     \
+	} while (0)
+		size_t j = 0;
+		if (p->paired % 2) {
+			/* the first window is a single group, with the AAD when it fits */
+			if (p->aad_in) {
+				const size_t na = (aad_len + 15) / 16;
+				__m512i x = _mm512_maskz_loadu_epi8(bytemask64(aad_len), aad);
+				gmulp(&a, _mm512_shuffle_epi8(x, vaes_bswap_mask()),
+				      kpow64(k, 32 + na), vaes_blkmask(na));
+			}
+			if (enc) {
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, NULL, 0, NULL, 0, s);
+				gl = out;
+				gxs = 1; /* it takes s (the AAD's GHASH, or zero) and ends its
+				            window */
+				gends = 1;
+			} else {
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 1, s);
+				REDUCE();
+			}
+			ADVANCE();
+			j = 1;
+		}
+		/* pairs of groups, one window each: the first (powers K_64..K_33) takes s */
+		for (; j < p->paired; j += 2) {
+			if (enc) {
+				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
+				const uint8_t *first = out;
+				ADVANCE();
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, first, 8, k64, 1, s);
+				gl = out;
+				gxs = 0;
+				gends = 1;
+			} else {
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k64, 1, s);
+				ADVANCE();
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 0, s);
+				REDUCE();
+			}
+			ADVANCE();
+		}
+		if (p->last_in) {
+			/* the last group opens the last window (powers from K_(nt+33)) */
+			const uint8_t *kl = kpow64(k, p->nt + 1 + 32);
+			if (enc) {
+				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
+				gl = out;
+				gxs = 1;
+				goff = p->nt + 1;
+				gends = 0;
+			} else {
+				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, kl, 1, s);
+			}
+			ADVANCE();
+		}
+#undef ADVANCE
+#undef REDUCE
+	}
+	/* the last window's first block takes s unless the last group (which did) or the AAD
+	 * (then s is zero) opens it */
+	const int sfirst = !p->last_in && !aad_in;
+	__m128i t = end_msg(k, &r, NR256, ivb, ctr, a, s, sfirst, gl, gxs, goff, gends, aad, aad_in,
+	                    aoff, out, in, len - 512 * p->ng, aad_len, len0, enc, P, F);
+	return tag_out(t, enc, tag, tag_len, out0, len0);
+}
+
+/* One instantiation per (P, F) of a plan and direction, AES-256. */
+#define MSG_FN(P, F)                                                                               \
+	VAES_TARGET __attribute__((noinline)) static int seal_##P##_##F(                           \
+	        const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad, size_t aad_len,  \
+	        uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag, size_t tag_len,         \
+	        const struct plan *p)                                                              \
+	{                                                                                          \
+		return msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, 1, P, F, p);           \
+	}                                                                                          \
+	VAES_TARGET __attribute__((noinline)) static int open_##P##_##F(                           \
+	        const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad, size_t aad_len,  \
+	        uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag, size_t tag_len,         \
+	        const struct plan *p)                                                              \
+	{                                                                                          \
+		return msg(k, iv, aad, aad_len, out, in, len, tag, tag_len, 0, P, F, p);           \
+	}
+MSG_FN(0, 0)
+MSG_FN(0, 1)
+MSG_FN(0, 2)
+MSG_FN(0, 3)
+MSG_FN(0, 4)
+MSG_FN(1, 2)
+MSG_FN(2, 2)
+MSG_FN(3, 2)
+MSG_FN(4, 2)
+MSG_FN(5, 2)
+MSG_FN(6, 2)
+MSG_FN(7, 2)
+MSG_FN(8, 2)
+
+/* ---- streaming bulk, any key size ---- */
+
+/*
+ * nblocks whole blocks of GCTR from the counter block ctr (advanced; inc32), with the GHASH
+ * of the ciphertext (enc) or of the input folded into the state y: groups of 8 registers
+ * (one window each; encryption hashes a group in the next group's rounds), then the
+ * registers left, their GHASH after them (before them when decrypting: in place, the
+ * input is gone after).
+ */
+VAES_INLINE void bulk_blocks(const secho_gcm_key *k, uint8_t ctr[16], uint8_t y[16], uint8_t *out,
+                             const uint8_t *in, size_t nblocks, const int enc, const unsigned nr)
+{
+	struct vaes_rk r;
+	vaes_load_rk_nr(&r, &k->aes, nr);
+	const unsigned rounds = nr ? nr : r.rounds;
+	const __m512i ivb =
+	        _mm512_broadcast_i32x4(_mm_maskz_loadu_epi8(0x0fff, ctr)); /* counter field 0 */
+	uint32_t c = secho_load_be32(ctr + 12);
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	const uint8_t *gl = NULL, *hp = kpow64(k, 32);
+	const size_t n0 = nblocks;
+	for (; nblocks >= 32; nblocks -= 32, in += 512, out += 512, c += 32) {
+		struct gacc a;
+		gacc_zero(&a);
+		if (!enc) {
+			group(&r, rounds, ivb, c, out, in, 8, &a, in, 8, hp, 1, s);
+			s = gacc_final(&a);
+		} else if (gl) {
+			group(&r, rounds, ivb, c, out, in, 8, &a, gl, 8, hp, 1, s);
+			s = gacc_final(&a);
+		} else {
+			group(&r, rounds, ivb, c, out, in, 8, &a, NULL, 0, NULL, 0, s);
+		}
+		gl = out;
+	}
+	if (enc && gl)
+		s = ghash64(k, s, gl, 32);
+	if (!enc) /* the input, before it is overwritten in place */
+		s = ghash64(k, s, in, nblocks);
+	for (size_t done = 0; done < nblocks; done += 4) {
+		const size_t nb = nblocks - done < 4 ? nblocks - done : 4;
+		const __mmask8 m = vaes_blkmask(nb);
+		__m512i b;
+		ctr_regs(&b, 1, ivb, c + (uint32_t)done, r.k[0]);
+		rounds_gh(&b, 1, &r, rounds, NULL, NULL, 0, NULL, 0, s);
+		_mm512_mask_storeu_epi64(
+		        out + 16 * done, m,
+		        _mm512_xor_si512(b, _mm512_maskz_loadu_epi64(m, in + 16 * done)));
+	}
+	if (enc)
+		s = ghash64(k, s, out, nblocks);
+	_mm_storeu_si128((__m128i *)y, bswap128(s));
+	secho_store_be32(ctr + 12, secho_load_be32(ctr + 12) + (uint32_t)n0);
+}
+
+VAES_TARGET static void split_enc_blocks(const secho_gcm_key *k, uint8_t ctr[16], uint8_t y[16],
+                                         uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+	if (k->aes.rounds == NR256)
+		bulk_blocks(k, ctr, y, out, in, nblocks, 1, NR256);
+	else
+		bulk_blocks(k, ctr, y, out, in, nblocks, 1, 0);
+}
+
+VAES_TARGET static void split_dec_blocks(const secho_gcm_key *k, uint8_t ctr[16], uint8_t y[16],
+                                         uint8_t *out, const uint8_t *in, size_t nblocks)
+{
+	if (k->aes.rounds == NR256)
+		bulk_blocks(k, ctr, y, out, in, nblocks, 0, NR256);
+	else
+		bulk_blocks(k, ctr, y, out, in, nblocks, 0, 0);
+}
+
+/* ---- one-shot ---- */
+
+/*
+ * Other key sizes (AES-128/192): the streaming composition, in this layout: E(J0), the
+ * AAD's GHASH, bulk_blocks() over the whole blocks, the partial block, the length block.
+ * open compares in constant time and zeroes out on failure (tag_out()).
+ */
+VAES_TARGET static int msg_any(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                               size_t aad_len, uint8_t *out, const uint8_t *in, size_t len,
+                               uint8_t *tag, size_t tag_len, int enc)
+{
+	alignas(16) uint8_t ctr[16], y[16];
+	memcpy(ctr, iv, 12);
+	secho_store_be32(ctr + 12, 1);
+	const __m128i ej0 = vaes_enc1(&k->aes, _mm_loadu_si128((const __m128i *)ctr));
+	secho_store_be32(ctr + 12, 2);
+	_mm_storeu_si128((__m128i *)y, bswap128(aad_hash(k, aad, aad_len)));
+	const size_t nb = len / 16, rest = len % 16;
+	if (enc)
+		split_enc_blocks(k, ctr, y, out, in, nb);
+	else
+		split_dec_blocks(k, ctr, y, out, in, nb);
+	__m128i s = bswap128(_mm_loadu_si128((const __m128i *)y));
+	const __m128i k1 = _mm_loadu_si128((const __m128i *)kpow64(k, 1));
+	if (rest) {
+		const __mmask16 m = bytemask16(rest);
+		const __m128i ks = vaes_enc1(&k->aes, _mm_loadu_si128((const __m128i *)ctr));
+		const __m128i x = _mm_maskz_loadu_epi8(m, in + 16 * nb);
+		const __m128i c = _mm_maskz_mov_epi8(m, _mm_xor_si128(ks, x));
+		_mm_mask_storeu_epi8(out + 16 * nb, m, c);
+		s = gf_dot(_mm_xor_si128(s, bswap128(enc ? c : x)), k1);
+	}
+	s = gf_dot(_mm_xor_si128(s, lenblk(aad_len, len)), k1);
+	secho_wipe(y, sizeof(y));
+	return tag_out(_mm_xor_si128(bswap128(s), ej0), enc, tag, tag_len, out, len);
+}
+
+VAES_INLINE int msg96(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t *aad,
+                      size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t *tag,
+                      size_t tag_len, int enc)
+{
+	if (k->aes.rounds != NR256)
+		return msg_any(k, iv, aad, aad_len, out, in, len, tag, tag_len, enc);
+	struct plan p;
+	make_plan(&p, aad_len, len);
+#define M(P, F)                                                                                    \
+	return enc ? seal_##P##_##F(k, iv, aad, aad_len, out, in, len, tag, tag_len, &p)           \
+	           : open_##P##_##F(k, iv, aad, aad_len, out, in, len, tag, tag_len, &p)
+	if (!p.P) {
+		switch (p.F) {
+		case 0:
+			M(0, 0);
+		case 1:
+			M(0, 1);
+		case 2:
+			M(0, 2);
+		case 3:
+			M(0, 3);
+		default:
+			M(0, 4);
+		}
+	}
+	switch (p.P) {
+	case 1:
+		M(1, 2);
+	case 2:
+		M(2, 2);
+	case 3:
+		M(3, 2);
+	case 4:
+		M(4, 2);
+	case 5:
+		M(5, 2);
+	case 6:
+		M(6, 2);
+	case 7:
+		M(7, 2);
+	default:
+		M(8, 2);
+	}
+#undef M
+}
+
+VAES_TARGET static int split_seal96(const secho_gcm_key *k, const uint8_t iv[12],
+                                    const uint8_t *aad, size_t aad_len, uint8_t *out,
+                                    const uint8_t *in, size_t len, uint8_t *tag, size_t tag_len)
+{
+	return msg96(k, iv, aad, aad_len, out, in, len, tag, tag_len, 1);
+}
+
+VAES_TARGET static int split_open96(const secho_gcm_key *k, const uint8_t iv[12],
+                                    const uint8_t *aad, size_t aad_len, uint8_t *out,
+                                    const uint8_t *in, size_t len, const uint8_t *tag,
+                                    size_t tag_len)
+{
+	return msg96(k, iv, aad, aad_len, out, in, len, (uint8_t *)(uintptr_t)tag, tag_len, 0);
+}
+
+/* ---- batch: the engine of gcm_vaes_batch.h on this layout ---- */
+
+/* A message goes into a lane when all its blocks fit the 64 powers of K. */
+static int lane_ok(const secho_gcm_msg *m)
+{
+	return m->aad_len <= 16 * NP64 && m->len <= 16 * NP64 &&
+	       (m->aad_len + 15) / 16 + (m->len + 15) / 16 + 1 <= NP64;
+}
+
+#define GCM_BATCH_NP NP64
+#include "crypto/gcm_vaes_batch.h"
+
+VAES_TARGET static void split_seal_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
+{
+	batch(k, msgs, n, 1);
+}
+
+VAES_TARGET static void split_open_batch(const secho_gcm_key *k, secho_gcm_msg *msgs, size_t n)
+{
+	batch(k, msgs, n, 0);
+}
+
+/* The counter mode of GCM has no key-layout dependency: gcm_vaes.c's. */
+static void split_ctr32(const secho_aes_key *k, uint8_t ctr[16], uint8_t *out, const uint8_t *in,
+                        size_t nblocks)
+{
+	secho_gcm_vaes_impl.ctr32(k, ctr, out, in, nblocks);
+}
+
+const struct secho_gcm_impl secho_gcm_vaes_split_impl = {
+        .name = "vaes-split",
+        .id = SECHO_IMPL_VAES_SPLIT,
+        .aes = &secho_aes_vaes_split_impl,
+        .hinit = split_hinit,
+        .ghash = split_ghash,
+        .ctr32 = split_ctr32,
+        .enc_blocks = split_enc_blocks,
+        .dec_blocks = split_dec_blocks,
+        .seal96 = split_seal96,
+        .open96 = split_open96,
+        .seal_batch = split_seal_batch,
+        .open_batch = split_open_batch,
+};
