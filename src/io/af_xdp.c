@@ -136,6 +136,7 @@ static unsigned xdp_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, uns
 		pkts[i].tailroom = x->frame_size - off - d->len;
 		pkts[i].flags = 0;
 		pkts[i].handle = d->addr;
+		pkts[i].ts_ns = 0;
 	}
 	/* The descriptors are copied out, so the RX ring slots go back now (release); the
 	 * frames themselves stay ours until rx_release() or TX completion. */

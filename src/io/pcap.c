@@ -70,6 +70,8 @@ static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, un
 		pkts[n].tailroom = PCAP_MAXFRAME - h->caplen + PCAP_TAILROOM;
 		pkts[n].flags = 0;
 		pkts[n].handle = n;
+		pkts[n].ts_ns =
+		        (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec * 1000u;
 		n++;
 	}
 	if (!p->in && !n)
