@@ -117,7 +117,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(@D)
 	$(Q)$(CLANG) -Iinclude -Isrc -D_GNU_SOURCE -g -O1 -std=c17 -Wall -Wextra -Werror \
-	  -fsanitize=fuzzer,address,undefined $< $(filter src/wire/%,$(LIB_SRCS)) -o $@
+	  -fsanitize=fuzzer,address,undefined $< \
+	  $(filter src/wire/% src/flow/table.c src/flow/hash.c,$(LIB_SRCS)) -o $@
 
 deps:
 	$(Q)scripts/deps.sh

@@ -4,6 +4,8 @@
 #   fuzz_parse     the endpoint's request parse + rebuild invariants   (tests/fuzz/corpus)
 #   fuzz_dissect   the L2-L4 dissector, and the endpoint parse against it
 #                  (tests/fuzz/corpus-dissect and tests/fuzz/corpus)
+#   fuzz_flow      the flow table's update: frame streams through tiny tables, one at a
+#                  time and in bursts, every frame accounted for   (tests/fuzz/corpus-flow)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -62,4 +64,6 @@ run_target() {
 run_target fuzz_parse "$SECS" "wire parse + rebuild invariants" tests/fuzz/corpus
 run_target fuzz_dissect "$HALF" "L2-L4 dissector invariants, endpoint parse agrees" \
 	tests/fuzz/corpus-dissect tests/fuzz/corpus
+run_target fuzz_flow "$HALF" "flow table update: bounded, consistent, every frame counted" \
+	tests/fuzz/corpus-flow
 exit $rc_all
