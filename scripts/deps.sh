@@ -18,6 +18,7 @@ PKGS=(
   iproute2 ethtool    # network namespaces and veth for tests and demo
   openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
   curl                # dashboard API test
+  tshark              # flow tests: packet sizes of generated captures
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

@@ -30,7 +30,8 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 	SECHO_CMD(keygen, "write a new key file (key id, AES-256 key, salt)")                      \
 	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")               \
 	SECHO_CMD(host, "send to an endpoint and verify every response (paired, load, counters)")  \
-	SECHO_CMD(dashboard, "web page and JSON API: endpoint, verified runs, counters")
+	SECHO_CMD(dashboard, "web page and JSON API: endpoint, verified runs, counters")           \
+	SECHO_CMD(flow, "flow metering: seeded traffic with its ground truth (gen)")
 
 #define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
 SECHO_COMMANDS

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# tests/sh/test_flow_gen.sh - `secho flow gen`, end to end.
+#
+# Checks (one PASS/FAIL/UNAVAILABLE line per group, see tests/unit/harness.h):
+#   - usage: `secho flow` alone prints its usage and exits 2; --help; every bad argument
+#     (missing -o or --profile, bad counts, unknown profile, a bad CSV row) exits 2 with one
+#     line on stderr, nothing on stdout and no file left behind;
+#   - determinism: the same arguments give the same pcap and truth bytes, another seed not;
+#   - the truth against an independent recount (build/tools/flow_truth_check parses the
+#     pcap itself and rebuilds the flows): conformance (one round and several seeds of
+#     several rounds), every statistical profile, FlowTest CSV profiles; and the checker
+#     itself rejects a truth with one number changed;
+#   - packet sizes: the FlowTest shares of geant and nix (tshark counts the frame sizes),
+#     the mean IP lengths of heavy and light.
+set -u
+ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${BUILD:-build}
+S=${SECHO_BIN:-$ROOT/$BUILD/secho}
+CHECK=$ROOT/$BUILD/tools/flow_truth_check
+T=$(mktemp -d /tmp/secho-flowgen.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+
+g_name="" g_n=0 g_f=0
+group() { g_name=$1 g_n=0 g_f=0; }
+check() { # ok(0/1) message
+	g_n=$((g_n + 1))
+	if [ "$1" -ne 0 ]; then
+		g_f=$((g_f + 1))
+		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
+	fi
+}
+end_group() {
+	if [ "$g_f" -eq 0 ]; then
+		echo "PASS $g_name ($g_n checks)"
+	else
+		echo "FAIL $g_name ($g_f of $g_n checks failed)"
+	fi
+}
+lines() { wc -l <"$1" | tr -d ' '; }
+
+for b in "$S" "$CHECK"; do
+	if [ ! -x "$b" ]; then
+		echo "FAIL flow gen: $b not built"
+		exit 1
+	fi
+done
+
+# ---- usage and bad arguments ----
+group "flow gen: usage and bad arguments"
+"$S" flow >"$T/out" 2>"$T/err"
+[ $? -eq 2 ] && [ ! -s "$T/out" ] && grep -q '^usage: secho flow' "$T/err"
+check $? "secho flow alone: want exit 2 and the usage on stderr"
+"$S" flow gen --help >"$T/out" 2>"$T/err"
+[ $? -eq 0 ] && grep -q '^usage: secho flow gen' "$T/out" && grep -q 'geant' "$T/out" &&
+	[ ! -s "$T/err" ]
+check $? "flow gen --help"
+printf 'START_TIME,END_TIME,L3_PROTO,L4_PROTO,SRC_PORT,DST_PORT,PACKETS,BYTES,PACKETS_REV,BYTES_REV\n0,1,4,6,1,2,1,40,0,0\n1,2,4,6,1,2,1,40,0,0,9\n' >"$T/bad.csv"
+bad_args=(
+	"flow gen -o $T/x.pcap"
+	"flow gen --profile conformance"
+	"flow gen --profile conformance -o"
+	"flow gen --profile conformance -o $T/x.pcap --packets 0"
+	"flow gen --profile conformance -o $T/x.pcap --packets lots"
+	"flow gen --profile conformance -o $T/x.pcap --seed -1"
+	"flow gen --profile frobnicate -o $T/x.pcap"
+	"flow gen --profile conformance -o $T/x.pcap extra"
+	"flow gen --profile conformance -o $T/x.pcap --no-such-option"
+	"flow gen --profile $T/bad.csv -o $T/x.pcap"
+	"flow frobnicate"
+)
+for a in "${bad_args[@]}"; do
+	# shellcheck disable=SC2086
+	"$S" $a >"$T/out" 2>"$T/err"
+	r=$?
+	[ $r -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ] && [ ! -s "$T/out" ] &&
+		! ls "$T"/x.pcap* >/dev/null 2>&1
+	check $? "'$a': exit $r, $(lines "$T/err") stderr lines: $(head -1 "$T/err")"
+done
+"$S" flow gen --profile "$T/bad.csv" -o "$T/x.pcap" 2>"$T/err"
+grep -q "bad.csv:3: " "$T/err"
+check $? "a bad CSV row is named by its line: $(cat "$T/err")"
+"$S" flow gen --profile "$T/none.csv" -o "$T/x.pcap" 2>"$T/err"
+r=$?
+[ $r -eq 1 ] && grep -q 'none.csv' "$T/err"
+check $? "missing profile file: exit $r ($(cat "$T/err"))"
+end_group
+
+# ---- determinism ----
+group "flow gen: same arguments, same bytes"
+for p in conformance heavy light geant nix; do
+	n=8000
+	[ $p = conformance ] && n=3000
+	"$S" flow gen -q --profile $p --packets $n --seed 5 -o "$T/a.pcap" &&
+		"$S" flow gen -q --profile $p --packets $n --seed 5 -o "$T/b.pcap" &&
+		"$S" flow gen -q --profile $p --packets $n --seed 6 -o "$T/c.pcap"
+	check $? "$p: generation failed"
+	cmp -s "$T/a.pcap" "$T/b.pcap" && cmp -s "$T/a.pcap.truth.csv" "$T/b.pcap.truth.csv"
+	check $? "$p: same seed, different files"
+	! cmp -s "$T/a.pcap" "$T/c.pcap" && ! cmp -s "$T/a.pcap.truth.csv" "$T/c.pcap.truth.csv"
+	check $? "$p: another seed, same files"
+done
+end_group
+
+# ---- the truth against an independent recount ----
+group "flow gen: truth equals an independent recount of the capture"
+recount() { # label pcap
+	"$CHECK" "$2" "$2.truth.csv" >"$T/chk" 2>&1
+	check $? "$1: $(head -5 "$T/chk" | tr '\n' ' ')"
+}
+"$S" flow gen -q --profile conformance -o "$T/conf.pcap"
+recount "conformance, one round" "$T/conf.pcap"
+for seed in 1 2 3; do
+	"$S" flow gen -q --profile conformance --packets 4000 --seed $seed -o "$T/c$seed.pcap"
+	recount "conformance seed $seed" "$T/c$seed.pcap"
+done
+for p in heavy light geant nix; do
+	"$S" flow gen -q --profile $p --packets 20000 --seed 9 -o "$T/$p.pcap"
+	recount "$p" "$T/$p.pcap"
+done
+# FlowTest profiles: the shapes of its published files (unsorted rows, negative times,
+# a flow longer than the active timeout, ICMP rows with ports), and its report format
+# (addresses first, fractional times) with address clashes to resolve.
+cat >"$T/ft.csv" <<'EOF'
+START_TIME,END_TIME,L3_PROTO,L4_PROTO,SRC_PORT,DST_PORT,PACKETS,BYTES,PACKETS_REV,BYTES_REV
+64230,66230,4,1,0,0,3,252,0,0
+-1,0,4,6,445,51572,2,316,2,281
+-3662,-3662,4,17,53,38176,1,84,1,68
+-126506,-1514,4,6,16386,443,28,10122,27,11019
+642995,688834,4,6,49154,59075,396,578494,49,10646
+-4729,24,6,58,0,0,1,72,1,64
+-273194,618532,4,1,0,0,1785,51765,1785,51765
+0,28354,4,1,58428,1443,318,427066,100,134222
+0,28354,6,17,58428,1443,318,427066,100,20000
+622215,685944,6,6,993,59594,12,960,0,0
+EOF
+cat >"$T/ftr.csv" <<'EOF'
+SRC_IP,DST_IP,START_TIME,END_TIME,L3_PROTO,L4_PROTO,SRC_PORT,DST_PORT,PACKETS,BYTES,PACKETS_REV,BYTES_REV
+198.51.100.1,203.0.113.9,0.000,900314.000,4,1,0,0,17,25632,17,25632
+198.51.100.2,203.0.113.9,30.000,891.5,4,17,5060,5060,15,21013,75,5901
+198.51.100.2,203.0.113.9,40.000,2000,4,17,5060,5060,3,300,0,0
+198.51.100.2,203.0.113.9,50.000,2000,4,47,0,0,3,300,0,0
+198.51.100.2,203.0.113.9,60.000,2000,4,47,0,0,3,300,3,300
+2001:db8::1,,268465.000,273218.000,6,58,0,0,1,72,1,72
+EOF
+for f in ft ftr; do
+	"$S" flow gen -q --profile "$T/$f.csv" -o "$T/$f.pcap"
+	check $? "$f.csv: generation failed"
+	recount "$f.csv" "$T/$f.pcap"
+done
+grep -q '^# csv_key_adjusted=2$' "$T/ftr.pcap.truth.csv"
+check $? "ftr.csv: the two key clashes are counted"
+# The row totals: each profile row's packets appear in the truth (none lost).
+want=$(awk -F, 'NR > 1 {s += $7 + $9} END {print s}' "$T/ft.csv")
+have=$(awk -F, '!/^#/ && NR > 1 {s += $11} END {print s}' "$T/ft.pcap.truth.csv")
+[ "$want" = "$have" ]
+check $? "ft.csv: $want packets in the profile, $have in the truth"
+# The checker must be able to fail: one octet count changed.
+awk -F, 'BEGIN {OFS = ","} NR == 2 {$12 = $12 + 1} {print}' "$T/conf.pcap.truth.csv" \
+	>"$T/bad.truth"
+"$CHECK" "$T/conf.pcap" "$T/bad.truth" >/dev/null 2>&1
+[ $? -eq 1 ]
+check $? "the recount accepted a truth with a wrong octet count"
+end_group
+
+# ---- packet sizes ----
+group "flow gen: packet sizes of the profiles"
+if command -v tshark >/dev/null; then
+	shares() { # pcap -> "s64 s127 s1023 s1518 sjumbo" (percent of frames)
+		tshark -r "$1" -T fields -e frame.len 2>/dev/null | awk '
+			{ n++; l = $1; if (l <= 64) a++; else if (l <= 127) b++;
+			  else if (l <= 1023) c++; else if (l <= 1518) d++; else e++ }
+			END { printf "%.1f %.1f %.1f %.1f %.1f", a*100/n, b*100/n, c*100/n, d*100/n, e*100/n }'
+	}
+	near() { # have want tolerance
+		awk -v h="$1" -v w="$2" -v t="$3" 'BEGIN { exit !(h - w <= t && w - h <= t) }'
+	}
+	"$S" flow gen -q --profile geant --packets 40000 -o "$T/g.pcap"
+	"$S" flow gen -q --profile nix --packets 40000 -o "$T/n.pcap"
+	read -r -a gs <<<"$(shares "$T/g.pcap")"
+	read -r -a ns <<<"$(shares "$T/n.pcap")"
+	gw=(7.9 28.4 4.2 7.1 52.4)
+	nw=(16.9 37.7 12.4 20.9 12.1)
+	for i in 0 1 2 3 4; do
+		near "${gs[$i]:-0}" "${gw[$i]}" 2
+		check $? "geant band $i: ${gs[$i]:-?}% (FlowTest ${gw[$i]}%)"
+		near "${ns[$i]:-0}" "${nw[$i]}" 2
+		check $? "nix band $i: ${ns[$i]:-?}% (FlowTest ${nw[$i]}%)"
+	done
+else
+	echo "UNAVAILABLE flow gen: FlowTest shares: tshark not installed (scripts/deps.sh)"
+fi
+mean_len() { awk -F, '!/^#/ && NR > 1 {p += $11; o += $12} END {printf "%.0f", o / p}' "$1"; }
+hm=$(mean_len "$T/heavy.pcap.truth.csv")
+lm=$(mean_len "$T/light.pcap.truth.csv")
+[ "$hm" -ge 900 ] && [ "$hm" -le 1100 ]
+check $? "heavy mean IP length $hm B (about 1,000)"
+[ "$lm" -ge 260 ] && [ "$lm" -le 320 ]
+check $? "light mean IP length $lm B (about 290)"
+end_group
