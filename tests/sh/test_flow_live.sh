@@ -40,8 +40,9 @@ for tool in tcpreplay jq; do
 	command -v "$tool" >/dev/null || unavail_all "$tool not installed (scripts/deps.sh)"
 done
 [ -x "$S" ] || { echo "FAIL flow live: $S not built"; exit 1; }
-PAD="$ROOT/${BUILD:-build}/tools/pcap_pad"
-case "$PAD" in /*) ;; *) PAD="$ROOT/$PAD" ;; esac
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+PAD="$BUILD/tools/pcap_pad"
 [ -x "$PAD" ] || { echo "FAIL flow live: $PAD not built"; exit 1; }
 have_gen || unavail_all "no traffic generator in this build (secho flow gen)"
 
