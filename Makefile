@@ -106,6 +106,11 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
 
+# bench/ipfix_encode measures libfixbuf (and GLib under it) beside our encoder.
+FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
+$(BUILD)/obj/bench/ipfix_encode.o: CFLAGS += $(FIXBUF_CFLAGS)
+$(BUILD)/bench/ipfix_encode: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/null)
+
 # Sanitizer build of the library and tests, in its own tree.
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests $(BUILD)/asan/secho

@@ -19,7 +19,9 @@ PKGS=(
   iproute2 ethtool    # network namespaces and veth for tests and demo
   openssl jq xxd      # command-line tests: openssl enc oracle, JSON checks, hex
   curl                # dashboard API test
-  tshark              # flow tests: packet sizes of generated captures
+  tshark              # flow tests: packet sizes of generated captures, IPFIX decoding
+  nfdump              # flow tests: nfcapd, the IPFIX collector the export is checked against
+  libfixbuf-dev       # bench/ipfix_encode: libfixbuf, the IPFIX library measured beside ours
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

@@ -416,8 +416,8 @@ static int cmd_flow_meter(int argc, char *argv[])
 		                     (unsigned long long)flows);
 	if (ncoll)
 		return cli_usage_err("flow",
-		                     "--collector: IPFIX export is not in this build (%s "
-		                     "checked; use --json)",
+		                     "--collector: the meter does not hand records to the "
+		                     "IPFIX exporter in this build (%s checked; use --json)",
 		                     collectors[0]);
 	(void)odid;
 	(void)trefresh;

@@ -32,7 +32,7 @@
 #define LIVE_GUARD_NS  200000000ull /* the wall clock, minus this, is live time */
 #define LIVE_POLL_MS   100
 #define MAX_IO_PER_WKR 16
-#define TICK_NS        1000000000ull
+#define TICK_NS        100000000ull /* the sinks: every 100 ms (IPFIX flushes part-filled messages) */
 #define PROGRESS_NS    500000000ull
 
 struct rec_ring {

@@ -14,7 +14,7 @@
  *             no frame comes (the wall clock, 200 ms behind, so that frames still in a ring
  *             are not overtaken).
  *   export    workers > 1 or live: records go through a single-producer ring per worker
- *             to the calling thread, which calls the sinks, ticks them every second, and
+ *             to the calling thread, which calls the sinks, ticks them every 100 ms, and
  *             prints statistics (--stats) and progress.
  *
  * Stop: when *cfg->stop becomes non-zero (a signal handler sets it) or the file ends, every

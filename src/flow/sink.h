@@ -4,7 +4,7 @@
  * one thread, the meter's export thread (src/flow/meter.c), so an exporter needs no locks.
  *
  * For every record that leaves a flow table, record() is called on every sink, in the
- * order the records were emitted by each worker. tick() comes at least once a second of
+ * order the records were emitted by each worker. tick() comes every 100 ms of
  * wall time (template refresh, periodic statistics, flushing buffers), close() once at the
  * end with the final totals (flush everything, wait up to timeout_ms for the transport to
  * acknowledge, release). stats() may be called at any time between.

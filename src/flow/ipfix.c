@@ -1,0 +1,915 @@
+/*
+ * src/flow/ipfix.c - the IPFIX exporter (contract: ipfix.h; docs/FLOW.md).
+ *
+ * Wire format (RFC 7011 section 3): a message is a 16-byte header (version 10, length,
+ * export time, sequence number, observation domain) and sets; a set is a 4-byte header
+ * (set ID, length) and records. Set ID 2 carries templates, 3 options templates, 256 and
+ * up data records of that template. Every element here has a fixed length, so a data
+ * record is its fields in network order, one after the other, as the template lists them.
+ *
+ * Per collector: one message under construction (up to the MTU), sets opened and closed as
+ * the template changes; a full message, or one older than flush_ms at a tick, leaves.
+ * UDP sends it at once; a file writes it; TCP appends it to a queue of whole messages that
+ * the socket drains without blocking. Queued messages stay until the peer has acknowledged
+ * their last byte (SIOCOUTQ: bytes in the send queue not yet acknowledged); when the
+ * connection breaks, the next one starts with the templates and sends the unacknowledged
+ * messages again, renumbered for the new session.
+ */
+#include "flow/ipfix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { T_UDP, T_TCP, T_FILE };
+enum { S_DOWN, S_CONNECTING, S_UP };
+enum { M_TEMPLATE, M_DATA };
+
+#define HDR_LEN 16
+#define SET_HDR 4
+
+/* One message in a TCP queue. */
+struct qmsg {
+	uint32_t len;
+	uint32_t nflows; /* flow records in it */
+	uint32_t ndata;  /* data records (flows and statistics) */
+	uint8_t kind;
+	uint8_t written; /* (part of) it went out on a connection */
+};
+
+struct coll {
+	struct secho_ipfix_collector_stats st;
+	int type, fd, state;
+	struct sockaddr_storage addr;
+	socklen_t alen;
+	/* the message under construction */
+	uint8_t *msg;
+	size_t len, set_off;
+	uint16_t set_tid;
+	uint32_t nflows, ndata;
+	uint64_t first_ns; /* when its first record went in */
+	uint32_t seq;      /* data records sent before it in this session */
+	bool templates_sent;
+	uint64_t tmpl_ns; /* when the templates last went out */
+	/* TCP */
+	uint8_t *q;
+	size_t qhead, qlen, qcap; /* bytes q[qhead .. qhead+qlen) */
+	struct qmsg *qm;
+	size_t qmhead, nqm, qmcap;
+	size_t qsent; /* bytes of the queue written on this connection */
+	uint64_t next_try_ns;
+	uint32_t backoff_ms;
+	bool ever_up;
+};
+
+struct secho_ipfix {
+	struct secho_ipfix_cfg cfg;
+	struct secho_ipfix_meter_stats meter;
+	struct coll *c[SECHO_IPFIX_MAX_COLLECTORS];
+	unsigned nc;
+	uint64_t init_ns; /* systemInitTimeMilliseconds: the first time seen */
+	uint64_t next_stats_ns;
+	uint64_t now_ns;
+};
+
+/* ---- encoding ---- */
+
+static uint8_t *w16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+	return p + 2;
+}
+
+static uint8_t *w32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+
+static uint8_t *w64(uint8_t *p, uint64_t v)
+{
+	w32(p, (uint32_t)(v >> 32));
+	return w32(p + 4, (uint32_t)v);
+}
+
+/* Template fields: IANA element ID (| 0x8000 with PEN 29305: reverse), length. */
+struct field {
+	uint16_t id, len;
+};
+
+#define REV(id) ((uint16_t)((id) | 0x8000))
+
+/* clang-format off */
+static const struct field f_v4[] = {
+	{8, 4},    /* sourceIPv4Address */
+	{12, 4},   /* destinationIPv4Address */
+	{7, 2},    /* sourceTransportPort */
+	{11, 2},   /* destinationTransportPort */
+	{4, 1},    /* protocolIdentifier */
+	{60, 1},   /* ipVersion */
+	{58, 2},   /* vlanId: the outer tag's VID */
+	{245, 2},  /* dot1qCustomerVlanId: the inner tag's VID (QinQ) */
+	{32, 2},   /* icmpTypeCodeIPv4 */
+	{6, 2},    /* tcpControlBits (RFC 7125: 16 bits) */
+	{1, 8},    /* octetDeltaCount */
+	{2, 8},    /* packetDeltaCount */
+	{152, 8},  /* flowStartMilliseconds */
+	{153, 8},  /* flowEndMilliseconds */
+	{136, 1},  /* flowEndReason */
+};
+static const struct field f_v6[] = {
+	{27, 16},  /* sourceIPv6Address */
+	{28, 16},  /* destinationIPv6Address */
+	{7, 2}, {11, 2}, {4, 1}, {60, 1}, {58, 2}, {245, 2},
+	{139, 2},  /* icmpTypeCodeIPv6 */
+	{6, 2}, {1, 8}, {2, 8}, {152, 8}, {153, 8}, {136, 1},
+};
+/* RFC 5103 section 6.1: the reverse direction's counters, flags and times. */
+static const struct field f_rev[] = {
+	{REV(1), 8}, {REV(2), 8}, {REV(6), 2}, {REV(152), 8}, {REV(153), 8},
+};
+/* The statistics (RFC 7011 section 4): scope observationDomainId, then the counts. */
+static const struct field f_opt[] = {
+	{149, 4},  /* observationDomainId (scope) */
+	{41, 8},   /* exportedMessageTotalCount */
+	{42, 8},   /* exportedFlowRecordTotalCount */
+	{40, 8},   /* exportedOctetTotalCount */
+	{163, 8},  /* observedFlowTotalCount */
+	{164, 8},  /* ignoredPacketTotalCount */
+	{165, 8},  /* ignoredOctetTotalCount */
+	{166, 8},  /* notSentFlowTotalCount */
+	{160, 8},  /* systemInitTimeMilliseconds */
+};
+/* clang-format on */
+
+#define NF(a) (sizeof(a) / sizeof((a)[0]))
+
+static uint8_t *put_fields(uint8_t *p, const struct field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		p = w16(p, f[i].id);
+		p = w16(p, f[i].len);
+		if (f[i].id & 0x8000)
+			p = w32(p, SECHO_IPFIX_PEN_REVERSE);
+	}
+	return p;
+}
+
+static uint8_t *put_template(uint8_t *p, uint16_t tid, const struct field *a, size_t na, bool bi)
+{
+	p = w16(p, tid);
+	p = w16(p, (uint16_t)(na + (bi ? NF(f_rev) : 0)));
+	p = put_fields(p, a, na);
+	if (bi)
+		p = put_fields(p, f_rev, NF(f_rev));
+	return p;
+}
+
+size_t secho_ipfix_template_set(bool biflow, uint8_t *out)
+{
+	uint8_t *p = out + SET_HDR;
+	p = put_template(p, biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4, f_v4, NF(f_v4),
+	                 biflow);
+	p = put_template(p, biflow ? SECHO_IPFIX_TID_V6_BI : SECHO_IPFIX_TID_V6, f_v6, NF(f_v6),
+	                 biflow);
+	w16(out, 2);
+	w16(out + 2, (uint16_t)(p - out));
+	return (size_t)(p - out);
+}
+
+size_t secho_ipfix_options_template_set(uint8_t *out)
+{
+	uint8_t *p = out + SET_HDR;
+	p = w16(p, SECHO_IPFIX_TID_OPTIONS);
+	p = w16(p, (uint16_t)NF(f_opt));
+	p = w16(p, 1); /* scope field count */
+	p = put_fields(p, f_opt, NF(f_opt));
+	w16(out, 3);
+	w16(out + 2, (uint16_t)(p - out));
+	return (size_t)(p - out);
+}
+
+static uint64_t ms(uint64_t ns)
+{
+	return ns / 1000000u;
+}
+
+size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *out, uint16_t *tid)
+{
+	const struct secho_flow_key *k = &r->key;
+	uint8_t *p = out;
+	if (k->ip_version == 4) {
+		memcpy(p, k->src, 4);
+		memcpy(p + 4, k->dst, 4);
+		p += 8;
+		*tid = biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4;
+	} else if (k->ip_version == 6) {
+		memcpy(p, k->src, 16);
+		memcpy(p + 16, k->dst, 16);
+		p += 32;
+		*tid = biflow ? SECHO_IPFIX_TID_V6_BI : SECHO_IPFIX_TID_V6;
+	} else {
+		return 0;
+	}
+	p = w16(p, k->sport);
+	p = w16(p, k->dport);
+	*p++ = k->proto;
+	*p++ = k->ip_version;
+	p = w16(p, k->vlan);
+	p = w16(p, k->vlan_inner);
+	p = w16(p, k->icmp_type_code);
+	p = w16(p, r->fwd.tcp_flags);
+	p = w64(p, r->fwd.octets);
+	p = w64(p, r->fwd.packets);
+	p = w64(p, ms(r->fwd.first_ns));
+	p = w64(p, ms(r->fwd.last_ns));
+	*p++ = r->end_reason;
+	if (biflow) {
+		p = w64(p, r->rev.octets);
+		p = w64(p, r->rev.packets);
+		p = w16(p, r->rev.tcp_flags);
+		p = w64(p, ms(r->rev.first_ns));
+		p = w64(p, ms(r->rev.last_ns));
+	}
+	return (size_t)(p - out);
+}
+
+/* ---- messages ---- */
+
+static void msg_reset(struct coll *c)
+{
+	c->len = HDR_LEN;
+	c->set_tid = 0;
+	c->nflows = c->ndata = 0;
+}
+
+static void set_close(struct coll *c)
+{
+	if (c->set_tid)
+		w16(c->msg + c->set_off + 2, (uint16_t)(c->len - c->set_off));
+	c->set_tid = 0;
+}
+
+/* ---- transports ---- */
+
+static void tcp_fail(struct secho_ipfix *x, struct coll *c);
+static void tcp_pump(struct secho_ipfix *x, struct coll *c);
+static void tcp_acked(struct coll *c);
+
+static int q_reserve(struct coll *c, size_t len)
+{
+	if (c->qhead && c->qhead + c->qlen + len > c->qcap) {
+		memmove(c->q, c->q + c->qhead, c->qlen);
+		c->qhead = 0;
+	}
+	if (c->qlen + len > c->qcap)
+		return -ENOBUFS;
+	if (c->qmhead && c->qmhead + c->nqm == c->qmcap) {
+		memmove(c->qm, c->qm + c->qmhead, c->nqm * sizeof(*c->qm));
+		c->qmhead = 0;
+	}
+	if (c->qmhead + c->nqm == c->qmcap) {
+		size_t n = c->qmcap ? c->qmcap * 2 : 256;
+		struct qmsg *m = realloc(c->qm, n * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		c->qm = m;
+		c->qmcap = n;
+	}
+	return 0;
+}
+
+static void q_push(struct coll *c, const uint8_t *msg, size_t len, int kind, uint32_t nflows,
+                   uint32_t ndata)
+{
+	memcpy(c->q + c->qhead + c->qlen, msg, len);
+	c->qlen += len;
+	c->qm[c->qmhead + c->nqm++] = (struct qmsg){
+	        .len = (uint32_t)len, .nflows = nflows, .ndata = ndata, .kind = (uint8_t)kind};
+}
+
+/* Hand a finished message to the transport. */
+static void deliver(struct secho_ipfix *x, struct coll *c, const uint8_t *m, size_t len, int kind,
+                    uint32_t nflows, uint32_t ndata)
+{
+	if (c->type == T_TCP) {
+		int rc = q_reserve(c, len);
+		if (rc) {
+			c->st.errors++;
+			c->st.not_delivered += nflows;
+			return;
+		}
+		q_push(c, m, len, kind, nflows, ndata);
+		if (c->state == S_UP)
+			tcp_pump(x, c);
+		return;
+	}
+	ssize_t n;
+	do {
+		n = c->type == T_UDP ? send(c->fd, m, len, 0) : write(c->fd, m, len);
+	} while (n < 0 && errno == EINTR);
+	c->st.messages++;
+	c->st.bytes += len;
+	if (n != (ssize_t)len) {
+		c->st.errors++;
+		c->st.not_delivered += nflows;
+	}
+}
+
+/* Finish the message under construction (header, last set) and send it. */
+static void flush(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	if (c->len == HDR_LEN)
+		return;
+	set_close(c);
+	uint8_t *h = c->msg;
+	w16(h, 10);
+	w16(h + 2, (uint16_t)c->len);
+	w32(h + 4, (uint32_t)(now_ns / 1000000000u));
+	w32(h + 8, c->seq);
+	w32(h + 12, x->cfg.odid);
+	c->seq += c->ndata;
+	c->st.records += c->nflows;
+	c->st.stats_records += c->ndata - c->nflows;
+	deliver(x, c, c->msg, c->len, M_DATA, c->nflows, c->ndata);
+	msg_reset(c);
+}
+
+/* Append one record of template tid (a data record when data, counted as a flow when
+ * flow), opening sets and messages as needed. */
+static void append(struct secho_ipfix *x, struct coll *c, uint16_t tid, const uint8_t *rec,
+                   size_t len, bool flow, uint64_t now_ns)
+{
+	size_t mtu = x->cfg.mtu;
+	if (c->set_tid != tid) {
+		if (c->len + SET_HDR + len > mtu)
+			flush(x, c, now_ns);
+		set_close(c);
+		c->set_off = c->len;
+		w16(c->msg + c->len, tid);
+		c->len += SET_HDR;
+		c->set_tid = tid;
+	} else if (c->len + len > mtu) {
+		flush(x, c, now_ns);
+		c->set_off = c->len;
+		w16(c->msg + c->len, tid);
+		c->len += SET_HDR;
+		c->set_tid = tid;
+	}
+	if (c->len == HDR_LEN + SET_HDR)
+		c->first_ns = now_ns;
+	memcpy(c->msg + c->len, rec, len);
+	c->len += len;
+	c->ndata++;
+	c->nflows += flow;
+}
+
+/* A message with the templates and the options template (sequence number: the data
+ * records sent so far; template records do not count). */
+static size_t template_msg(struct secho_ipfix *x, struct coll *c, uint8_t *m, uint64_t now_ns)
+{
+	size_t n = HDR_LEN;
+	n += secho_ipfix_template_set(x->cfg.biflow, m + n);
+	n += secho_ipfix_options_template_set(m + n);
+	w16(m, 10);
+	w16(m + 2, (uint16_t)n);
+	w32(m + 4, (uint32_t)(now_ns / 1000000000u));
+	w32(m + 8, c->seq);
+	w32(m + 12, x->cfg.odid);
+	return n;
+}
+
+static void send_templates(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	uint8_t m[512];
+	flush(x, c, now_ns); /* data before, in order */
+	size_t n = template_msg(x, c, m, now_ns);
+	c->st.template_records += 3;
+	deliver(x, c, m, n, M_TEMPLATE, 0, 0);
+	c->templates_sent = true;
+	c->tmpl_ns = now_ns;
+}
+
+/* Templates first on a stream that has not had them; UDP again every refresh period. */
+static void templates_due(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	if (c->type == T_TCP)
+		return; /* sent at each connection's start (tcp_up) */
+	if (!c->templates_sent ||
+	    (c->type == T_UDP &&
+	     now_ns - c->tmpl_ns >= (uint64_t)x->cfg.template_refresh_s * 1000000000u))
+		send_templates(x, c, now_ns);
+}
+
+/* ---- TCP ---- */
+
+static void tcp_connect(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	(void)x;
+	int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		c->st.errors++;
+		c->next_try_ns = now_ns + (uint64_t)c->backoff_ms * 1000000u;
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	c->fd = fd;
+	if (connect(fd, (struct sockaddr *)&c->addr, c->alen) == 0 || errno == EINPROGRESS) {
+		c->state = S_CONNECTING;
+		return;
+	}
+	c->st.errors++;
+	close(fd);
+	c->fd = -1;
+	c->state = S_DOWN;
+	c->next_try_ns = now_ns + (uint64_t)c->backoff_ms * 1000000u;
+	c->backoff_ms = c->backoff_ms * 2 > x->cfg.backoff_max_ms ? x->cfg.backoff_max_ms
+	                                                          : c->backoff_ms * 2;
+}
+
+/* A new connection (a new Transport Session): templates first, then every queued data
+ * message not yet acknowledged, renumbered from 0. */
+static void tcp_up(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	c->state = S_UP;
+	c->backoff_ms = x->cfg.backoff_min_ms;
+	if (c->ever_up)
+		c->st.reconnects++;
+	c->ever_up = true;
+	c->st.connected = true;
+	/* Rebuild the queue: templates, then the data messages with new sequence numbers. */
+	uint8_t *old = c->q + c->qhead;
+	uint8_t *nq = malloc(c->qcap);
+	struct qmsg *oqm = c->qm + c->qmhead;
+	size_t onqm = c->nqm;
+	struct qmsg *nqm = malloc((onqm + 1) * sizeof(*nqm));
+	if (!nq || !nqm) {
+		free(nq);
+		free(nqm);
+		tcp_fail(x, c);
+		return;
+	}
+	uint8_t *tq = nq;
+	c->seq = 0;
+	size_t tn = template_msg(x, c, tq, now_ns);
+	c->st.template_records += 3;
+	size_t len = tn, n = 0, off = 0;
+	nqm[n++] = (struct qmsg){.len = (uint32_t)tn, .kind = M_TEMPLATE};
+	for (size_t i = 0; i < onqm; i++) {
+		const struct qmsg *m = &oqm[i];
+		if (m->kind == M_DATA && len + m->len <= c->qcap) {
+			memcpy(nq + len, old + off, m->len);
+			w32(nq + len + 8, c->seq);
+			c->seq += m->ndata;
+			if (m->written)
+				c->st.retransmitted += m->nflows;
+			nqm[n] = *m;
+			nqm[n++].written = 0;
+			len += m->len;
+		} else if (m->kind == M_DATA) {
+			c->st.not_delivered += m->nflows;
+		}
+		off += m->len;
+	}
+	free(c->q);
+	free(c->qm);
+	c->q = nq;
+	c->qhead = 0;
+	c->qlen = len;
+	c->qm = nqm;
+	c->qmhead = 0;
+	c->nqm = n;
+	c->qmcap = onqm + 1;
+	c->qsent = 0;
+	c->templates_sent = true;
+	tcp_pump(x, c);
+}
+
+static void tcp_fail(struct secho_ipfix *x, struct coll *c)
+{
+	/* What the peer acknowledged before the failure is delivered: not sent again. */
+	if (c->fd >= 0 && c->state == S_UP)
+		tcp_acked(c);
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->st.errors++;
+	c->st.connected = false;
+	c->state = S_DOWN;
+	c->next_try_ns = x->now_ns + (uint64_t)c->backoff_ms * 1000000u;
+	c->backoff_ms = c->backoff_ms * 2 > x->cfg.backoff_max_ms ? x->cfg.backoff_max_ms
+	                                                          : c->backoff_ms * 2;
+	c->qsent = 0;
+}
+
+/* Drop the messages the peer has acknowledged. */
+static void tcp_acked(struct coll *c)
+{
+	int outq = 0;
+	if (ioctl(c->fd, SIOCOUTQ, &outq) < 0)
+		return;
+	size_t acked = c->qsent > (size_t)outq ? c->qsent - (size_t)outq : 0;
+	while (c->nqm && c->qm[c->qmhead].len <= acked) {
+		size_t l = c->qm[c->qmhead].len;
+		acked -= l;
+		c->qsent -= l;
+		c->qhead += l;
+		c->qlen -= l;
+		c->qmhead++;
+		c->nqm--;
+	}
+	if (!c->qlen)
+		c->qhead = 0;
+	if (!c->nqm)
+		c->qmhead = 0;
+}
+
+/* Write what the socket takes; count messages as they go out whole. */
+static void tcp_pump(struct secho_ipfix *x, struct coll *c)
+{
+	while (c->state == S_UP && c->qsent < c->qlen) {
+		ssize_t n = send(c->fd, c->q + c->qhead + c->qsent, c->qlen - c->qsent,
+		                 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			tcp_fail(x, c);
+			return;
+		}
+		/* Mark the messages this write reached; count those it completed. */
+		size_t before = c->qsent, at = 0;
+		c->qsent += (size_t)n;
+		for (size_t i = 0; i < c->nqm && at < c->qsent; i++) {
+			struct qmsg *m = &c->qm[c->qmhead + i];
+			if (at + m->len > before)
+				m->written = 1;
+			if (at + m->len > before && at + m->len <= c->qsent) {
+				c->st.messages++;
+				c->st.bytes += m->len;
+			}
+			at += m->len;
+		}
+	}
+	if (c->state == S_UP)
+		tcp_acked(c);
+}
+
+/* Connection state: finish connecting, notice a peer that went away, reconnect. */
+static void tcp_tick(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	if (c->state == S_DOWN && now_ns >= c->next_try_ns)
+		tcp_connect(x, c, now_ns);
+	if (c->state == S_CONNECTING) {
+		struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+		if (poll(&p, 1, 0) == 1) {
+			int e = 0;
+			socklen_t el = sizeof(e);
+			getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &e, &el);
+			if (e) {
+				tcp_fail(x, c);
+				return;
+			}
+			tcp_up(x, c, now_ns);
+		}
+		return;
+	}
+	if (c->state != S_UP)
+		return;
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	if (poll(&p, 1, 0) == 1) {
+		uint8_t junk[512];
+		ssize_t n = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) ||
+		    (p.revents & (POLLERR | POLLHUP))) {
+			tcp_fail(x, c); /* the collector closed or reset the connection */
+			return;
+		}
+	}
+	tcp_pump(x, c);
+}
+
+/* ---- statistics ---- */
+
+static void append_stats(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
+{
+	uint8_t r[SECHO_IPFIX_REC_OPTIONS], *p = r;
+	p = w32(p, x->cfg.odid);
+	p = w64(p, c->st.messages);
+	p = w64(p, c->st.records + c->nflows); /* this message's flows too */
+	p = w64(p, c->st.bytes);
+	p = w64(p, x->meter.observed_flows);
+	p = w64(p, x->meter.ignored_packets);
+	p = w64(p, x->meter.ignored_octets);
+	p = w64(p, c->st.not_delivered + x->meter.not_sent_flows);
+	p = w64(p, ms(x->init_ns));
+	templates_due(x, c, now_ns);
+	append(x, c, SECHO_IPFIX_TID_OPTIONS, r, (size_t)(p - r), false, now_ns);
+}
+
+/* ---- public ---- */
+
+int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg)
+{
+	*out = NULL;
+	struct secho_ipfix *x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->cfg = *cfg;
+	if (!x->cfg.mtu)
+		x->cfg.mtu = 1400;
+	if (!x->cfg.template_refresh_s)
+		x->cfg.template_refresh_s = 60;
+	if (!x->cfg.stats_interval_s)
+		x->cfg.stats_interval_s = 60;
+	if (!x->cfg.flush_ms)
+		x->cfg.flush_ms = 500;
+	if (!x->cfg.tcp_queue_bytes)
+		x->cfg.tcp_queue_bytes = 4u << 20;
+	if (!x->cfg.backoff_min_ms)
+		x->cfg.backoff_min_ms = 100;
+	if (!x->cfg.backoff_max_ms)
+		x->cfg.backoff_max_ms = 10000;
+	if (x->cfg.mtu < 576 || x->cfg.mtu > 65535 || x->cfg.tcp_queue_bytes < 65536 ||
+	    x->cfg.backoff_min_ms > x->cfg.backoff_max_ms) {
+		free(x);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+/* Split "HOST[:PORT]" / "[V6]:PORT" and resolve it. */
+static int resolve(const char *hp, int socktype, struct sockaddr_storage *ss, socklen_t *len,
+                   char *err, size_t errlen)
+{
+	char host[256], port[16];
+	const char *colon;
+	snprintf(port, sizeof(port), "%d", SECHO_IPFIX_PORT);
+	if (hp[0] == '[') {
+		const char *e = strchr(hp, ']');
+		if (!e || (size_t)(e - hp - 1) >= sizeof(host)) {
+			snprintf(err, errlen, "'%s': an IPv6 address needs [brackets]", hp);
+			return -EINVAL;
+		}
+		memcpy(host, hp + 1, (size_t)(e - hp - 1));
+		host[e - hp - 1] = 0;
+		colon = e[1] == ':' ? e + 1 : NULL;
+		if (e[1] && !colon) {
+			snprintf(err, errlen, "'%s': junk after the address", hp);
+			return -EINVAL;
+		}
+	} else {
+		colon = strrchr(hp, ':');
+		size_t hl = colon ? (size_t)(colon - hp) : strlen(hp);
+		if (hl >= sizeof(host) || (colon && strchr(hp, ':') != colon)) {
+			snprintf(err, errlen, "'%s': bad host (IPv6 addresses go in [brackets])",
+			         hp);
+			return -EINVAL;
+		}
+		memcpy(host, hp, hl);
+		host[hl] = 0;
+	}
+	if (colon) {
+		char *end;
+		long p = strtol(colon + 1, &end, 10);
+		if (!colon[1] || *end || p < 1 || p > 65535) {
+			snprintf(err, errlen, "'%s': port is not 1-65535", hp);
+			return -EINVAL;
+		}
+		snprintf(port, sizeof(port), "%ld", p);
+	}
+	if (!host[0]) {
+		snprintf(err, errlen, "'%s': no host", hp);
+		return -EINVAL;
+	}
+	struct addrinfo hints = {.ai_socktype = socktype}, *ai = NULL;
+	int rc = getaddrinfo(host, port, &hints, &ai);
+	if (rc || !ai) {
+		snprintf(err, errlen, "'%s': %s", host, gai_strerror(rc));
+		return -EINVAL;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err, size_t errlen)
+{
+	if (x->nc == SECHO_IPFIX_MAX_COLLECTORS) {
+		snprintf(err, errlen, "at most %d collectors", SECHO_IPFIX_MAX_COLLECTORS);
+		return -E2BIG;
+	}
+	struct coll *c = calloc(1, sizeof(*c));
+	if (!c || !(c->msg = malloc(x->cfg.mtu))) {
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(c->st.url, sizeof(c->st.url), "%s", url);
+	c->fd = -1;
+	msg_reset(c);
+	int rc;
+	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
+		c->type = url[0] == 'u' ? T_UDP : T_TCP;
+		rc = resolve(url + 6, c->type == T_UDP ? SOCK_DGRAM : SOCK_STREAM, &c->addr,
+		             &c->alen, err, errlen);
+		if (rc)
+			goto fail;
+	} else if (!strncmp(url, "file:", 5) && url[5]) {
+		c->type = T_FILE;
+		c->fd = open(url + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (c->fd < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", url + 5, strerror(-rc));
+			goto fail;
+		}
+	} else {
+		snprintf(err, errlen, "'%s': not udp://HOST[:PORT], tcp://HOST[:PORT] or file:PATH",
+		         url);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (c->type == T_UDP) {
+		/* A connected socket: one destination, and ICMP errors come back as send
+		 * errors (counted). A large send buffer absorbs a burst of messages. */
+		int sz = 4 << 20;
+		c->fd = socket(c->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (c->fd >= 0)
+			setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&c->addr, c->alen) < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", url, strerror(-rc));
+			goto fail;
+		}
+	}
+	if (c->type == T_TCP) {
+		c->qcap = x->cfg.tcp_queue_bytes;
+		c->q = malloc(c->qcap);
+		if (!c->q) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		c->backoff_ms = x->cfg.backoff_min_ms;
+		c->state = S_DOWN;
+		tcp_connect(x, c, x->now_ns);
+	} else {
+		c->st.connected = true;
+	}
+	x->c[x->nc++] = c;
+	return 0;
+fail:
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->msg);
+	free(c->q);
+	free(c);
+	return rc;
+}
+
+void secho_ipfix_set_meter_stats(struct secho_ipfix *x, const struct secho_ipfix_meter_stats *m)
+{
+	x->meter = *m;
+}
+
+static void see_time(struct secho_ipfix *x, uint64_t now_ns)
+{
+	if (!x->init_ns) {
+		x->init_ns = now_ns;
+		x->next_stats_ns = now_ns + (uint64_t)x->cfg.stats_interval_s * 1000000000u;
+	}
+	x->now_ns = now_ns;
+}
+
+int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, uint64_t now_ns)
+{
+	uint8_t r[128];
+	uint16_t tid;
+	size_t len = secho_ipfix_encode(x->cfg.biflow, rec, r, &tid);
+	if (!len)
+		return -EINVAL;
+	see_time(x, now_ns);
+	for (unsigned i = 0; i < x->nc; i++) {
+		templates_due(x, x->c[i], now_ns);
+		append(x, x->c[i], tid, r, len, true, now_ns);
+	}
+	return 0;
+}
+
+static void get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st)
+{
+	if (!st)
+		return;
+	memset(st, 0, sizeof(*st));
+	st->ncollectors = x->nc;
+	for (unsigned i = 0; i < x->nc; i++) {
+		st->c[i] = x->c[i]->st;
+		st->c[i].queued_bytes = x->c[i]->qlen;
+	}
+}
+
+int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *st)
+{
+	see_time(x, now_ns);
+	bool stats_due = now_ns >= x->next_stats_ns;
+	if (stats_due)
+		x->next_stats_ns = now_ns + (uint64_t)x->cfg.stats_interval_s * 1000000000u;
+	for (unsigned i = 0; i < x->nc; i++) {
+		struct coll *c = x->c[i];
+		templates_due(x, c, now_ns);
+		if (stats_due) {
+			append_stats(x, c, now_ns);
+			flush(x, c, now_ns);
+		}
+		if (c->len > HDR_LEN &&
+		    now_ns - c->first_ns >= (uint64_t)x->cfg.flush_ms * 1000000u)
+			flush(x, c, now_ns);
+		if (c->type == T_TCP)
+			tcp_tick(x, c, now_ns);
+	}
+	get_stats(x, st);
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *final,
+                      int timeout_ms)
+{
+	int rc = 0;
+	see_time(x, now_ns);
+	for (unsigned i = 0; i < x->nc; i++) {
+		struct coll *c = x->c[i];
+		append_stats(x, c, now_ns);
+		flush(x, c, now_ns);
+	}
+	/* TCP: wait, on the monotonic clock, until every queued byte is acknowledged. */
+	uint64_t t0 = mono_ns(),
+	         deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
+	for (;;) {
+		bool pending = false;
+		uint64_t t = mono_ns();
+		for (unsigned i = 0; i < x->nc; i++) {
+			struct coll *c = x->c[i];
+			if (c->type != T_TCP)
+				continue;
+			x->now_ns = now_ns + (t - t0);
+			tcp_tick(x, c, x->now_ns);
+			if (c->nqm)
+				pending = true;
+		}
+		if (!pending || t >= deadline)
+			break;
+		struct timespec sl = {0, 5000000};
+		nanosleep(&sl, NULL);
+	}
+	for (unsigned i = 0; i < x->nc; i++) {
+		struct coll *c = x->c[i];
+		if (c->type == T_TCP) {
+			for (size_t j = 0; j < c->nqm; j++)
+				c->st.not_delivered += c->qm[c->qmhead + j].nflows;
+			c->st.connected = false;
+		}
+		if (c->nqm || c->st.not_delivered)
+			rc = -ETIMEDOUT;
+	}
+	get_stats(x, final);
+	for (unsigned i = 0; i < x->nc; i++) {
+		struct coll *c = x->c[i];
+		if (c->fd >= 0) {
+			if (c->type == T_TCP)
+				shutdown(c->fd, SHUT_WR);
+			close(c->fd);
+		}
+		free(c->msg);
+		free(c->q);
+		free(c->qm);
+		free(c);
+	}
+	free(x);
+	return rc;
+}

@@ -1,0 +1,147 @@
+/*
+ * src/flow/ipfix.h - the IPFIX exporter: flow records (record.h) to collectors over UDP,
+ * TCP or into an IPFIX file (RFC 7011; biflows RFC 5103; docs/FLOW.md, "IPFIX export").
+ *
+ * Single-threaded: one exporter per metering process, called from the thread that exports
+ * records. Every collector gets every record, its own template stream and its own sequence
+ * numbers. Nothing blocks in secho_ipfix_record() or secho_ipfix_tick() except a UDP send
+ * (datagram sockets do not block on loopback or a LAN; a full send buffer is an error,
+ * counted); TCP is non-blocking with a bounded queue of whole messages.
+ *
+ * Clocks. Record times (flowStart/EndMilliseconds) come from the record: packet time.
+ * Everything the exporter decides by time - the message header's Export Time, the UDP
+ * template refresh, the statistics record's period, the flush of a part-filled message,
+ * TCP reconnect backoff - runs on now_ns, which the caller passes from CLOCK_REALTIME:
+ * Export Time is defined as wall-clock seconds (RFC 7011 section 3.1), and the refresh
+ * protects a collector that restarts in real time, so a capture metered offline in two
+ * seconds sends its templates once, not once per minute of packet time. Only
+ * secho_ipfix_close() waits, on CLOCK_MONOTONIC.
+ *
+ * Sequence numbers (RFC 7011 section 3.1): the number of Data Records (flow records and
+ * statistics records; never template records) sent in this Transport Session for this
+ * Observation Domain before this message. A UDP collector has one session for the
+ * exporter's life; each TCP connection is a new session and starts at 0.
+ */
+#ifndef SECHO_FLOW_IPFIX_H
+#define SECHO_FLOW_IPFIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flow/record.h"
+
+#define SECHO_IPFIX_PORT           4739 /* IANA */
+#define SECHO_IPFIX_MAX_COLLECTORS 8
+#define SECHO_IPFIX_PEN_REVERSE    29305u /* RFC 5103 reverse information elements */
+
+/* Template IDs (RFC 7011: 256 and up). One pair per mode, plus the statistics. */
+#define SECHO_IPFIX_TID_V4      256
+#define SECHO_IPFIX_TID_V6      257
+#define SECHO_IPFIX_TID_V4_BI   258
+#define SECHO_IPFIX_TID_V6_BI   259
+#define SECHO_IPFIX_TID_OPTIONS 260
+
+/* Data record sizes of each template (fixed-length elements only). */
+#define SECHO_IPFIX_REC_V4       55
+#define SECHO_IPFIX_REC_V6       79
+#define SECHO_IPFIX_REC_BI_EXTRA 34
+#define SECHO_IPFIX_REC_OPTIONS  68
+
+struct secho_ipfix_cfg {
+	uint32_t odid; /* Observation Domain ID */
+	bool biflow;   /* RFC 5103 records (forward + reverse), else one per direction */
+	uint32_t mtu;  /* largest message in bytes: 0 = 1400 (576..65535) */
+	uint32_t template_refresh_s; /* UDP: templates again every S seconds; 0 = 60 */
+	uint32_t stats_interval_s;   /* statistics record every S seconds; 0 = 60 */
+	uint32_t flush_ms;           /* a part-filled message leaves after this; 0 = 500 */
+	uint32_t tcp_queue_bytes;    /* TCP: messages kept until acknowledged; 0 = 4 MiB */
+	uint32_t backoff_min_ms;     /* TCP reconnect: first wait, doubled up to max; 0 = 100 */
+	uint32_t backoff_max_ms;     /* 0 = 10000 */
+};
+
+/* Per-collector counters, X(name, help). */
+#define SECHO_IPFIX_COUNTERS(X)                                                                    \
+	X(records, "flow records sent (handed to the transport)")                                  \
+	X(stats_records, "statistics (options) records sent")                                      \
+	X(template_records, "template records sent")                                               \
+	X(messages, "IPFIX messages sent")                                                         \
+	X(bytes, "bytes of IPFIX messages sent")                                                   \
+	X(errors, "send, connect and transport errors")                                            \
+	X(not_delivered, "flow records dropped: send error, queue full, lost connection")          \
+	X(retransmitted, "flow records sent again on a new TCP connection (not acknowledged)")     \
+	X(reconnects, "TCP connections established after the first")
+
+struct secho_ipfix_collector_stats {
+	char url[96];
+	bool connected;        /* TCP: a connection is up; UDP and files: always */
+	uint64_t queued_bytes; /* TCP: bytes of messages not yet acknowledged */
+#define X(n, h) uint64_t n;
+	SECHO_IPFIX_COUNTERS(X)
+#undef X
+};
+
+struct secho_ipfix_stats {
+	unsigned ncollectors;
+	struct secho_ipfix_collector_stats c[SECHO_IPFIX_MAX_COLLECTORS];
+};
+
+/* What the meter reports about itself in the statistics record (RFC 7011 section 4.1 and
+ * the IANA elements named). Totals since start. */
+struct secho_ipfix_meter_stats {
+	uint64_t observed_flows;  /* observedFlowTotalCount (163) */
+	uint64_t ignored_packets; /* ignoredPacketTotalCount (164) */
+	uint64_t ignored_octets;  /* ignoredOctetTotalCount (165) */
+	uint64_t not_sent_flows;  /* flows the meter itself lost (added to notSentFlowTotalCount) */
+};
+
+struct secho_ipfix;
+
+/* Returns 0, -EINVAL (a value out of range), -ENOMEM. */
+int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg);
+
+/*
+ * Add a collector: "udp://HOST[:PORT]", "tcp://HOST[:PORT]" (port 4739 when omitted; HOST a
+ * name, an IPv4 address or [IPv6]) or "file:PATH" (an IPFIX file, RFC 5655: the messages
+ * one after the other). UDP resolves and connects its socket now; TCP starts connecting (a
+ * refused connection is retried with backoff, not an error here); a file is created.
+ * Returns 0 or -errno with one line in err.
+ */
+int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err, size_t errlen);
+
+/* The meter's own counters for the next statistics records. Can't fail. */
+void secho_ipfix_set_meter_stats(struct secho_ipfix *x, const struct secho_ipfix_meter_stats *m);
+
+/*
+ * Export one flow record to every collector. Templates go first on every stream that has
+ * not had them. Returns 0, or -EINVAL for a record that cannot be encoded (ip_version not
+ * 4/6). Transport failures are counted per collector, never returned.
+ */
+int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, uint64_t now_ns);
+
+/* Timers and transports: flush part-filled messages older than flush_ms, refresh UDP
+ * templates, send statistics when due, move TCP queues, reconnect. Call it often (at least
+ * every flush_ms). st (may be NULL) gets the counters. Returns 0. */
+int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *st);
+
+/*
+ * Flush everything, send a last statistics record, and for TCP wait until the peer has
+ * acknowledged every byte (reconnecting if needed), at most timeout_ms; then close and
+ * free. Records still queued at the timeout count as not delivered. final (may be NULL)
+ * gets the counters. Returns 0 when every collector got everything, -ETIMEDOUT otherwise.
+ */
+int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *final,
+                      int timeout_ms);
+
+/* ---- the encoder, for tests and tools ---- */
+
+/* The template set (set ID 2) of the data templates in use, or the options template set
+ * (set ID 3), into out; returns its length (cap is enough at 256 bytes). */
+size_t secho_ipfix_template_set(bool biflow, uint8_t *out);
+size_t secho_ipfix_options_template_set(uint8_t *out);
+/* Encode rec's data record for its template into out (room for 112 bytes): returns the
+ * length and sets *tid, or 0 for a record that cannot be encoded. */
+size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *rec, uint8_t *out,
+                          uint16_t *tid);
+
+#endif

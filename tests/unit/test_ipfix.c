@@ -1,0 +1,423 @@
+/*
+ * tests/unit/test_ipfix.c - the IPFIX encoder and exporter (src/flow/ipfix.h).
+ *
+ *   - template sets and one data record of each template (IPv4, IPv6, uniflow and RFC 5103
+ *     biflow) and the options template against bytes written out by hand from RFC 7011,
+ *     RFC 5103 and the IANA element list;
+ *   - messages (through a file: collector): the header, sequence numbers (data records
+ *     before the message; template records not counted), every message within the MTU;
+ *   - UDP with a clock of the test's own: templates before the first data, again after the
+ *     refresh period and not before; the statistics (options) record on its period with
+ *     the right counts; a part-filled message leaves after flush_ms;
+ *   - bad collector URLs and configurations.
+ * End to end with nfcapd, tshark and a TCP collector: tests/sh/test_flow_ipfix.sh.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "flow/ipfix.h"
+#include "harness.h"
+
+static uint64_t rd(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static void check_hex(const char *what, const uint8_t *got, size_t n, const char *hex)
+{
+	uint8_t want[512];
+	char clean[1100];
+	size_t c = 0;
+	for (const char *h = hex; *h && c + 1 < sizeof(clean); h++)
+		if (*h != ' ')
+			clean[c++] = *h; /* the expected bytes are grouped by field with spaces */
+	clean[c] = 0;
+	long wl = t_unhex(clean, want, sizeof(want));
+	T_CHECK(wl == (long)n, "%s: %zu bytes, expected %ld", what, n, wl);
+	if (wl == (long)n && memcmp(got, want, n) != 0) {
+		T_CHECK(0, "%s differs", what);
+		t_hexdump("got", got, n);
+		t_hexdump("want", want, n);
+	}
+}
+
+/* A record with every field distinct. */
+static struct secho_flow_rec sample(int ipv)
+{
+	struct secho_flow_rec r;
+	memset(&r, 0, sizeof(r));
+	r.key.ip_version = (uint8_t)ipv;
+	r.key.proto = 6;
+	r.key.vlan = 100;
+	r.key.vlan_inner = 0;
+	r.key.sport = 1024;
+	r.key.dport = 443;
+	if (ipv == 4) {
+		inet_pton(AF_INET, "198.18.0.1", r.key.src);
+		inet_pton(AF_INET, "198.19.255.7", r.key.dst);
+	} else {
+		inet_pton(AF_INET6, "2001:db8:1::1", r.key.src);
+		inet_pton(AF_INET6, "2001:db8:ff::7", r.key.dst);
+		r.key.proto = 58;
+		r.key.sport = r.key.dport = 0;
+		r.key.icmp_type_code = 128 << 8;
+	}
+	r.fwd = (struct secho_flow_dir){.packets = 3,
+	                                .octets = 1500,
+	                                .first_ns = 1767225600123456789ull,
+	                                .last_ns = 1767225601999999999ull,
+	                                .tcp_flags = 0x1b};
+	r.rev = (struct secho_flow_dir){.packets = 2,
+	                                .octets = 80,
+	                                .first_ns = 1767225600500000000ull,
+	                                .last_ns = 1767225601800000001ull,
+	                                .tcp_flags = 0x12};
+	r.end_reason = SECHO_FLOW_END_EOF;
+	return r;
+}
+
+/* Field lists, written out: ID, length (reverse elements: ID | 0x8000, length, PEN). */
+static void test_templates(void)
+{
+	t_begin("ipfix: template sets, byte for byte");
+	uint8_t b[512];
+	size_t n = secho_ipfix_template_set(false, b);
+	check_hex("uniflow template set", b, n,
+	          "00020084"
+	          "0100000f"
+	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
+	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "0101000f"
+	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
+	          "008b000200060002000100080002000800980008009900080088 0001");
+	n = secho_ipfix_template_set(true, b);
+	check_hex("biflow template set", b, n,
+	          "000200d4"
+	          "01020014"
+	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
+	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80980008 00007279 80990008 00007279"
+	          "01030014"
+	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
+	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80980008 00007279 80990008 00007279");
+	n = secho_ipfix_options_template_set(b);
+	check_hex("options template set", b, n,
+	          "0003002e 01040009 0001"
+	          "00950004 00290008 002a0008 00280008 00a30008 00a40008 00a50008 00a60008"
+	          "00a00008");
+	t_end();
+}
+
+static void test_records(void)
+{
+	t_begin("ipfix: one data record of each template, byte for byte");
+	uint8_t b[256];
+	uint16_t tid = 0;
+	struct secho_flow_rec r4 = sample(4), r6 = sample(6);
+	/* IPv4: addresses, ports, protocol 6, version 4, VLAN 100, inner 0, ICMP 0, flags
+	 * 0x1b, 1500 octets, 3 packets, 1767225600123 ms, 1767225601999 ms, reason 3. */
+	static const char v4[] = "c6120001 c613ff07 0400 01bb 06 04 0064 0000 0000 001b"
+	                         "00000000000005dc 0000000000000003"
+	                         "0000019b76daa87b 0000019b76daafcf 03";
+	static const char v6[] = "20010db8000100000000000000000001 20010db800ff00000000000000000007"
+	                         "0000 0000 3a 06 0064 0000 8000 001b"
+	                         "00000000000005dc 0000000000000003"
+	                         "0000019b76daa87b 0000019b76daafcf 03";
+	/* Reverse: 80 octets, 2 packets, flags 0x12, 1767225600500 ms, 1767225601800 ms. */
+	static const char rev[] = "0000000000000050 0000000000000002 0012"
+	                          "0000019b76daa9f4 0000019b76daaf08";
+	char hex[600];
+	size_t n = secho_ipfix_encode(false, &r4, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_V4 && n == SECHO_IPFIX_REC_V4, "v4: tid %u len %zu", tid, n);
+	check_hex("IPv4 uniflow record", b, n, v4);
+	n = secho_ipfix_encode(false, &r6, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_V6 && n == SECHO_IPFIX_REC_V6, "v6: tid %u len %zu", tid, n);
+	check_hex("IPv6 uniflow record", b, n, v6);
+	n = secho_ipfix_encode(true, &r4, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_V4_BI && n == SECHO_IPFIX_REC_V4 + SECHO_IPFIX_REC_BI_EXTRA,
+	        "v4 bi: tid %u len %zu", tid, n);
+	snprintf(hex, sizeof(hex), "%s%s", v4, rev);
+	check_hex("IPv4 biflow record", b, n, hex);
+	n = secho_ipfix_encode(true, &r6, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_V6_BI && n == SECHO_IPFIX_REC_V6 + SECHO_IPFIX_REC_BI_EXTRA,
+	        "v6 bi: tid %u len %zu", tid, n);
+	snprintf(hex, sizeof(hex), "%s%s", v6, rev);
+	check_hex("IPv6 biflow record", b, n, hex);
+	struct secho_flow_rec bad = r4;
+	bad.key.ip_version = 5;
+	T_CHECK(secho_ipfix_encode(false, &bad, b, &tid) == 0, "ip_version 5 encoded");
+	t_end();
+}
+
+/* Walk the messages of buf: check headers, return the data records counted. */
+static void walk(const uint8_t *p, size_t len, uint32_t mtu, uint32_t odid, uint64_t *msgs,
+                 uint64_t *data, uint64_t *flows, uint64_t *tmpl_msgs)
+{
+	uint64_t seq = 0;
+	*msgs = *data = *flows = *tmpl_msgs = 0;
+	while (len >= 16) {
+		size_t ml = (size_t)rd(p + 2, 2);
+		T_CHECK(rd(p, 2) == 10, "version %llu", (unsigned long long)rd(p, 2));
+		T_CHECK(ml >= 16 && ml <= len && ml <= mtu, "message length %zu (mtu %u)", ml, mtu);
+		if (ml < 16 || ml > len)
+			return;
+		T_CHECK(rd(p + 8, 4) == seq, "message %llu: sequence %llu, expected %llu",
+		        (unsigned long long)*msgs, (unsigned long long)rd(p + 8, 4),
+		        (unsigned long long)seq);
+		T_CHECK(rd(p + 12, 4) == odid, "odid %llu", (unsigned long long)rd(p + 12, 4));
+		size_t o = 16;
+		while (o + 4 <= ml) {
+			uint16_t sid = (uint16_t)rd(p + o, 2), sl = (uint16_t)rd(p + o + 2, 2);
+			T_CHECK(sl >= 4 && o + sl <= ml, "set length %u", sl);
+			if (sl < 4 || o + sl > ml)
+				return;
+			unsigned rl = sid == SECHO_IPFIX_TID_V4        ? SECHO_IPFIX_REC_V4
+			              : sid == SECHO_IPFIX_TID_V6      ? SECHO_IPFIX_REC_V6
+			              : sid == SECHO_IPFIX_TID_OPTIONS ? SECHO_IPFIX_REC_OPTIONS
+			                                               : 0;
+			if (sid == 2)
+				(*tmpl_msgs)++;
+			if (rl) {
+				T_CHECK((sl - 4u) % rl == 0, "set %u: %u bytes of %u-byte records",
+				        sid, sl - 4u, rl);
+				seq += (sl - 4u) / rl;
+				*data += (sl - 4u) / rl;
+				if (sid != SECHO_IPFIX_TID_OPTIONS)
+					*flows += (sl - 4u) / rl;
+			}
+			o += sl;
+		}
+		(*msgs)++;
+		p += ml;
+		len -= ml;
+	}
+	T_CHECK(len == 0, "%zu bytes after the last message", len);
+}
+
+static void test_messages_file(void)
+{
+	t_begin("ipfix: messages in a file: headers, sequence numbers, MTU");
+	char path[] = "/tmp/secho-ipfix-test.XXXXXX";
+	int fd = mkstemp(path);
+	T_CHECK(fd >= 0, "mkstemp");
+	if (fd < 0) {
+		t_end();
+		return;
+	}
+	close(fd);
+	char url[64], err[256];
+	snprintf(url, sizeof(url), "file:%s", path);
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {.odid = 99, .mtu = 576};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, url, err, sizeof(err)) == 0, "add: %s", err);
+	uint64_t now = 1800000000ull * 1000000000ull;
+	for (int i = 0; i < 300; i++) {
+		struct secho_flow_rec r = sample(i % 3 ? 4 : 6);
+		r.key.sport = (uint16_t)(2000 + i);
+		T_CHECK(secho_ipfix_record(x, &r, now) == 0, "record %d", i);
+	}
+	struct secho_ipfix_stats st;
+	int rc = secho_ipfix_close(x, now, &st, 1000);
+	T_CHECK(rc == 0, "close %d", rc);
+	T_CHECK(st.ncollectors == 1 && st.c[0].records == 300 && st.c[0].stats_records == 1 &&
+	                st.c[0].template_records == 3 && st.c[0].errors == 0,
+	        "counters: records %llu stats %llu templates %llu errors %llu",
+	        (unsigned long long)st.c[0].records, (unsigned long long)st.c[0].stats_records,
+	        (unsigned long long)st.c[0].template_records, (unsigned long long)st.c[0].errors);
+	FILE *f = fopen(path, "rb");
+	static uint8_t buf[1 << 16];
+	size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	unlink(path);
+	uint64_t msgs, data, flows, tm;
+	walk(buf, n, 576, 99, &msgs, &data, &flows, &tm);
+	T_CHECK(flows == 300 && data == 301 && tm == 1, "flows %llu data %llu template msgs %llu",
+	        (unsigned long long)flows, (unsigned long long)data, (unsigned long long)tm);
+	T_CHECK(msgs == st.c[0].messages && n == st.c[0].bytes, "messages %llu/%llu bytes %zu/%llu",
+	        (unsigned long long)msgs, (unsigned long long)st.c[0].messages, n,
+	        (unsigned long long)st.c[0].bytes);
+	/* The first message holds the templates and counts no data records. */
+	T_CHECK(n > 20 && rd(buf + 16, 2) == 2 && rd(buf + 8, 4) == 0, "templates first");
+	t_end();
+}
+
+/* Read every datagram waiting on fd into msgs; returns how many. */
+static int drain(int fd, uint8_t (*m)[65536], size_t *len, int max)
+{
+	int n = 0;
+	while (n < max) {
+		ssize_t r = recv(fd, m[n], sizeof(m[n]), MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		len[n++] = (size_t)r;
+	}
+	return n;
+}
+
+static int count_set(const uint8_t *m, size_t len, uint16_t want)
+{
+	int c = 0;
+	for (size_t o = 16; o + 4 <= len;) {
+		uint16_t sid = (uint16_t)rd(m + o, 2), sl = (uint16_t)rd(m + o + 2, 2);
+		if (sl < 4)
+			break;
+		c += sid == want;
+		o += sl;
+	}
+	return c;
+}
+
+static void test_udp_timers(void)
+{
+	t_begin("ipfix: UDP template refresh, statistics record, flush timer");
+	int rx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof(a);
+	if (rx < 0 || bind(rx, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(rx, (struct sockaddr *)&a, &al)) {
+		t_unavailable("no UDP socket on 127.0.0.1");
+		return;
+	}
+	int big = 1 << 20;
+	setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	char url[64], err[256];
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(a.sin_port));
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {
+	        .odid = 5, .biflow = true, .template_refresh_s = 10, .stats_interval_s = 25};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, url, err, sizeof(err)) == 0, "add: %s", err);
+	static uint8_t m[64][65536];
+	size_t len[64];
+	const uint64_t S = 1000000000ull, t0 = 1800000000ull * S;
+	struct secho_flow_rec r = sample(4);
+	struct secho_ipfix_meter_stats ms = {.observed_flows = 77,
+	                                     .ignored_packets = 5,
+	                                     .ignored_octets = 321,
+	                                     .not_sent_flows = 2};
+	secho_ipfix_set_meter_stats(x, &ms);
+
+	/* t0: the first record: templates go out at once, the record waits in its message. */
+	secho_ipfix_record(x, &r, t0);
+	int n = drain(rx, m, len, 64);
+	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 1 && count_set(m[0], len[0], 3) == 1,
+	        "t0: %d messages, want the template message", n);
+	/* t0 + 0.4 s: not yet flushed; t0 + 0.6 s: flushed (flush_ms 500). */
+	secho_ipfix_tick(x, t0 + 400000000ull, NULL);
+	T_CHECK(drain(rx, m, len, 64) == 0, "flushed before flush_ms");
+	secho_ipfix_tick(x, t0 + 600000000ull, NULL);
+	n = drain(rx, m, len, 64);
+	T_CHECK(n == 1 && count_set(m[0], len[0], SECHO_IPFIX_TID_V4_BI) == 1 &&
+	                rd(m[0] + 8, 4) == 0,
+	        "t0+0.6: %d messages (want one data message with sequence 0)", n);
+	/* t0 + 9 s: a record; no refresh yet. t0 + 10 s: refresh before the next data. */
+	secho_ipfix_record(x, &r, t0 + 9 * S);
+	secho_ipfix_tick(x, t0 + 9 * S + 600000000ull, NULL);
+	n = drain(rx, m, len, 64);
+	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 0 && rd(m[0] + 8, 4) == 1,
+	        "t0+9: %d messages, want one data message, sequence 1", n);
+	secho_ipfix_record(x, &r, t0 + 10 * S);
+	n = drain(rx, m, len, 64);
+	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 1 && rd(m[0] + 8, 4) == 2,
+	        "t0+10: %d messages, want the templates again (sequence 2: template records do "
+	        "not count)",
+	        n);
+	/* t0 + 25 s: the statistics record (with a template refresh before it, 15 s on). */
+	secho_ipfix_tick(x, t0 + 25 * S, NULL);
+	n = drain(rx, m, len, 64);
+	int opt = -1;
+	for (int i = 0; i < n; i++)
+		if (count_set(m[i], len[i], SECHO_IPFIX_TID_OPTIONS))
+			opt = i;
+	T_CHECK(opt >= 0, "t0+25: no statistics record in %d messages", n);
+	if (opt >= 0) {
+		/* The options set: scope odid 5, messages, flows 3, octets, observed 77,
+		 * ignored 5 / 321, not sent 2 (meter), init time t0 in ms. */
+		const uint8_t *o = m[opt] + 16 + 4;
+		T_CHECK(rd(o, 4) == 5, "scope odid %llu", (unsigned long long)rd(o, 4));
+		T_CHECK(rd(o + 12, 8) == 3, "exportedFlowRecordTotalCount %llu",
+		        (unsigned long long)rd(o + 12, 8));
+		T_CHECK(rd(o + 28, 8) == 77 && rd(o + 36, 8) == 5 && rd(o + 44, 8) == 321 &&
+		                rd(o + 52, 8) == 2,
+		        "observed/ignored/not sent: %llu %llu %llu %llu",
+		        (unsigned long long)rd(o + 28, 8), (unsigned long long)rd(o + 36, 8),
+		        (unsigned long long)rd(o + 44, 8), (unsigned long long)rd(o + 52, 8));
+		T_CHECK(rd(o + 60, 8) == t0 / 1000000u, "systemInitTimeMilliseconds");
+		T_CHECK(rd(m[opt] + 8, 4) == 3, "statistics message sequence %llu",
+		        (unsigned long long)rd(m[opt] + 8, 4));
+		T_CHECK(rd(m[opt] + 4, 4) == (t0 + 25 * S) / S, "export time");
+	}
+	/* A data record after the statistics record: its message counts that one too. */
+	secho_ipfix_record(x, &r, t0 + 26 * S);
+	secho_ipfix_tick(x, t0 + 27 * S, NULL);
+	n = drain(rx, m, len, 64);
+	T_CHECK(n == 1 && rd(m[0] + 8, 4) == 4,
+	        "t0+27: %d messages, sequence %llu (want 4: 3 flows and 1 statistics record)", n,
+	        n ? (unsigned long long)rd(m[0] + 8, 4) : 0ull);
+	struct secho_ipfix_stats st;
+	int rc = secho_ipfix_close(x, t0 + 28 * S, &st, 100);
+	T_CHECK(rc == 0 && st.c[0].records == 4 && st.c[0].stats_records == 2 &&
+	                st.c[0].errors == 0 && st.c[0].template_records == 3 * 3,
+	        "close %d: records %llu stats %llu templates %llu", rc,
+	        (unsigned long long)st.c[0].records, (unsigned long long)st.c[0].stats_records,
+	        (unsigned long long)st.c[0].template_records);
+	close(rx);
+	t_end();
+}
+
+static void test_bad(void)
+{
+	t_begin("ipfix: bad collectors and configurations");
+	struct secho_ipfix *x;
+	char err[256];
+	struct secho_ipfix_cfg bad = {.mtu = 100};
+	T_CHECK(secho_ipfix_new(&x, &bad) == -EINVAL, "mtu 100 accepted");
+	struct secho_ipfix_cfg cfg = {0};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	static const char *urls[] = {"udp:/127.0.0.1",
+	                             "http://127.0.0.1",
+	                             "udp://127.0.0.1:0",
+	                             "udp://127.0.0.1:70000",
+	                             "udp://:4739",
+	                             "tcp://[::1",
+	                             "udp://::1:4739",
+	                             "file:",
+	                             "file:/nonexistent/dir/x"};
+	for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++) {
+		err[0] = 0;
+		int rc = secho_ipfix_add_collector(x, urls[i], err, sizeof(err));
+		T_CHECK(rc < 0 && err[0], "'%s' accepted (rc %d)", urls[i], rc);
+	}
+	T_CHECK(secho_ipfix_add_collector(x, "udp://127.0.0.1", err, sizeof(err)) == 0,
+	        "default port: %s", err);
+	T_CHECK(secho_ipfix_add_collector(x, "udp://[::1]:4739", err, sizeof(err)) == 0 ||
+	                strstr(err, "::1"),
+	        "IPv6 in brackets: %s", err);
+	secho_ipfix_close(x, 0, NULL, 0);
+	t_end();
+}
+
+int main(void)
+{
+	test_templates();
+	test_records();
+	test_messages_file();
+	test_udp_timers();
+	test_bad();
+	return t_exit();
+}
