@@ -13,6 +13,8 @@ PKGS=(
   libpcap-dev         # pcap I/O backend
   libxdp-dev libbpf-dev  # AF_XDP I/O backend
   libjansson-dev      # JSON (tests, host tool, dashboard)
+  libxxhash-dev       # xxHash: the flow table's key hash
+  tcpreplay           # flow meter live test: a capture replayed onto a veth
   libmicrohttpd-dev   # dashboard HTTP server
   iproute2 ethtool    # network namespaces and veth for tests and demo
   openssl jq xxd      # command-line tests: openssl enc oracle and the provider's programs, JSON, hex

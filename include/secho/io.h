@@ -89,6 +89,14 @@ struct secho_io_cfg {
 	 * why. With rx_ring/tx_ring 0, bigger frames mean fewer of them (same ring bytes). */
 	uint32_t max_frame;
 	bool tx_copy; /* PCAP: build responses in a scratch buffer, not in place */
+	/* Receive-only users (the flow meter): */
+	bool rx_only;      /* PACKET: no TX socket or ring */
+	bool vlan_restore; /* PACKET: a VLAN tag the kernel took out of the frame (it always
+	                    * takes the outer one) is put back in front of the EtherType,
+	                    * in the headroom: the frame is as it was on the wire */
+	bool fanout;       /* PACKET: join PACKET_FANOUT_HASH group fanout_id: each socket of
+	                    * the group gets whole flows (the kernel's flow hash) */
+	uint16_t fanout_id;
 };
 
 /*
@@ -107,6 +115,8 @@ struct secho_io_pkt {
 	uint32_t flags; /* SECHO_IO_PKT_*; backend-owned but TRUNCATED */
 	uint32_t vlan;  /* TPID << 16 | TCI of a tag the kernel removed, 0 = none */
 	uint64_t handle;
+	uint64_t ts_ns; /* receive time, ns since the epoch: AF_PACKET's ring time, the pcap
+	                 * record's; 0 where the backend has none (AF_XDP: take the clock) */
 };
 
 #define SECHO_IO_PKT_SENT 0x1u /* tx_commit() sent this buffer itself; release skips it */

@@ -1,31 +1,26 @@
 /*
  * src/cli/flow.c - `secho flow`: flow metering (docs/FLOW.md).
  *
+ *   secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet]) [options]
  *   secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o OUT.pcap
  *
- * `secho flow gen` writes a seeded capture and its ground truth (src/flow/gen.h). Without
- * a subcommand, `secho flow` prints its usage and exits 2.
+ * `secho flow` is the meter (src/flow/meter.h): records as JSON lines, IPFIX collectors
+ * parsed and checked here. `secho flow gen` writes a seeded capture and its ground truth
+ * (src/flow/gen.h).
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "flow/gen.h"
-
-static void flow_usage(FILE *f)
-{
-	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o "
-	           "OUT.pcap\n"
-	           "\n"
-	           "Flow metering (docs/FLOW.md).\n"
-	           "\n"
-	           "  gen      write a seeded capture and its ground truth (secho flow gen "
-	           "--help)\n");
-}
+#include "flow/json.h"
+#include "flow/meter.h"
 
 static void gen_usage(FILE *f)
 {
@@ -141,18 +136,356 @@ static int cmd_flow_gen(int argc, char *argv[])
 	return CLI_OK;
 }
 
+static const char usage[] =
+        "usage: secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet]) [--collector URL]...\n"
+        "                  [--uniflow] [--active S] [--inactive S] [--flows N] [--workers N]\n"
+        "                  [--observation-domain ID] [--template-refresh S] [--json FILE|-]\n"
+        "                  [--stats S] [--json-stats]\n"
+        "\n"
+        "The flow meter: every packet is put in its flow (VLANs, IP version, protocol,\n"
+        "addresses, ports or ICMP type and code); a flow's record (per direction: packets,\n"
+        "IP octets, first and last time, TCP flags; then why it ended) leaves the table on\n"
+        "the inactive or active timeout, at the end of a TCP connection, when its bucket is\n"
+        "full, or at the end (docs/FLOW.md). Timeouts run on packet time.\n"
+        "\n"
+        "  --pcap FILE          meter a capture file (pcap or pcapng), as fast as it goes;\n"
+        "                       at its end every flow is exported\n"
+        "  --iface IF           meter an interface live (receive only) until SIGINT/SIGTERM,\n"
+        "                       then export every flow\n"
+        "  --io KIND            auto|xdp|packet (with --iface; default auto)\n"
+        "  --collector URL      udp://HOST[:PORT] or tcp://HOST[:PORT] (IPFIX, port 4739 by\n"
+        "                       default; IPv6 addresses in brackets), repeatable\n"
+        "  --json FILE|-        one JSON object per flow record, one per line (- = stdout)\n"
+        "  --uniflow            one record per direction (default: biflows, RFC 5103:\n"
+        "                       forward = the direction of the flow's first packet)\n"
+        "  --active S           active timeout: a flow older than S seconds is exported and\n"
+        "                       goes on in a new record (default 300)\n"
+        "  --inactive S         inactive timeout: a flow idle for S seconds ends (default 30)\n"
+        "  --flows N            flow table entries, over all workers (default 1048576; 8 to\n"
+        "                       1073741824; memory about 136 bytes per entry, printed)\n"
+        "  --workers N          worker threads, each with its own table (default 1; 1-64):\n"
+        "                       packets are split by a symmetric hash of their addresses\n"
+        "  --observation-domain ID   IPFIX observation domain (default 0)\n"
+        "  --template-refresh S      IPFIX templates again every S seconds on UDP\n"
+        "                            (default 60)\n"
+        "  --stats S            print statistics every S seconds (default: at the end only)\n"
+        "  --json-stats         statistics as one JSON object per line\n"
+        "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
+        "                       three docs/FLOW.md compares)\n"
+        "  --quiet              no banner\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "secho flow gen writes a seeded capture and its ground truth (secho flow gen --help).\n"
+        "\n"
+        "Statistics and the summary go to stdout, or to stderr when records do (--json -);\n"
+        "a progress line goes to stderr when it is a terminal. Exit status: 0 when every\n"
+        "record was delivered, 1 when the input or an exporter failed part way (what was\n"
+        "read was metered and exported), 2 for bad usage.\n";
+
+#define MAX_COLLECTORS 8
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* udp://HOST[:PORT], tcp://HOST[:PORT]; HOST a name, an IPv4 address or [IPv6]. */
+static bool parse_collector(const char *url, const char **why)
+{
+	const char *h;
+	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
+		h = url + 6;
+	} else {
+		*why = "the scheme is not udp:// or tcp://";
+		return false;
+	}
+	const char *port = NULL;
+	size_t hl;
+	if (*h == '[') {
+		const char *close = strchr(h, ']');
+		if (!close || close == h + 1) {
+			*why = "an IPv6 address needs its closing ']'";
+			return false;
+		}
+		hl = (size_t)(close - h - 1);
+		char a[64];
+		if (hl >= sizeof(a)) {
+			*why = "the IPv6 address is too long";
+			return false;
+		}
+		memcpy(a, h + 1, hl);
+		a[hl] = 0;
+		for (size_t i = 0; i < hl; i++)
+			if (!strchr("0123456789abcdefABCDEF:.", a[i])) {
+				*why = "not an IPv6 address between the brackets";
+				return false;
+			}
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1]) {
+			*why = "something after the ']' that is not ':PORT'";
+			return false;
+		}
+	} else {
+		const char *colon = strchr(h, ':');
+		hl = colon ? (size_t)(colon - h) : strlen(h);
+		if (colon)
+			port = colon + 1;
+		if (!hl) {
+			*why = "no host";
+			return false;
+		}
+		for (size_t i = 0; i < hl; i++) {
+			char c = h[i];
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			      (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')) {
+				*why = "the host is not a name or an address (IPv6: use [ADDR])";
+				return false;
+			}
+		}
+		if (hl > 253) {
+			*why = "the host name is too long";
+			return false;
+		}
+	}
+	if (port) {
+		uint64_t p;
+		if (!cli_parse_u64(port, 1, 65535, &p)) {
+			*why = "the port is not 1-65535";
+			return false;
+		}
+	}
+	return true;
+}
+
+static int cmd_flow_meter(int argc, char *argv[])
+{
+	enum {
+		O_PCAP = 256,
+		O_IFACE,
+		O_IO,
+		O_COLLECTOR,
+		O_UNIFLOW,
+		O_ACTIVE,
+		O_INACTIVE,
+		O_FLOWS,
+		O_WORKERS,
+		O_ODID,
+		O_TREFRESH,
+		O_JSON,
+		O_STATS,
+		O_JSTATS,
+		O_HASH,
+		O_QUIET,
+	};
+	static const struct option opts[] = {
+	        {"pcap", required_argument, NULL, O_PCAP},
+	        {"iface", required_argument, NULL, O_IFACE},
+	        {"io", required_argument, NULL, O_IO},
+	        {"collector", required_argument, NULL, O_COLLECTOR},
+	        {"uniflow", no_argument, NULL, O_UNIFLOW},
+	        {"active", required_argument, NULL, O_ACTIVE},
+	        {"inactive", required_argument, NULL, O_INACTIVE},
+	        {"flows", required_argument, NULL, O_FLOWS},
+	        {"workers", required_argument, NULL, O_WORKERS},
+	        {"observation-domain", required_argument, NULL, O_ODID},
+	        {"template-refresh", required_argument, NULL, O_TREFRESH},
+	        {"json", required_argument, NULL, O_JSON},
+	        {"stats", required_argument, NULL, O_STATS},
+	        {"json-stats", no_argument, NULL, O_JSTATS},
+	        {"hash", required_argument, NULL, O_HASH},
+	        {"quiet", no_argument, NULL, O_QUIET},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0}};
+	const char *pcap = NULL, *iface = NULL, *json = NULL, *io_s = NULL;
+	const char *collectors[MAX_COLLECTORS];
+	unsigned ncoll = 0;
+	bool uniflow = false, jstats = false, quiet = false;
+	double active = 300, inactive = 30, stats_s = 0, trefresh = 60;
+	uint64_t flows = 1048576, workers = 1, odid = 0;
+	enum secho_io_kind io = SECHO_IO_AUTO;
+	enum secho_flow_hash_kind hash = SECHO_FLOW_HASH_DEFAULT;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage, stdout);
+			return CLI_OK;
+		case O_PCAP:
+			pcap = optarg;
+			break;
+		case O_IFACE:
+			iface = optarg;
+			break;
+		case O_IO:
+			io_s = optarg;
+			if (!secho_io_kind_parse(optarg, &io) || io == SECHO_IO_PCAP)
+				return cli_usage_err(
+				        "flow", "--io: '%s' is not auto, xdp or packet", optarg);
+			break;
+		case O_COLLECTOR: {
+			const char *why = NULL;
+			if (ncoll == MAX_COLLECTORS)
+				return cli_usage_err("flow", "--collector: at most %d collectors",
+				                     MAX_COLLECTORS);
+			if (!parse_collector(optarg, &why))
+				return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
+			collectors[ncoll++] = optarg;
+			break;
+		}
+		case O_UNIFLOW:
+			uniflow = true;
+			break;
+		case O_ACTIVE:
+			if (!cli_parse_double(optarg, 0.001, 86400, &active))
+				return cli_usage_err("flow",
+				                     "--active: '%s' is not 0.001-86400 seconds",
+				                     optarg);
+			break;
+		case O_INACTIVE:
+			if (!cli_parse_double(optarg, 0.001, 86400, &inactive))
+				return cli_usage_err("flow",
+				                     "--inactive: '%s' is not 0.001-86400 seconds",
+				                     optarg);
+			break;
+		case O_FLOWS:
+			if (!cli_parse_u64(optarg, 8, SECHO_FLOW_MAX_FLOWS, &flows))
+				return cli_usage_err("flow", "--flows: '%s' is not 8-%u", optarg,
+				                     SECHO_FLOW_MAX_FLOWS);
+			break;
+		case O_WORKERS:
+			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_MAX_WORKERS, &workers))
+				return cli_usage_err("flow", "--workers: '%s' is not 1-%d", optarg,
+				                     SECHO_FLOW_MAX_WORKERS);
+			break;
+		case O_ODID:
+			if (!cli_parse_u64(optarg, 0, 0xffffffffu, &odid))
+				return cli_usage_err(
+				        "flow", "--observation-domain: '%s' is not 0-4294967295",
+				        optarg);
+			break;
+		case O_TREFRESH:
+			if (!cli_parse_double(optarg, 1, 86400, &trefresh))
+				return cli_usage_err(
+				        "flow", "--template-refresh: '%s' is not 1-86400 seconds",
+				        optarg);
+			break;
+		case O_JSON:
+			if (!*optarg)
+				return cli_usage_err("flow", "--json: an empty file name");
+			json = optarg;
+			break;
+		case O_STATS:
+			if (!cli_parse_double(optarg, 0.1, 86400, &stats_s))
+				return cli_usage_err(
+				        "flow", "--stats: '%s' is not 0.1-86400 seconds", optarg);
+			break;
+		case O_JSTATS:
+			jstats = true;
+			break;
+		case O_HASH:
+			if (!secho_flow_hash_parse(optarg, &hash))
+				return cli_usage_err("flow",
+				                     "--hash: '%s' is not xxh3, crc32c or toeplitz",
+				                     optarg);
+			break;
+		case O_QUIET:
+			quiet = true;
+			break;
+		default:
+			return cli_bad_option("flow", c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_err("flow", "unexpected argument '%s' (see 'secho flow --help')",
+		                     argv[optind]);
+	if (!pcap == !iface)
+		return cli_usage_err("flow", "give exactly one of --pcap FILE and --iface IF (see "
+		                             "'secho flow --help')");
+	if (io_s && !iface)
+		return cli_usage_err("flow", "--io goes with --iface");
+	if (!*(pcap ? pcap : iface))
+		return cli_usage_err("flow", "%s: an empty name", pcap ? "--pcap" : "--iface");
+	if (flows < workers * SECHO_FLOW_BUCKET)
+		return cli_usage_err("flow", "--flows %llu: fewer than 8 per worker",
+		                     (unsigned long long)flows);
+	if (ncoll)
+		return cli_usage_err("flow",
+		                     "--collector: the meter does not hand records to the "
+		                     "IPFIX exporter in this build (%s checked; use --json)",
+		                     collectors[0]);
+	(void)odid;
+	(void)trefresh;
+
+	struct secho_flow_sink sinks[1 + MAX_COLLECTORS];
+	unsigned nsinks = 0;
+	struct secho_flow_json *jx = NULL;
+	char err[256];
+	if (json) {
+		jx = secho_flow_json_open(json, uniflow, &sinks[nsinks], err, sizeof(err));
+		if (!jx)
+			return cli_err("flow", "--json %s", err);
+		nsinks++;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN); /* a closed --json pipe is a write error, counted */
+
+	struct secho_flow_meter_cfg cfg;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.table.flows = (uint32_t)flows;
+	cfg.table.uniflow = uniflow;
+	cfg.table.active_ns = (uint64_t)(active * 1e9);
+	cfg.table.inactive_ns = (uint64_t)(inactive * 1e9);
+	cfg.table.hash = hash;
+	cfg.workers = (unsigned)workers;
+	cfg.pcap = pcap;
+	cfg.iface = iface;
+	cfg.io = io;
+	cfg.sinks = sinks;
+	cfg.nsinks = nsinks;
+	cfg.stats_s = stats_s;
+	cfg.json_stats = jstats;
+	cfg.progress = pcap && isatty(STDERR_FILENO);
+	cfg.quiet = quiet;
+	cfg.report = json && !strcmp(json, "-") ? stderr : stdout;
+	cfg.stop = &stop_flag;
+
+	struct secho_flow_meter_result res;
+	int r = secho_flow_meter_run(&cfg, &res, err, sizeof(err));
+	secho_flow_json_free(jx);
+	if (r)
+		return cli_err("flow", "%s", err);
+	int rc = CLI_OK;
+	if (res.input_error[0]) {
+		fprintf(stderr, "secho flow: %s (what came before it was metered and exported)\n",
+		        res.input_error);
+		rc = CLI_FAIL;
+	}
+	if (res.sink_failed) {
+		fprintf(stderr, "secho flow: not every record was delivered (see the summary)\n");
+		rc = CLI_FAIL;
+	}
+	return rc;
+}
+
 int cmd_flow(int argc, char *argv[])
 {
 	if (argc >= 2 && !strcmp(argv[1], "gen"))
 		return cmd_flow_gen(argc - 1, argv + 1);
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		flow_usage(stdout);
-		return CLI_OK;
-	}
-	if (argc < 2) {
-		flow_usage(stderr);
+	if (argc < 2) { /* nothing at all: the usage, as a reminder */
+		fputs(usage, stderr);
 		return CLI_USAGE;
 	}
-	return cli_usage_err("flow", "unknown subcommand or option '%s' (see secho flow --help)",
-	                     argv[1]);
+	return cmd_flow_meter(argc, argv);
 }

@@ -45,6 +45,7 @@ struct pkt_io {
 	int txfd; /* == rxfd in sendmmsg mode */
 	int version;
 	bool sendmmsg_mode;
+	bool vlan_restore;
 
 	/* RX ring */
 	uint8_t *rx_map;
@@ -108,6 +109,27 @@ static inline uint32_t vlan_of(uint32_t status, uint16_t tci, uint16_t tpid)
 	return (uint32_t)tpid << 16 | tci;
 }
 
+/* The kernel took the outer VLAN tag out of the frame into the ring header (it always
+ * does, skb_vlan_untag); put it back in front of the EtherType, 4 bytes into the headroom
+ * (PACKET_RESERVE keeps 64), so the frame is as it was on the wire; k->vlan is then 0, as
+ * for any frame that carries its tag. */
+static void vlan_restore(struct secho_io_pkt *k, uint32_t status, uint16_t tci, uint16_t tpid)
+{
+	if (k->headroom < 4 || k->len < 12)
+		return;
+	if (!(status & TP_STATUS_VLAN_TPID_VALID) || !tpid)
+		tpid = ETH_P_8021Q;
+	memmove(k->data - 4, k->data, 12);
+	k->data -= 4;
+	k->headroom -= 4;
+	k->len += 4;
+	k->data[12] = (uint8_t)(tpid >> 8);
+	k->data[13] = (uint8_t)tpid;
+	k->data[14] = (uint8_t)(tci >> 8);
+	k->data[15] = (uint8_t)tci;
+	k->vlan = 0; /* the tag is in the frame's bytes again */
+}
+
 /* --- RX, TPACKET_V2 ---------------------------------------------------------------- */
 
 static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigned max)
@@ -133,6 +155,9 @@ static unsigned v2_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->flags = h->tp_snaplen < h->tp_len ? SECHO_IO_PKT_TRUNCATED : 0;
 		k->vlan = vlan_of(st, h->tp_vlan_tci, h->tp_vlan_tpid);
 		k->handle = p->rx_head;
+		k->ts_ns = (uint64_t)h->tp_sec * 1000000000ull + h->tp_nsec;
+		if (p->vlan_restore && (st & TP_STATUS_VLAN_VALID))
+			vlan_restore(k, st, h->tp_vlan_tci, h->tp_vlan_tpid);
 		p->rx_head = p->rx_head + 1 == p->frame_nr ? 0 : p->rx_head + 1;
 	}
 	return n;
@@ -188,6 +213,9 @@ static unsigned v3_rx_burst(struct pkt_io *p, struct secho_io_pkt *pkts, unsigne
 		k->flags = h->tp_snaplen < h->tp_len ? SECHO_IO_PKT_TRUNCATED : 0;
 		k->vlan = vlan_of(h->tp_status, (uint16_t)h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid);
 		k->handle = p->rx_head;
+		k->ts_ns = (uint64_t)h->tp_sec * 1000000000ull + h->tp_nsec;
+		if (p->vlan_restore && (h->tp_status & TP_STATUS_VLAN_VALID))
+			vlan_restore(k, h->tp_status, h->hv1.tp_vlan_tci, h->hv1.tp_vlan_tpid);
 		p->v3_pkt += h->tp_next_offset;
 		p->v3_left--;
 	}
@@ -275,7 +303,7 @@ static uint8_t *pkt_tx_slot_ahead(struct secho_io *io, unsigned k, uint32_t len)
 {
 	struct pkt_io *p = (struct pkt_io *)io;
 
-	if (p->sendmmsg_mode || k >= p->tx_frame_nr)
+	if (p->sendmmsg_mode || !p->tx_map || k >= p->tx_frame_nr)
 		return NULL;
 	return ring_tx_slot_at(p, k, len, false);
 }
@@ -286,7 +314,7 @@ static uint8_t *pkt_tx_slot(struct secho_io *io, struct secho_io_pkt *rx, uint32
 	struct pkt_io *p = (struct pkt_io *)io;
 
 	if (!p->sendmmsg_mode)
-		return ring_tx_slot(p, len);
+		return p->tx_map ? ring_tx_slot(p, len) : NULL; /* no TX ring: receive only */
 	/* nmsg < BURST here: commit flushes when the batch is full */
 	if (rx && front <= rx->headroom && len <= (uint64_t)front + rx->len + rx->tailroom)
 		p->mm_slot = rx->data - front;
@@ -577,7 +605,8 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 	p->frame_size = secho_io_pow2(cfg->frame_size > need ? cfg->frame_size : need);
 	if (p->frame_size < 2048)
 		p->frame_size = 2048;
-	p->sendmmsg_mode = cfg->packet_sendmmsg;
+	p->sendmmsg_mode = cfg->packet_sendmmsg && !cfg->rx_only;
+	p->vlan_restore = cfg->vlan_restore;
 
 	/* Protocol 0 until bind: no frames from other interfaces slip into the ring. */
 	p->rxfd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -622,6 +651,16 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 		secho_io_err(err, errlen, "bind AF_PACKET to %s: %s", cfg->ifname, strerror(-r));
 		goto fail_rx;
 	}
+	if (cfg->fanout) {
+		/* After bind: the group spreads the interface's frames over its sockets. */
+		int fo = (int)cfg->fanout_id | (PACKET_FANOUT_HASH << 16);
+
+		if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT, fo))) {
+			secho_io_err(err, errlen, "PACKET_FANOUT (group %u): %s", cfg->fanout_id,
+			             strerror(-r));
+			goto fail_rx;
+		}
+	}
 	if (cfg->promisc) {
 		struct packet_mreq mr = {.mr_ifindex = (int)ifindex, .mr_type = PACKET_MR_PROMISC};
 
@@ -631,30 +670,31 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 			goto fail_rx;
 		}
 	}
-	if (!p->sendmmsg_mode && (r = setup_tx_ring(p, cfg, ifindex, err, errlen)))
+	if (!p->sendmmsg_mode && !cfg->rx_only && (r = setup_tx_ring(p, cfg, ifindex, err, errlen)))
 		goto fail_tx;
 
 	p->io.fd = p->rxfd;
 	p->io.in_place = p->sendmmsg_mode;
+	const char *tx_desc = cfg->rx_only       ? "none (receive only)"
+	                      : p->sendmmsg_mode ? "sendmmsg in place from the RX ring"
+	                                         : "TPACKET_V2 TX ring";
+	const char *tx_more = cfg->rx_only      ? ""
+	                      : ignore_outgoing ? ", qdisc bypass"
+	                                        : ", qdisc bypass, own TX not ignored";
 	if (p->version == 2)
 		snprintf(p->io.desc, sizeof(p->io.desc),
 		         "AF_PACKET TPACKET_V2 frame ring (%u x %u B) on %s%s, TX: %s%s",
 		         p->frame_nr, p->frame_size, cfg->ifname,
 		         cfg->packet_version ? ""
 		                             : " (latency hint: each frame handed over at once)",
-		         p->sendmmsg_mode ? "sendmmsg in place from the RX ring"
-		                          : "TPACKET_V2 TX ring",
-		         ignore_outgoing ? ", qdisc bypass" : ", qdisc bypass, own TX not ignored");
+		         tx_desc, tx_more);
 	else
 		snprintf(p->io.desc, sizeof(p->io.desc),
 		         "AF_PACKET TPACKET_V3 block ring (%u x %u KiB, retire %u ms) on %s%s, TX: "
 		         "%s%s",
 		         p->block_nr, p->block_size / 1024,
 		         cfg->v3_retire_ms ? cfg->v3_retire_ms : 1, cfg->ifname,
-		         cfg->packet_version ? "" : " (throughput hint)",
-		         p->sendmmsg_mode ? "sendmmsg in place from the RX ring"
-		                          : "TPACKET_V2 TX ring",
-		         ignore_outgoing ? ", qdisc bypass" : ", qdisc bypass, own TX not ignored");
+		         cfg->packet_version ? "" : " (throughput hint)", tx_desc, tx_more);
 	return &p->io;
 
 fail_tx:

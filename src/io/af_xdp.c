@@ -155,6 +155,7 @@ static unsigned xdp_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, uns
 		pkts[i].flags = 0;
 		pkts[i].vlan = 0; /* XDP sees the frame's own bytes, tags included */
 		pkts[i].handle = d->addr;
+		pkts[i].ts_ns = 0;
 	}
 	/* The descriptors are copied out, so the RX ring slots go back now (release); the
 	 * frames themselves stay ours until rx_release() or TX completion. */

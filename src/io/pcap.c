@@ -106,6 +106,8 @@ static unsigned pcap_rx_burst(struct secho_io *io, struct secho_io_pkt *pkts, un
 		pkts[n].flags = 0;
 		pkts[n].vlan = 0; /* a capture's frames carry their tags */
 		pkts[n].handle = n;
+		pkts[n].ts_ns =
+		        (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec * 1000u;
 		n++;
 	}
 	if (!p->in && !n)

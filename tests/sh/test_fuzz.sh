@@ -7,6 +7,8 @@
 #   fuzz_keyfile   the key file parser                        (tests/fuzz/corpus-keyfile)
 #   fuzz_seqstate  the sequence state file parser             (tests/fuzz/corpus-seqstate)
 #   fuzz_verify    the host tool's verifier on untrusted frames (tests/fuzz/corpus-verify)
+#   fuzz_flow      the flow table's update: frame streams through tiny tables, one at a
+#                  time and in bursts, every frame accounted for   (tests/fuzz/corpus-flow)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -70,4 +72,6 @@ run_target fuzz_dissect "$HALF" 2048 "L2-L4 dissector invariants, endpoint parse
 run_target fuzz_keyfile "$TEN" 4096 "key file parser" tests/fuzz/corpus-keyfile
 run_target fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corpus-seqstate
 run_target fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
+run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every frame counted" \
+	tests/fuzz/corpus-flow
 exit $rc_all

@@ -1,0 +1,89 @@
+/*
+ * secho/capfile.h - capture files (pcap and pcapng) read in place: the file is mapped and
+ * every record handed out points into the mapping. Nothing is copied or allocated per
+ * record, so a reader costs a few loads per record however large the frames are.
+ *
+ * Formats:
+ *   pcap     (tcpdump's): magic a1b2c3d4 (microseconds) or a1b23c4d (nanoseconds), either
+ *            byte order; link type Ethernet (1) only
+ *   pcapng   sections (SHB) in either byte order, interfaces (IDB: link type, if_tsresol,
+ *            if_tsoffset), enhanced packet blocks (EPB) and simple packet blocks (SPB: no
+ *            time of their own, they get the previous record's); every other block is
+ *            skipped. Records of interfaces that are not Ethernet are skipped and counted.
+ *
+ * A record running past the end of the file, a block whose length is inconsistent, or a
+ * record longer than 256 KiB end the reading with an error that says where (what came
+ * before was handed out). Readers of one mapping: secho_capfile_clone() gives another
+ * cursor over it (the clone never unmaps), so several threads can walk one file.
+ */
+#ifndef SECHO_CAPFILE_H
+#define SECHO_CAPFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SECHO_CAP_MAX_RECORD (256u * 1024u)
+#define SECHO_CAP_MAX_IFS    64 /* pcapng interfaces per section */
+
+struct secho_cap_rec {
+	const uint8_t *data; /* caplen bytes, inside the mapping */
+	uint32_t caplen;     /* bytes captured */
+	uint32_t wirelen;    /* bytes on the wire (>= caplen) */
+	uint64_t ts_ns;      /* ns since the epoch */
+};
+
+struct secho_cap_if {
+	uint16_t linktype;
+	bool pow2;     /* if_tsresol: 2^-res seconds per unit, else 10^-res */
+	uint8_t res;   /* the exponent */
+	int64_t tsoff; /* if_tsoffset, seconds */
+};
+
+/* The reader's state; fields private by convention (src/io/capfile.c). */
+struct secho_capfile {
+	const uint8_t *map;
+	size_t size;
+	size_t pos;       /* the next record or block */
+	size_t populated; /* the mapping is populated up to here */
+	bool owner;       /* unmaps on close */
+	bool pcapng;
+	bool swapped; /* the file's byte order is not ours */
+	bool nanos;   /* pcap: nanosecond timestamps */
+	uint32_t snaplen;
+	unsigned nifs;
+	struct secho_cap_if ifs[SECHO_CAP_MAX_IFS];
+	uint64_t last_ts_ns;
+	uint64_t records; /* handed out */
+	uint64_t skipped; /* records of non-Ethernet interfaces */
+	bool done;        /* end of file reached or an error */
+	char err[160];    /* the error, "" when none */
+};
+
+/*
+ * Map path and read its header. Returns 0, or -errno with a one-line reason in err: the
+ * file cannot be opened or mapped, is not a regular file, is empty, is neither pcap nor
+ * pcapng (-EBADMSG), or its link type is not Ethernet (-ENOTSUP).
+ */
+int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen);
+
+/*
+ * The next record: 1 with *r filled, 0 at the end of the file or after an error (then
+ * secho_capfile_error() says what). Never reads outside the mapping. Can't fail otherwise.
+ */
+int secho_capfile_next(struct secho_capfile *c, struct secho_cap_rec *r);
+
+/* NULL, or why reading stopped before the end of the file. */
+const char *secho_capfile_error(const struct secho_capfile *c);
+
+/* Fraction of the file read so far (0..1). */
+double secho_capfile_progress(const struct secho_capfile *c);
+
+/* *copy = a cursor at the same place over the same mapping; it does not own it (close the
+ * original last). Can't fail. */
+void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *copy);
+
+/* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
+void secho_capfile_close(struct secho_capfile *c);
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * src/flow/json.c - the JSON lines exporter (src/flow/json.h).
+ *
+ * Records are formatted into a 64 KiB buffer by hand (integers and addresses only, nothing
+ * to escape) and written with write(2) when the buffer fills, at every tick (so a reader
+ * of a live run sees records within a second) and at close. A failed write (a closed
+ * pipe, a full disk) counts the records of that chunk as not sent and the exporter stops
+ * writing; the meter goes on and says so in its summary.
+ */
+#include "flow/json.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define JSON_BUF (64u * 1024u)
+
+struct secho_flow_json {
+	int fd;
+	bool own_fd;
+	bool uniflow;
+	bool failed;
+	size_t used;
+	uint64_t pending; /* records in buf */
+	struct secho_flow_sink_stats st;
+	char buf[JSON_BUF];
+};
+
+static const char *const end_names[] = {"unknown", "idle", "active", "eof", "forced", "resource"};
+
+const char *secho_flow_end_name(unsigned reason)
+{
+	return reason < sizeof(end_names) / sizeof(end_names[0]) ? end_names[reason] : "unknown";
+}
+
+/* Append helpers: each returns the new position, or NULL when out of room. */
+static char *put_str(char *p, char *end, const char *s)
+{
+	size_t n = strlen(s);
+	if (!p || (size_t)(end - p) < n)
+		return NULL;
+	while (*s) /* the line is counted, not terminated */
+		*p++ = *s++;
+	return p;
+}
+
+static char *put_u64(char *p, char *end, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+	if (!p)
+		return NULL;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (end - p < n)
+		return NULL;
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_kv(char *p, char *end, const char *key, uint64_t v)
+{
+	return put_u64(put_str(p, end, key), end, v);
+}
+
+static char *put_addr(char *p, char *end, const char *key, int ipv, const uint8_t *a)
+{
+	char s[INET6_ADDRSTRLEN];
+	if (!inet_ntop(ipv == 6 ? AF_INET6 : AF_INET, a, s, sizeof(s)))
+		s[0] = 0;
+	p = put_str(p, end, key);
+	p = put_str(p, end, s);
+	return put_str(p, end, "\"");
+}
+
+size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char *buf, size_t cap)
+{
+	char *p = buf, *end = buf + cap;
+	const struct secho_flow_key *k = &r->key;
+
+	p = put_kv(p, end, "{\"vlan\":", k->vlan);
+	p = put_kv(p, end, ",\"vlan_inner\":", k->vlan_inner);
+	p = put_kv(p, end, ",\"ip_version\":", k->ip_version);
+	p = put_kv(p, end, ",\"proto\":", k->proto);
+	p = put_addr(p, end, ",\"src\":\"", k->ip_version, k->src);
+	p = put_addr(p, end, ",\"dst\":\"", k->ip_version, k->dst);
+	p = put_kv(p, end, ",\"sport\":", k->sport);
+	p = put_kv(p, end, ",\"dport\":", k->dport);
+	p = put_kv(p, end, ",\"icmp_type\":", k->icmp_type_code >> 8);
+	p = put_kv(p, end, ",\"icmp_code\":", k->icmp_type_code & 0xff);
+	p = put_kv(p, end, ",\"packets\":", r->fwd.packets);
+	p = put_kv(p, end, ",\"octets\":", r->fwd.octets);
+	p = put_kv(p, end, ",\"first_ns\":", r->fwd.first_ns);
+	p = put_kv(p, end, ",\"last_ns\":", r->fwd.last_ns);
+	p = put_kv(p, end, ",\"tcp_flags\":", r->fwd.tcp_flags);
+	if (!uniflow) {
+		p = put_kv(p, end, ",\"rev_packets\":", r->rev.packets);
+		p = put_kv(p, end, ",\"rev_octets\":", r->rev.octets);
+		p = put_kv(p, end, ",\"rev_first_ns\":", r->rev.first_ns);
+		p = put_kv(p, end, ",\"rev_last_ns\":", r->rev.last_ns);
+		p = put_kv(p, end, ",\"rev_tcp_flags\":", r->rev.tcp_flags);
+	}
+	p = put_kv(p, end, ",\"end_reason\":", r->end_reason);
+	p = put_str(p, end, ",\"end\":\"");
+	p = put_str(p, end, secho_flow_end_name(r->end_reason));
+	p = put_str(p, end, "\"}");
+	return p ? (size_t)(p - buf) : 0;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int json_flush(struct secho_flow_json *j)
+{
+	if (!j->used)
+		return 0;
+	int r = j->failed ? -EIO : write_all(j->fd, j->buf, j->used);
+	if (r) {
+		if (!j->failed)
+			j->st.errors++;
+		j->failed = true;
+		j->st.not_sent += j->pending;
+	} else {
+		j->st.messages++;
+	}
+	j->used = 0;
+	j->pending = 0;
+	return r;
+}
+
+static int json_record(void *ctx, const struct secho_flow_rec *rec, uint64_t now_ns)
+{
+	struct secho_flow_json *j = ctx;
+	(void)now_ns;
+	if (JSON_BUF - j->used < 512)
+		json_flush(j);
+	size_t n =
+	        secho_flow_json_format(rec, j->uniflow, j->buf + j->used, JSON_BUF - j->used - 1);
+	j->buf[j->used + n] = '\n';
+	j->used += n + 1;
+	j->pending++;
+	j->st.records++;
+	return j->failed ? -EIO : 0;
+}
+
+static void json_tick(void *ctx, uint64_t now_ns, const struct secho_flow_totals *tot)
+{
+	(void)now_ns;
+	(void)tot;
+	json_flush(ctx);
+}
+
+static int json_close(void *ctx, const struct secho_flow_totals *tot, int timeout_ms)
+{
+	struct secho_flow_json *j = ctx;
+	(void)tot;
+	(void)timeout_ms;
+	int r = json_flush(j);
+	if (j->own_fd && close(j->fd) && !r) {
+		r = -errno;
+		j->st.errors++;
+	}
+	return j->failed ? -EIO : r;
+}
+
+static void json_stats(void *ctx, struct secho_flow_sink_stats *st)
+{
+	const struct secho_flow_json *j = ctx;
+	*st = j->st;
+}
+
+static const struct secho_flow_sink_ops json_ops = {
+        .record = json_record,
+        .tick = json_tick,
+        .close = json_close,
+        .stats = json_stats,
+};
+
+struct secho_flow_json *secho_flow_json_open(const char *path, bool uniflow,
+                                             struct secho_flow_sink *sink, char *err, size_t errlen)
+{
+	struct secho_flow_json *j = calloc(1, sizeof(*j));
+	if (!j) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (!strcmp(path, "-")) {
+		j->fd = STDOUT_FILENO;
+	} else {
+		j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (j->fd < 0) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			free(j);
+			return NULL;
+		}
+		j->own_fd = true;
+	}
+	j->uniflow = uniflow;
+	sink->ops = &json_ops;
+	sink->ctx = j;
+	snprintf(sink->name, sizeof(sink->name), "json:%s", path);
+	return j;
+}
+
+void secho_flow_json_free(struct secho_flow_json *j)
+{
+	free(j);
+}

@@ -1,0 +1,733 @@
+/*
+ * src/flow/meter.c - the flow meter's threads, input and reports (src/flow/meter.h).
+ *
+ * Record rings (workers > 1, or live): one single-producer single-consumer ring of records
+ * per worker. The worker writes the record, then publishes the new head with a release
+ * store; the export thread reads the head with an acquire load (so the record's bytes are
+ * visible), copies the record out, then publishes the tail with a release store (so the
+ * worker may reuse the slot only after the copy). A full ring makes the worker wait: no
+ * record is ever dropped between the table and the sinks.
+ */
+#include "flow/meter.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "secho/capfile.h"
+#include "secho/dissect.h"
+
+#define BURST          32u
+#define RING_RECORDS   (1u << 15)
+#define LIVE_GUARD_NS  200000000ull /* the wall clock, minus this, is live time */
+#define LIVE_POLL_MS   100
+#define MAX_IO_PER_WKR 16
+#define TICK_NS        100000000ull /* the sinks: every 100 ms (IPFIX flushes part-filled messages) */
+#define PROGRESS_NS    500000000ull
+
+struct rec_ring {
+	struct secho_flow_rec *r;
+	uint64_t head; /* written by the worker (release) */
+	char pad1[56];
+	uint64_t tail; /* written by the export thread (release) */
+	char pad2[56];
+};
+
+struct meter;
+
+struct worker {
+	unsigned id;
+	struct meter *m;
+	struct secho_flow_table t;
+	void *mem;
+	size_t memlen;
+	struct secho_capfile cf; /* offline: this worker's cursor */
+	struct secho_io *io[MAX_IO_PER_WKR];
+	unsigned nio;
+	struct rec_ring ring;
+	pthread_t th;
+	bool started;
+	uint64_t frames_read; /* relaxed atomic stores: the export thread reads them */
+	uint64_t file_pos;
+	uint64_t kernel_drops; /* live: read by the worker itself (reading resets the kernel's) */
+	int done;              /* release store once every record is in the ring */
+	int gone;              /* live: the interface went away (the worker stopped) */
+};
+
+struct meter {
+	const struct secho_flow_meter_cfg *cfg;
+	unsigned n;
+	bool threaded;
+	int halt; /* the export thread tells the workers to stop (a worker did not start) */
+	struct worker *w;
+	struct secho_capfile cf; /* offline: the mapping */
+	uint64_t split_seed;
+	uint64_t start_ns, start_mono, last_tick, last_stats, last_progress;
+	uint64_t progress_frames;
+	bool progress_shown;
+	uint64_t now_ns;
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t random64(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = clock_ns(CLOCK_REALTIME) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	return v;
+}
+
+static bool stopping(const struct meter *m)
+{
+	return (m->cfg->stop && *m->cfg->stop) || __atomic_load_n(&m->halt, __ATOMIC_RELAXED);
+}
+
+/* ---- export ---- */
+
+static void export_rec(struct meter *m, const struct secho_flow_rec *rec)
+{
+	for (unsigned i = 0; i < m->cfg->nsinks; i++) {
+		const struct secho_flow_sink *s = &m->cfg->sinks[i];
+		s->ops->record(s->ctx, rec, m->now_ns);
+	}
+}
+
+static void on_record(void *ctx, const struct secho_flow_rec *rec)
+{
+	struct worker *w = ctx;
+	struct meter *m = w->m;
+
+	if (!m->threaded) {
+		export_rec(m, rec);
+		return;
+	}
+	struct rec_ring *q = &w->ring;
+	uint64_t head = q->head;
+	/* acquire: the export thread finished copying the slot before it moved the tail */
+	while (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING_RECORDS)
+		sched_yield();
+	q->r[head & (RING_RECORDS - 1)] = *rec;
+	/* release: the record's bytes before the new head */
+	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
+}
+
+/* Hand every record waiting in the rings to the sinks; returns how many. */
+static uint64_t drain(struct meter *m)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < m->n; i++) {
+		struct rec_ring *q = &m->w[i].ring;
+		uint64_t tail = q->tail;
+		/* acquire: pairs with the worker's release of the head */
+		uint64_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+		for (; tail != head; tail++) {
+			struct secho_flow_rec rec = q->r[tail & (RING_RECORDS - 1)];
+			/* release: the copy is done, the slot may be written again */
+			__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
+			export_rec(m, &rec);
+			total++;
+		}
+	}
+	return total;
+}
+
+/* ---- statistics ---- */
+
+static void sum_counters(const struct meter *m, struct secho_flow_counters *c, uint64_t *read,
+                         uint64_t *drops)
+{
+	memset(c, 0, sizeof(*c));
+	*read = 0;
+	*drops = 0;
+	for (unsigned i = 0; i < m->n; i++) {
+		const struct worker *w = &m->w[i];
+		secho_flow_counters_add(c, &w->t.cnt);
+		uint64_t fr = __atomic_load_n(&w->frames_read, __ATOMIC_RELAXED);
+		if (m->cfg->pcap)
+			*read = fr > *read ? fr : *read; /* every worker reads the whole file */
+		else
+			*read += fr;
+	}
+	for (unsigned i = 0; i < m->n; i++)
+		*drops += __atomic_load_n(&m->w[i].kernel_drops, __ATOMIC_RELAXED);
+}
+
+static void totals_of(const struct meter *m, struct secho_flow_totals *t)
+{
+	struct secho_flow_counters c;
+	uint64_t read, drops;
+
+	sum_counters(m, &c, &read, &drops);
+	memset(t, 0, sizeof(*t));
+	t->observed_flows = c.c[SECHO_FLOW_CNT_FLOWS];
+	t->observed_packets = c.c[SECHO_FLOW_CNT_PACKETS];
+	t->observed_octets = c.c[SECHO_FLOW_CNT_OCTETS];
+	t->ignored_packets = c.c[SECHO_FLOW_CNT_IGNORED];
+	t->ignored_octets = c.c[SECHO_FLOW_CNT_IGNORED_OCTETS];
+	t->dropped_packets = drops;
+	t->start_ns = m->start_ns;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+static void print_stats(const struct meter *m, bool final)
+{
+	FILE *f = m->cfg->report;
+	struct secho_flow_counters c;
+	uint64_t read, drops;
+	double el = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
+	uint64_t cap = (uint64_t)secho_flow_table_capacity(&m->w[0].t) * m->n;
+
+	sum_counters(m, &c, &read, &drops);
+	uint64_t lookups = c.c[SECHO_FLOW_CNT_CACHE_HITS] + c.c[SECHO_FLOW_CNT_CACHE_MISSES];
+	if (!f)
+		return;
+	if (m->cfg->json_stats) {
+		fprintf(f,
+		        "{\"final\":%s,\"elapsed_s\":%.3f,\"frames_read\":%" PRIu64
+		        ",\"frames_per_s\":%.0f,\"kernel_drops\":%" PRIu64,
+		        final ? "true" : "false", el, read, el > 0 ? (double)read / el : 0.0,
+		        drops);
+		for (unsigned i = 0; i < SECHO_FLOW_CNT_COUNT; i++)
+			fprintf(f, ",\"%s\":%" PRIu64,
+			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i]);
+		fprintf(f,
+		        ",\"active\":%" PRIu64 ",\"capacity\":%" PRIu64
+		        ",\"occupancy\":%.4f,\"cache_hit_rate\":%.4f,\"ignored_by\":{",
+		        c.active, cap, cap ? (double)c.active / (double)cap : 0.0,
+		        lookups ? (double)c.c[SECHO_FLOW_CNT_CACHE_HITS] / (double)lookups : 0.0);
+		for (unsigned i = 1, first = 1; i < SECHO_FLOW_IGN_COUNT; i++, first = 0)
+			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", secho_flow_ignore_name(i),
+			        c.ignored[i]);
+		fprintf(f, "},\"sinks\":[");
+		for (unsigned i = 0; i < m->cfg->nsinks; i++) {
+			struct secho_flow_sink_stats st;
+			const struct secho_flow_sink *s = &m->cfg->sinks[i];
+			s->ops->stats(s->ctx, &st);
+			fprintf(f,
+			        "%s{\"name\":\"%s\",\"records\":%" PRIu64 ",\"messages\":%" PRIu64
+			        ",\"errors\":%" PRIu64 ",\"not_sent\":%" PRIu64 "}",
+			        i ? "," : "", s->name, st.records, st.messages, st.errors,
+			        st.not_sent);
+		}
+		fprintf(f, "]}\n");
+		fflush(f);
+		return;
+	}
+	fprintf(f, "%s%.1f s: %" PRIu64 " frames read (%.0f per second)%s\n",
+	        final ? "secho flow: " : "", el, read, el > 0 ? (double)read / el : 0.0,
+	        final ? "" : ", so far");
+	fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "packets", c.c[SECHO_FLOW_CNT_PACKETS],
+	        "counted in flows");
+	fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "octets", c.c[SECHO_FLOW_CNT_OCTETS],
+	        "IP octets in flows");
+	fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "ignored", c.c[SECHO_FLOW_CNT_IGNORED],
+	        "frames in no flow:");
+	for (unsigned i = 1; i < SECHO_FLOW_IGN_COUNT; i++)
+		if (c.ignored[i])
+			fprintf(f, "    %-14s %14" PRIu64 "   %s\n", secho_flow_ignore_name(i),
+			        c.ignored[i], secho_flow_ignore_text(i));
+	if (!m->cfg->pcap)
+		fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "kernel_drops", drops,
+		        "dropped before the meter saw them");
+	fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "flows", c.c[SECHO_FLOW_CNT_FLOWS],
+	        "records started");
+	for (unsigned i = SECHO_FLOW_CNT_END_IDLE; i <= SECHO_FLOW_CNT_END_RESOURCE; i++)
+		fprintf(f, "    %-14s %14" PRIu64 "   %s\n",
+		        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i],
+		        secho_flow_counter_text((enum secho_flow_counter)i));
+	fprintf(f, "  %-16s %14" PRIu64 "   of %" PRIu64 " entries (%.1f%% occupied)\n", "active",
+	        c.active, cap, pct(c.active, cap));
+	fprintf(f, "  %-16s %14.1f%%  %" PRIu64 " hits of %" PRIu64 " lookups\n", "cache_hit_rate",
+	        pct(c.c[SECHO_FLOW_CNT_CACHE_HITS], lookups), c.c[SECHO_FLOW_CNT_CACHE_HITS],
+	        lookups);
+	for (unsigned i = SECHO_FLOW_CNT_SYN_REUSE; i < SECHO_FLOW_CNT_COUNT; i++)
+		if (i != SECHO_FLOW_CNT_CACHE_HITS && i != SECHO_FLOW_CNT_CACHE_MISSES)
+			fprintf(f, "  %-16s %14" PRIu64 "   %s\n",
+			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i],
+			        secho_flow_counter_text((enum secho_flow_counter)i));
+	for (unsigned i = 0; i < m->cfg->nsinks; i++) {
+		struct secho_flow_sink_stats st;
+		const struct secho_flow_sink *s = &m->cfg->sinks[i];
+		s->ops->stats(s->ctx, &st);
+		fprintf(f,
+		        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
+		        " errors, %" PRIu64 " not sent\n",
+		        s->name, st.records, st.messages, st.errors, st.not_sent);
+	}
+	fflush(f);
+}
+
+static void show_progress(struct meter *m, uint64_t now_mono, bool last)
+{
+	if (!m->cfg->progress || !m->cfg->pcap)
+		return;
+	uint64_t read = __atomic_load_n(&m->w[0].frames_read, __ATOMIC_RELAXED);
+	uint64_t pos = __atomic_load_n(&m->w[0].file_pos, __ATOMIC_RELAXED);
+	double dt = (double)(now_mono - m->last_progress) / 1e9;
+	double rate = dt > 0 ? (double)(read - m->progress_frames) / dt : 0.0;
+	fprintf(stderr, "\r  %5.1f%% of %s, %" PRIu64 " frames, %.2f M frames/s   ",
+	        m->cf.size ? 100.0 * (double)pos / (double)m->cf.size : 100.0, m->cfg->pcap, read,
+	        rate / 1e6);
+	if (last)
+		fputc('\n', stderr);
+	m->progress_shown = true;
+	m->progress_frames = read;
+	m->last_progress = now_mono;
+}
+
+/* The export thread's periodic work: sink ticks, statistics, progress. */
+static void housekeeping(struct meter *m)
+{
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC);
+
+	m->now_ns = clock_ns(CLOCK_REALTIME);
+	if (mono - m->last_tick >= TICK_NS) {
+		struct secho_flow_totals tot;
+		totals_of(m, &tot);
+		for (unsigned i = 0; i < m->cfg->nsinks; i++)
+			m->cfg->sinks[i].ops->tick(m->cfg->sinks[i].ctx, m->now_ns, &tot);
+		m->last_tick = mono;
+	}
+	if (m->cfg->stats_s > 0 && (double)(mono - m->last_stats) >= m->cfg->stats_s * 1e9) {
+		if (m->progress_shown)
+			fputc('\n', stderr);
+		m->progress_shown = false;
+		print_stats(m, false);
+		m->last_stats = mono;
+	}
+	if (mono - m->last_progress >= PROGRESS_NS)
+		show_progress(m, mono, false);
+}
+
+/* ---- workers ---- */
+
+static void run_offline(struct worker *w)
+{
+	struct meter *m = w->m;
+	struct secho_cap_rec recs[BURST];
+	uint64_t clock = 0;
+	unsigned bursts = 0;
+
+	struct secho_flow_frame fr[BURST];
+
+	while (!stopping(m)) {
+		unsigned n = 0, mine = 0;
+		while (n < BURST && secho_capfile_next(&w->cf, &recs[n]) == 1)
+			n++;
+		if (!n)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			const struct secho_cap_rec *r = &recs[i];
+			struct secho_flow_frame *x = &fr[mine];
+			x->reason = secho_dissect_snap(r->data, r->caplen, r->wirelen, &x->d);
+			unsigned owner =
+			        x->reason == SECHO_DISSECT_OK
+			                ? secho_flow_worker_of(r->data, &x->d, m->split_seed, m->n)
+			                : 0;
+			if (owner == w->id) {
+				x->data = r->data;
+				x->wirelen = r->wirelen;
+				x->ts_ns = r->ts_ns;
+				mine++;
+			}
+			if (r->ts_ns > clock)
+				clock = r->ts_ns;
+		}
+		secho_flow_table_burst(&w->t, fr, mine);
+		secho_flow_table_expire(&w->t, clock);
+		__atomic_store_n(&w->frames_read, w->frames_read + n, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->file_pos, w->cf.pos, __ATOMIC_RELAXED);
+		if (!m->threaded && (++bursts & 31) == 0)
+			housekeeping(m);
+	}
+	secho_flow_table_expire(&w->t, clock);
+	secho_flow_table_flush(&w->t);
+}
+
+/* The kernel's drop counters of this worker's sockets (read here, in the worker's own
+ * thread: reading them resets them in the kernel, the io layer accumulates). */
+static void live_drops(struct worker *w)
+{
+	uint64_t d = 0;
+	for (unsigned q = 0; q < w->nio; q++) {
+		struct secho_io_stats st;
+		secho_io_get_stats(w->io[q], &st);
+		d += st.rx_dropped_by_kernel;
+	}
+	__atomic_store_n(&w->kernel_drops, d, __ATOMIC_RELAXED);
+}
+
+/* A socket of the worker reported an error (POLLERR: the link went down, the interface
+ * went away). Clears the error; false when the interface is gone, after a pause when it
+ * is only down (no spinning on the error while it lasts). */
+static bool socket_trouble(struct worker *w, const struct pollfd *pfd)
+{
+	bool trouble = false;
+
+	for (unsigned q = 0; q < w->nio; q++) {
+		if (!(pfd[q].revents & (POLLERR | POLLHUP | POLLNVAL)))
+			continue;
+		int e = 0;
+		socklen_t l = sizeof(e);
+		getsockopt(pfd[q].fd, SOL_SOCKET, SO_ERROR, &e, &l);
+		trouble = true;
+	}
+	if (!trouble)
+		return true;
+	if (!if_nametoindex(w->m->cfg->iface)) {
+		__atomic_store_n(&w->gone, 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	usleep(LIVE_POLL_MS * 1000);
+	return true;
+}
+
+static void run_live(struct worker *w)
+{
+	struct meter *m = w->m;
+	struct secho_io_pkt pk[BURST];
+	struct secho_flow_frame fr[BURST];
+	struct pollfd pfd[MAX_IO_PER_WKR];
+	uint64_t last_wall = 0;
+
+	while (!stopping(m) && !__atomic_load_n(&w->gone, __ATOMIC_RELAXED)) {
+		unsigned got = 0;
+		uint64_t clock = 0;
+		for (unsigned q = 0; q < w->nio; q++) {
+			unsigned n = secho_io_rx_burst(w->io[q], pk, BURST);
+			uint64_t now = 0;
+			for (unsigned i = 0; i < n; i++) {
+				struct secho_flow_frame *x = &fr[i];
+				uint64_t ts = pk[i].ts_ns;
+				if (!ts)
+					ts = now ? now : (now = clock_ns(CLOCK_REALTIME));
+				x->data = pk[i].data;
+				x->wirelen = pk[i].len;
+				x->ts_ns = ts;
+				x->reason = secho_dissect(pk[i].data, pk[i].len, &x->d);
+				if (ts > clock)
+					clock = ts;
+			}
+			secho_flow_table_burst(&w->t, fr, n);
+			secho_io_rx_release(w->io[q], pk, n);
+			got += n;
+		}
+		if (got) {
+			secho_flow_table_expire(&w->t, clock);
+			__atomic_store_n(&w->frames_read, w->frames_read + got, __ATOMIC_RELAXED);
+		} else {
+			for (unsigned q = 0; q < w->nio; q++) {
+				pfd[q].fd = secho_io_fd(w->io[q]);
+				pfd[q].events = POLLIN;
+				pfd[q].revents = 0;
+			}
+			if (poll(pfd, w->nio, LIVE_POLL_MS) > 0 && !socket_trouble(w, pfd))
+				break; /* the interface went away: export what there is */
+		}
+		/* Timeouts also when nothing comes: the wall clock, a little behind. */
+		uint64_t wall = clock_ns(CLOCK_REALTIME);
+		if (wall - last_wall >= LIVE_POLL_MS * 1000000ull) {
+			secho_flow_table_expire(&w->t, wall - LIVE_GUARD_NS);
+			last_wall = wall;
+			live_drops(w);
+		}
+	}
+	live_drops(w);
+	secho_flow_table_flush(&w->t);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->m->cfg->pcap)
+		run_offline(w);
+	else
+		run_live(w);
+	/* release: every record of this worker is in its ring */
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+static int rx_queues(const char *ifname)
+{
+	char path[128];
+	int n = 0;
+
+	for (int q = 0; q < 256; q++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/rx-%d", ifname, q);
+		if (access(path, F_OK))
+			break;
+		n++;
+	}
+	return n ? n : 1;
+}
+
+static int open_live(struct meter *m, char *err, size_t errlen)
+{
+	const struct secho_flow_meter_cfg *cfg = m->cfg;
+	struct secho_io_cfg ic;
+	char e[256];
+
+	if (!m->n)
+		return -EINVAL;
+	memset(&ic, 0, sizeof(ic));
+	ic.kind = cfg->io;
+	ic.ifname = cfg->iface;
+	ic.hint = SECHO_IO_THROUGHPUT; /* AF_PACKET: TPACKET_V3 blocks */
+	ic.rx_only = true;
+	ic.vlan_restore = true;
+	ic.promisc = true;
+	ic.rx_ring = 8192;
+	ic.fanout = m->n > 1;
+	ic.fanout_id = (uint16_t)(getpid() & 0xffff);
+	ic.queue = 0;
+	struct secho_io *first = secho_io_open(&ic, e, sizeof(e));
+	if (!first) {
+		snprintf(err, errlen, "%s", e);
+		return -(errno ? errno : EIO);
+	}
+	m->w[0].io[m->w[0].nio++] = first;
+	/* AUTO chose one of the two; the other sockets are of the same kind */
+	ic.kind = strncmp(secho_io_describe(first), "AF_XDP", 6) == 0 ? SECHO_IO_XDP
+	                                                              : SECHO_IO_PACKET;
+	if (ic.kind == SECHO_IO_XDP) {
+		/* one socket per queue: a queue without one is not seen at all */
+		int nq = rx_queues(cfg->iface);
+		if (nq > (int)(MAX_IO_PER_WKR * m->n))
+			nq = (int)(MAX_IO_PER_WKR * m->n);
+		for (int q = 1; q < nq; q++) {
+			ic.queue = (uint32_t)q;
+			struct secho_io *io = secho_io_open(&ic, e, sizeof(e));
+			if (!io) {
+				snprintf(err, errlen, "queue %d: %s", q, e);
+				return -(errno ? errno : EIO);
+			}
+			struct worker *w = &m->w[(unsigned)q % m->n];
+			w->io[w->nio++] = io;
+		}
+	} else {
+		for (unsigned i = 1; i < m->n; i++) {
+			struct secho_io *io = secho_io_open(&ic, e, sizeof(e));
+			if (!io) {
+				snprintf(err, errlen, "worker %u: %s", i, e);
+				return -(errno ? errno : EIO);
+			}
+			m->w[i].io[m->w[i].nio++] = io;
+		}
+	}
+	for (unsigned i = 0; i < m->n; i++)
+		if (!m->w[i].nio) {
+			snprintf(err, errlen,
+			         "%s has %d receive queue(s) for AF_XDP: fewer than %u workers",
+			         cfg->iface, rx_queues(cfg->iface), m->n);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static void teardown(struct meter *m)
+{
+	if (!m->w)
+		return;
+	for (unsigned i = 0; i < m->n; i++) {
+		struct worker *w = &m->w[i];
+		for (unsigned q = 0; q < w->nio; q++)
+			secho_io_close(w->io[q]);
+		if (w->mem)
+			munmap(w->mem, w->memlen);
+		free(w->ring.r);
+	}
+	free(m->w);
+	m->w = NULL;
+	secho_capfile_close(&m->cf);
+}
+
+int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
+                         struct secho_flow_meter_result *res, char *err, size_t errlen)
+{
+	struct meter mm, *m = &mm;
+	int r = 0;
+
+	memset(m, 0, sizeof(*m));
+	memset(res, 0, sizeof(*res));
+	m->cfg = cfg;
+	m->n = cfg->workers ? cfg->workers : 1;
+	if (m->n > SECHO_FLOW_MAX_WORKERS) {
+		snprintf(err, errlen, "at most %d workers", SECHO_FLOW_MAX_WORKERS);
+		return -EINVAL;
+	}
+	m->threaded = m->n > 1;
+	m->split_seed = random64();
+	m->w = calloc(m->n, sizeof(*m->w));
+	if (!m->w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct secho_flow_table_cfg tc = cfg->table;
+	tc.flows = (uint32_t)(((uint64_t)cfg->table.flows + m->n - 1) / m->n);
+	tc.emit = on_record;
+	tc.seed = random64();
+	size_t memlen = secho_flow_table_mem_size(&tc);
+	if (!memlen) {
+		snprintf(err, errlen, "flow table configuration out of range");
+		r = -EINVAL;
+		goto out;
+	}
+	for (unsigned i = 0; i < m->n; i++) {
+		struct worker *w = &m->w[i];
+		w->id = i;
+		w->m = m;
+		/* Anonymous memory: zero, and only the pages the table touches are used. Not
+		 * in transparent huge pages: a first touch of one cost milliseconds of
+		 * compaction and zeroing here, long enough for a live ring to overflow. */
+		w->memlen = memlen;
+		w->mem = mmap(NULL, w->memlen, PROT_READ | PROT_WRITE,
+		              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (w->mem == MAP_FAILED) {
+			w->mem = NULL;
+			snprintf(err, errlen, "flow table: %zu bytes: %s", memlen, strerror(errno));
+			r = -ENOMEM;
+			goto out;
+		}
+		tc.ctx = w;
+		r = secho_flow_table_init(&w->t, &tc, w->mem, memlen);
+		if (r) {
+			snprintf(err, errlen, "flow table: %s",
+			         r == -ENOTSUP ? "hash not supported by this CPU" : strerror(-r));
+			goto out;
+		}
+	}
+	if (cfg->pcap) {
+		r = secho_capfile_open(&m->cf, cfg->pcap, err, errlen);
+		if (r)
+			goto out;
+		for (unsigned i = 0; i < m->n; i++)
+			secho_capfile_clone(&m->cf, &m->w[i].cf);
+	} else {
+		m->threaded = true; /* the export thread keeps ticking while workers wait */
+		r = open_live(m, err, errlen);
+		if (r)
+			goto out;
+	}
+	if (m->threaded)
+		for (unsigned i = 0; i < m->n; i++) {
+			m->w[i].ring.r = malloc(RING_RECORDS * sizeof(struct secho_flow_rec));
+			if (!m->w[i].ring.r) {
+				snprintf(err, errlen, "out of memory");
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+	if (cfg->report && !cfg->quiet) {
+		fprintf(cfg->report,
+		        "secho flow: %s %s, %u worker%s, flow table %u x %u entries (%u-entry "
+		        "buckets, "
+		        "%u-slot cache), %.1f MiB each, %s%s\n",
+		        cfg->pcap ? "reading" : "metering", cfg->pcap ? cfg->pcap : cfg->iface,
+		        m->n, m->n == 1 ? "" : "s", m->n, secho_flow_table_capacity(&m->w[0].t),
+		        (unsigned)SECHO_FLOW_BUCKET, m->w[0].t.cfg.cache_slots,
+		        (double)memlen / 1048576.0, cfg->table.uniflow ? "uniflows" : "biflows",
+		        cfg->table.hash == SECHO_FLOW_HASH_DEFAULT ? "" : ", hash set by hand");
+		if (!cfg->pcap)
+			for (unsigned i = 0; i < m->n; i++)
+				for (unsigned q = 0; q < m->w[i].nio; q++)
+					fprintf(cfg->report, "  worker %u: %s\n", i,
+					        secho_io_describe(m->w[i].io[q]));
+		fflush(cfg->report);
+	}
+
+	m->start_ns = clock_ns(CLOCK_REALTIME);
+	m->start_mono = m->last_tick = m->last_stats = m->last_progress = clock_ns(CLOCK_MONOTONIC);
+	m->now_ns = m->start_ns;
+	if (!m->threaded) {
+		worker_main(&m->w[0]);
+	} else {
+		for (unsigned i = 0; i < m->n; i++) {
+			int e = pthread_create(&m->w[i].th, NULL, worker_main, &m->w[i]);
+			if (e) {
+				/* stop the ones started, let them export what they have */
+				snprintf(err, errlen, "pthread_create: %s", strerror(e));
+				r = -e;
+				break;
+			}
+			m->w[i].started = true;
+		}
+		if (r) /* a worker did not start: the others stop and export what they have */
+			__atomic_store_n(&m->halt, 1, __ATOMIC_RELAXED);
+		for (;;) {
+			unsigned done = 0;
+			for (unsigned i = 0; i < m->n; i++)
+				done += !m->w[i].started ||
+				        __atomic_load_n(&m->w[i].done, __ATOMIC_ACQUIRE);
+			uint64_t got = drain(m);
+			if (done == m->n && !got) {
+				drain(m);
+				break;
+			}
+			housekeeping(m);
+			if (!got)
+				usleep(1000);
+		}
+		for (unsigned i = 0; i < m->n; i++)
+			if (m->w[i].started)
+				pthread_join(m->w[i].th, NULL);
+		drain(m);
+	}
+	if (m->progress_shown || (cfg->progress && cfg->pcap))
+		show_progress(m, clock_ns(CLOCK_MONOTONIC), true);
+
+	/* close the sinks with the final totals */
+	struct secho_flow_totals tot;
+	totals_of(m, &tot);
+	m->now_ns = clock_ns(CLOCK_REALTIME);
+	for (unsigned i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, &tot, 5000))
+			res->sink_failed = true;
+	sum_counters(m, &res->cnt, &res->frames_read, &res->kernel_drops);
+	res->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
+	res->interrupted = stopping(m);
+	if (cfg->pcap) {
+		for (unsigned i = 0; i < m->n; i++) {
+			const char *e = secho_capfile_error(&m->w[i].cf);
+			if (e) {
+				snprintf(res->input_error, sizeof(res->input_error), "%s: %s",
+				         cfg->pcap, e);
+				break;
+			}
+		}
+		res->interrupted = res->interrupted && !m->w[0].cf.done;
+	} else {
+		for (unsigned i = 0; i < m->n; i++)
+			if (__atomic_load_n(&m->w[i].gone, __ATOMIC_RELAXED))
+				snprintf(res->input_error, sizeof(res->input_error),
+				         "%s: the interface went away", cfg->iface);
+	}
+	print_stats(m, true);
+out:
+	teardown(m);
+	return r;
+}

@@ -1,0 +1,72 @@
+/*
+ * src/flow/meter.h - the flow meter: input (a capture file, or an interface through the io
+ * layer), workers each with a flow table of its own, and one export thread that hands the
+ * records to the sinks and reports.
+ *
+ *   offline   the file is mapped once (include/secho/capfile.h); each worker walks all of
+ *             it in bursts of 32 records, dissects every frame and meters those whose
+ *             symmetric address hash (secho_flow_worker_of) names it; every worker sees
+ *             every timestamp, so all tables keep the same time. One worker: everything
+ *             runs in the calling thread, records go to the sinks directly.
+ *   live      each worker reads its own sockets: AF_PACKET with PACKET_FANOUT_HASH (one
+ *             socket per worker), or AF_XDP (one socket per interface queue, queue q to
+ *             worker q mod N). Timestamps are the ring's; timeouts are also enforced when
+ *             no frame comes (the wall clock, 200 ms behind, so that frames still in a ring
+ *             are not overtaken).
+ *   export    workers > 1 or live: records go through a single-producer ring per worker
+ *             to the calling thread, which calls the sinks, ticks them every 100 ms, and
+ *             prints statistics (--stats) and progress.
+ *
+ * Stop: when *cfg->stop becomes non-zero (a signal handler sets it) or the file ends, every
+ * worker exports every flow still in its table (end of input: forced, or the timeout that
+ * had already come), the sinks are closed, and run returns.
+ */
+#ifndef SECHO_FLOW_METER_H
+#define SECHO_FLOW_METER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "flow/sink.h"
+#include "flow/table.h"
+#include "secho/io.h"
+
+#define SECHO_FLOW_MAX_WORKERS 64
+
+struct secho_flow_meter_cfg {
+	struct secho_flow_table_cfg table; /* flows: the total over all workers; seed, emit and
+	                                    * ctx are set by the meter */
+	unsigned workers;                  /* 1..SECHO_FLOW_MAX_WORKERS */
+	const char *pcap;                  /* offline input, or NULL */
+	const char *iface;                 /* live input (when pcap is NULL) */
+	enum secho_io_kind io;             /* AUTO, XDP or PACKET */
+	struct secho_flow_sink *sinks;
+	unsigned nsinks;
+	double stats_s;  /* print statistics every stats_s seconds (0: only at the end) */
+	bool json_stats; /* statistics as one JSON object per line */
+	bool progress;   /* offline: a progress line on stderr */
+	bool quiet;      /* no banner */
+	FILE *report;    /* banner, statistics, summary */
+	volatile sig_atomic_t *stop;
+};
+
+struct secho_flow_meter_result {
+	struct secho_flow_counters cnt; /* all workers */
+	uint64_t frames_read;           /* frames read from the input */
+	uint64_t kernel_drops;          /* live: frames the kernel dropped */
+	double elapsed_s;
+	bool interrupted;      /* stopped by *stop before the end of the input */
+	char input_error[200]; /* offline: why reading stopped early ("" when it did not) */
+	bool sink_failed;      /* a sink could not deliver everything */
+};
+
+/*
+ * Run the meter until the input ends or *cfg->stop is set. Returns 0 with *res filled
+ * (even when the input or a sink failed part way: res says so), or -errno when it could
+ * not start, with a one-line reason in err (nothing was read then).
+ */
+int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
+                         struct secho_flow_meter_result *res, char *err, size_t errlen);
+
+#endif

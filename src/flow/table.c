@@ -1,0 +1,860 @@
+/*
+ * src/flow/table.c - the flow table (contract: src/flow/table.h; design: docs/FLOW.md).
+ *
+ * A packet's way through it:
+ *   1. its key, in canonical order for biflows (secho_flow_key_canon), and its hash: the
+ *      high 32 bits pick the bucket (multiply-shift, any bucket count), the low 32 bits are
+ *      the signature (0 is "free", so a zero signature is made 1)
+ *   2. the first-level cache slot of that signature: a hit names the entry directly
+ *   3. otherwise the bucket's 8 signatures, then the full key of each match
+ *   4. found: if its time has come (min(start + active, last + inactive) <= packet time) or
+ *      it is an ended TCP flow and this is a SYN, the record leaves and a new one starts in
+ *      the same entry with this packet; then the packet is counted in its direction
+ *   5. not found: a free slot of the bucket, or a victim (see pick_victim)
+ *
+ * Time: records keep ns; buckets keep 32-bit ticks of 2^20 ns (about 1 ms) as lower bounds
+ * of each entry's end, and a separate array keeps the lowest bound of each bucket (4 bytes
+ * per 8 entries: 512 KiB for a million flows, mostly in cache). The sweep scans that array
+ * four buckets to a compare, reads a bucket only when its lowest bound has passed, and an
+ * entry only when its own has (then it exports it, or raises the bound to the exact
+ * value). A packet never moves a bound down: end times only grow (docs/FLOW.md,
+ * "Timeouts"), so the per-packet path never touches either.
+ */
+#include "flow/table.h"
+
+#include <emmintrin.h>
+#include <errno.h>
+#include <string.h>
+
+#define TICK_SHIFT 20
+
+struct flow_bucket {
+	uint32_t sig[SECHO_FLOW_BUCKET];
+	uint32_t due[SECHO_FLOW_BUCKET]; /* tick lower bound of the entry's end time */
+};
+_Static_assert(sizeof(struct flow_bucket) == 64, "one cache line");
+
+#define F_FWD_SWAPPED 0x01 /* biflow: forward (first packet) runs against the canonical key */
+#define F_ENDED       0x02 /* a TCP FIN or RST was seen */
+
+struct flow_dir_state {
+	uint64_t packets, octets, first, last;
+};
+
+struct flow_entry {
+	struct secho_flow_key key; /* canonical order (biflows) or as seen (uniflows) */
+	uint32_t sig;
+	uint8_t flags;  /* F_* */
+	uint8_t tcp[2]; /* OR of the TCP flags: [0] forward, [1] reverse */
+	uint8_t pad[5];
+	uint64_t start_ns; /* the record's first packet */
+	struct flow_dir_state d[2];
+};
+_Static_assert(sizeof(struct flow_entry) == 128, "two cache lines");
+
+/* A remembered first fragment: its lookup key is a flow key whose ports hold the IP id
+ * (IPv4: protocol too; IPv6 fragments are tied by addresses and id, RFC 8200 4.5). */
+struct flow_frag {
+	struct secho_flow_key fkey;
+	uint16_t sport, dport, icmp; /* what the later fragments' flow key gets */
+	uint8_t proto;               /* the first fragment's transport protocol */
+	uint8_t used;
+	uint32_t pad;
+	uint64_t expires_ns;
+};
+_Static_assert(sizeof(struct flow_frag) == 64, "one cache line");
+#define FRAG_WAYS 4
+
+/* ---- names ---- */
+
+static const char *const cnt_names[] = {
+#define SECHO_FLOW_CNT_X(name, id, text) [SECHO_FLOW_CNT_##name] = id,
+        SECHO_FLOW_COUNTERS(SECHO_FLOW_CNT_X)
+#undef SECHO_FLOW_CNT_X
+};
+static const char *const cnt_texts[] = {
+#define SECHO_FLOW_CNT_X(name, id, text) [SECHO_FLOW_CNT_##name] = text,
+        SECHO_FLOW_COUNTERS(SECHO_FLOW_CNT_X)
+#undef SECHO_FLOW_CNT_X
+};
+static const char *const ign_names[] = {
+#define SECHO_FLOW_IGN_X(name, id, text) [SECHO_FLOW_IGN_##name] = id,
+        SECHO_FLOW_IGNORE_EXTRA(SECHO_FLOW_IGN_X)
+#undef SECHO_FLOW_IGN_X
+};
+static const char *const ign_texts[] = {
+#define SECHO_FLOW_IGN_X(name, id, text) [SECHO_FLOW_IGN_##name] = text,
+        SECHO_FLOW_IGNORE_EXTRA(SECHO_FLOW_IGN_X)
+#undef SECHO_FLOW_IGN_X
+};
+
+const char *secho_flow_counter_name(enum secho_flow_counter c)
+{
+	return (unsigned)c < SECHO_FLOW_CNT_COUNT ? cnt_names[c] : NULL;
+}
+
+const char *secho_flow_counter_text(enum secho_flow_counter c)
+{
+	return (unsigned)c < SECHO_FLOW_CNT_COUNT ? cnt_texts[c] : NULL;
+}
+
+const char *secho_flow_ignore_name(unsigned i)
+{
+	if (i == 0 || i >= SECHO_FLOW_IGN_COUNT)
+		return NULL;
+	if (i < SECHO_DISSECT_REASON_COUNT)
+		return secho_dissect_reason_name((enum secho_dissect_reason)i);
+	return ign_names[i];
+}
+
+const char *secho_flow_ignore_text(unsigned i)
+{
+	if (i == 0 || i >= SECHO_FLOW_IGN_COUNT)
+		return NULL;
+	if (i < SECHO_DISSECT_REASON_COUNT)
+		return secho_dissect_reason_text((enum secho_dissect_reason)i);
+	return ign_texts[i];
+}
+
+void secho_flow_counters_add(struct secho_flow_counters *into,
+                             const struct secho_flow_counters *from)
+{
+	for (unsigned i = 0; i < SECHO_FLOW_CNT_COUNT; i++)
+		into->c[i] += from->c[i];
+	for (unsigned i = 0; i < SECHO_FLOW_IGN_COUNT; i++)
+		into->ignored[i] += from->ignored[i];
+	into->active += from->active;
+}
+
+/* ---- layout ---- */
+
+static bool cfg_ok(const struct secho_flow_table_cfg *cfg)
+{
+	uint32_t cs = cfg->cache_slots ? cfg->cache_slots : SECHO_FLOW_CACHE_DEFAULT;
+	uint32_t fs = cfg->frag_slots ? cfg->frag_slots : SECHO_FLOW_FRAGS_DEFAULT;
+
+	return cfg->flows >= 1 && cfg->flows <= SECHO_FLOW_MAX_FLOWS &&
+	       cfg->active_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
+	       cfg->inactive_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
+	       cfg->frag_timeout_ns <= SECHO_FLOW_MAX_TIMEOUT_NS && cs <= (1u << 24) &&
+	       (cs & (cs - 1)) == 0 && fs <= (1u << 24) && fs % FRAG_WAYS == 0 && cfg->emit;
+}
+
+static uint32_t nbuckets_for(uint32_t flows)
+{
+	return (uint32_t)(((uint64_t)flows + SECHO_FLOW_BUCKET - 1) / SECHO_FLOW_BUCKET);
+}
+
+size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
+{
+	if (!cfg_ok(cfg))
+		return 0;
+	size_t nb = nbuckets_for(cfg->flows);
+	size_t cs = cfg->cache_slots ? cfg->cache_slots : SECHO_FLOW_CACHE_DEFAULT;
+	size_t fs = cfg->frag_slots ? cfg->frag_slots : SECHO_FLOW_FRAGS_DEFAULT;
+	size_t cache = (cs * sizeof(uint64_t) + 63) & ~(size_t)63;
+
+	size_t bdue = (nb * sizeof(uint32_t) + 63) & ~(size_t)63;
+
+	return nb * sizeof(struct flow_bucket) +
+	       nb * SECHO_FLOW_BUCKET * sizeof(struct flow_entry) + cache +
+	       fs * sizeof(struct flow_frag) + bdue;
+}
+
+int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
+                          void *mem, size_t len)
+{
+	size_t need = secho_flow_table_mem_size(cfg);
+
+	if (!need || len < need || ((uintptr_t)mem & 63))
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	int r = secho_flow_hasher_init(&t->hasher, cfg->hash, cfg->seed);
+	if (r)
+		return r;
+	t->cfg = *cfg;
+	if (!t->cfg.active_ns)
+		t->cfg.active_ns = 300ull * 1000000000ull;
+	if (!t->cfg.inactive_ns)
+		t->cfg.inactive_ns = 30ull * 1000000000ull;
+	if (!t->cfg.cache_slots)
+		t->cfg.cache_slots = SECHO_FLOW_CACHE_DEFAULT;
+	if (!t->cfg.frag_slots)
+		t->cfg.frag_slots = SECHO_FLOW_FRAGS_DEFAULT;
+	if (!t->cfg.frag_timeout_ns)
+		t->cfg.frag_timeout_ns = SECHO_FLOW_FRAG_TIMEOUT_NS;
+	t->nbuckets = nbuckets_for(cfg->flows);
+	t->cache_mask = t->cfg.cache_slots - 1;
+	t->nfragsets = t->cfg.frag_slots / FRAG_WAYS;
+	uint8_t *p = mem;
+	t->buckets = (struct flow_bucket *)p;
+	p += (size_t)t->nbuckets * sizeof(struct flow_bucket);
+	t->entries = (struct flow_entry *)p;
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
+	t->cache = (uint64_t *)p;
+	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
+	t->frags = (struct flow_frag *)p;
+	p += (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag);
+	t->bucket_due = (uint32_t *)p;
+	return 0;
+}
+
+uint32_t secho_flow_table_capacity(const struct secho_flow_table *t)
+{
+	return t->nbuckets * SECHO_FLOW_BUCKET;
+}
+
+/* ---- time ---- */
+
+static inline uint32_t tick(uint64_t ns)
+{
+	return (uint32_t)(ns >> TICK_SHIFT);
+}
+
+/* a <= b on the 32-bit tick circle (bounds are never 2^31 ticks from the clock). */
+static inline bool tick_le(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+
+static inline uint64_t entry_last(const struct flow_entry *e)
+{
+	return e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
+}
+
+/* When the record ends if no packet comes: the earlier of its two timeouts. */
+static inline uint64_t entry_end(const struct secho_flow_table *t, const struct flow_entry *e)
+{
+	uint64_t a = e->start_ns + t->cfg.active_ns, i = entry_last(e) + t->cfg.inactive_ns;
+	return a < i ? a : i;
+}
+
+/* The reason a record whose time has come ends with. */
+static inline uint8_t timeout_reason(const struct secho_flow_table *t, const struct flow_entry *e)
+{
+	if (e->flags & F_ENDED)
+		return SECHO_FLOW_END_EOF;
+	if (e->start_ns + t->cfg.active_ns <= entry_last(e) + t->cfg.inactive_ns)
+		return SECHO_FLOW_END_ACTIVE;
+	return SECHO_FLOW_END_IDLE;
+}
+
+/* ---- records ---- */
+
+static void emit(struct secho_flow_table *t, const struct flow_entry *e, uint8_t reason)
+{
+	struct secho_flow_rec rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.key = e->key;
+	if (e->flags & F_FWD_SWAPPED)
+		secho_flow_key_reverse(&rec.key);
+	rec.fwd.packets = e->d[0].packets;
+	rec.fwd.octets = e->d[0].octets;
+	rec.fwd.first_ns = e->d[0].first;
+	rec.fwd.last_ns = e->d[0].last;
+	rec.fwd.tcp_flags = e->tcp[0];
+	rec.rev.packets = e->d[1].packets;
+	rec.rev.octets = e->d[1].octets;
+	rec.rev.first_ns = e->d[1].first;
+	rec.rev.last_ns = e->d[1].last;
+	rec.rev.tcp_flags = e->tcp[1];
+	rec.end_reason = reason;
+	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
+	t->cfg.emit(t->cfg.ctx, &rec);
+}
+
+/* A new record in e (which may have held one before): key ck, forward swapped or not. */
+static void entry_start(struct secho_flow_table *t, struct flow_entry *e,
+                        const struct secho_flow_key *ck, uint32_t sig, bool swapped, uint64_t ts)
+{
+	memset(e, 0, sizeof(*e));
+	e->key = *ck;
+	e->sig = sig;
+	e->flags = swapped ? F_FWD_SWAPPED : 0;
+	e->start_ns = ts;
+	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
+}
+
+/* The same entry starts a new record with the packet at ts (after its old one was
+ * emitted). Every record's forward direction is that of its own first packet, also after
+ * an active timeout: the sweep may have exported and freed the entry before that packet
+ * came, and the record must not depend on whether it did. */
+static void entry_restart(struct secho_flow_table *t, struct flow_entry *e, bool swapped,
+                          uint64_t ts)
+{
+	memset(e->tcp, 0, sizeof(e->tcp));
+	memset(e->d, 0, sizeof(e->d));
+	e->flags = swapped ? F_FWD_SWAPPED : 0;
+	e->start_ns = ts;
+	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
+}
+
+static void slot_free(struct secho_flow_table *t, uint32_t b, unsigned s)
+{
+	uint32_t idx = b * SECHO_FLOW_BUCKET + s;
+	uint64_t *c = &t->cache[t->buckets[b].sig[s] & t->cache_mask];
+
+	if ((uint32_t)*c == idx + 1)
+		*c = 0;
+	t->buckets[b].sig[s] = 0;
+	t->cnt.active--;
+}
+
+static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flow_key *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/*
+ * A full bucket must give up one entry for a new flow at time ts. In order of preference:
+ * a record whose time has come (it leaves with its timeout reason, as the sweep would have
+ * exported it), a TCP flow that saw FIN/RST (it leaves as ended), else the least recently
+ * used (lack of resources). The first two lose nothing, so the choice is the same however
+ * far the sweep has got: records do not depend on when it ran. Returns the slot, emptied.
+ */
+static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
+{
+	struct flow_entry *base = &t->entries[(size_t)b * SECHO_FLOW_BUCKET];
+	unsigned best = 0, best_class = 3;
+	uint64_t best_last = UINT64_MAX;
+
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		const struct flow_entry *e = &base[s];
+		unsigned cls = entry_end(t, e) <= ts ? 0 : (e->flags & F_ENDED) ? 1 : 2;
+		uint64_t last = entry_last(e);
+
+		if (cls < best_class || (cls == best_class && last < best_last)) {
+			best = s;
+			best_class = cls;
+			best_last = last;
+		}
+	}
+	const struct flow_entry *v = &base[best];
+	emit(t, v,
+	     best_class == 0   ? timeout_reason(t, v)
+	     : best_class == 1 ? SECHO_FLOW_END_EOF
+	                       : SECHO_FLOW_END_RESOURCE);
+	slot_free(t, b, best);
+	return best;
+}
+
+/* Find or make the entry of ck (hash h); *fresh when a new record was started for it. */
+static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_flow_key *ck,
+                                 uint64_t h, bool swapped, uint64_t ts, bool *fresh)
+{
+	uint32_t sig = (uint32_t)h ? (uint32_t)h : 1;
+	uint32_t b = (uint32_t)(((h >> 32) * t->nbuckets) >> 32);
+	uint64_t *cs = &t->cache[sig & t->cache_mask];
+	struct flow_bucket *bk = &t->buckets[b];
+
+	*fresh = false;
+	if ((uint32_t)(*cs >> 32) == sig && (uint32_t)*cs) {
+		struct flow_entry *e = &t->entries[(uint32_t)*cs - 1];
+		if (e->sig == sig && key_eq(&e->key, ck)) {
+			t->cnt.c[SECHO_FLOW_CNT_CACHE_HITS]++;
+			return e;
+		}
+	}
+	t->cnt.c[SECHO_FLOW_CNT_CACHE_MISSES]++;
+	int free_slot = -1;
+	unsigned used = 0;
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		uint32_t bs = bk->sig[s];
+		used += bs != 0;
+		if (bs == sig) {
+			uint32_t idx = b * SECHO_FLOW_BUCKET + s;
+			struct flow_entry *e = &t->entries[idx];
+			if (key_eq(&e->key, ck)) {
+				*cs = (uint64_t)sig << 32 | (idx + 1);
+				return e;
+			}
+		} else if (!bs && free_slot < 0) {
+			free_slot = (int)s;
+		}
+	}
+	unsigned s = free_slot >= 0 ? (unsigned)free_slot : evict(t, b, ts);
+	uint32_t idx = b * SECHO_FLOW_BUCKET + s;
+	struct flow_entry *e = &t->entries[idx];
+
+	entry_start(t, e, ck, sig, swapped, ts);
+	bk->sig[s] = sig;
+	bk->due[s] = tick(entry_end(t, e));
+	/* the bucket's lowest bound: this one if it was empty (evict leaves it full) */
+	if ((free_slot >= 0 && used == 0) || !tick_le(t->bucket_due[b], bk->due[s]))
+		t->bucket_due[b] = bk->due[s];
+	t->cnt.active++;
+	*cs = (uint64_t)sig << 32 | (idx + 1);
+	*fresh = true;
+	return e;
+}
+
+/* A packet's key as the table keeps it: canonical (biflows) and its hash. */
+struct keyed {
+	struct secho_flow_key ck;
+	uint64_t h;
+	bool swapped;
+};
+
+static inline void key_prepare(const struct secho_flow_table *t, const struct secho_flow_key *pk,
+                               struct keyed *k)
+{
+	if (t->cfg.uniflow) {
+		k->ck = *pk;
+		k->swapped = false;
+	} else {
+		k->swapped = secho_flow_key_canon(pk, &k->ck);
+	}
+	k->h = secho_flow_hash(&t->hasher, &k->ck);
+}
+
+/* Count one packet of key k (key_prepare) at ts in its flow. */
+static void update_keyed(struct secho_flow_table *t, const struct keyed *k, uint64_t ts,
+                         uint32_t octets, uint8_t tcp_flags)
+{
+	const struct secho_flow_key ck = k->ck;
+	bool swapped = k->swapped;
+	uint64_t h = k->h;
+
+	if (ts > t->clock_ns)
+		t->clock_ns = ts;
+	bool fresh;
+	struct flow_entry *e = lookup(t, &ck, h, swapped, ts, &fresh);
+
+	if (!fresh) {
+		if (ts >= entry_end(t, e)) {
+			uint8_t reason = timeout_reason(t, e);
+			emit(t, e, reason);
+			entry_restart(t, e, swapped, ts);
+		} else if ((e->flags & F_ENDED) && (tcp_flags & 0x02)) {
+			/* A SYN on a flow that saw FIN/RST: a new connection on the same key. */
+			emit(t, e, SECHO_FLOW_END_EOF);
+			t->cnt.c[SECHO_FLOW_CNT_SYN_REUSE]++;
+			entry_restart(t, e, swapped, ts);
+		}
+	}
+	unsigned dir = (swapped != !!(e->flags & F_FWD_SWAPPED)) ? 1 : 0;
+	struct flow_dir_state *d = &e->d[dir];
+
+	if (!d->packets)
+		d->first = ts;
+	d->packets++;
+	d->octets += octets;
+	if (ts > d->last)
+		d->last = ts;
+	e->tcp[dir] |= tcp_flags;
+	if (tcp_flags & 0x05) /* FIN, RST */
+		e->flags |= F_ENDED;
+	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;
+	t->cnt.c[SECHO_FLOW_CNT_OCTETS] += octets;
+}
+
+static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, uint64_t ts,
+                   uint32_t octets, uint8_t tcp_flags)
+{
+	struct keyed k;
+
+	key_prepare(t, pk, &k);
+	update_keyed(t, &k, ts, octets, tcp_flags);
+}
+
+void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
+{
+	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+	update(t, &p->key, p->ts_ns, p->octets,
+	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0);
+}
+
+/* ---- frames ---- */
+
+void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
+                         struct secho_flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->ip_version = d->ip_version;
+	k->proto = d->proto;
+	if (d->nvlan > 0)
+		k->vlan = secho_vlan_vid(d->vlan_tci[0]);
+	if (d->nvlan > 1)
+		k->vlan_inner = secho_vlan_vid(d->vlan_tci[1]);
+	size_t al = d->ip_version == 4 ? 4 : 16;
+	memcpy(k->src, frame + d->addr_off, al);
+	memcpy(k->dst, frame + d->addr_off + al, al);
+	if (d->flags & SECHO_DISSECT_F_L4) {
+		if (d->proto == SECHO_IPPROTO_TCP || d->proto == SECHO_IPPROTO_UDP) {
+			k->sport = d->sport;
+			k->dport = d->dport;
+		} else {
+			k->icmp_type_code = (uint16_t)(d->icmp_type << 8 | d->icmp_code);
+		}
+	}
+}
+
+static void ignore(struct secho_flow_table *t, unsigned why, size_t wirelen)
+{
+	t->cnt.c[SECHO_FLOW_CNT_IGNORED]++;
+	t->cnt.c[SECHO_FLOW_CNT_IGNORED_OCTETS] += wirelen;
+	t->cnt.ignored[why]++;
+}
+
+/* The lookup key of a fragment: addresses, VLANs, version, IP id in the port fields, the
+ * protocol for IPv4 (RFC 791 reassembles by src, dst, protocol, id) and 0 for IPv6 (RFC
+ * 8200: src, dst, id; a later fragment's next header need not be the transport's). */
+static void frag_key(const struct secho_flow_key *k, const struct secho_dissect *d, uint8_t l4proto,
+                     struct secho_flow_key *fk)
+{
+	*fk = *k;
+	fk->proto = d->ip_version == 4 ? l4proto : 0;
+	fk->sport = (uint16_t)(d->frag_id >> 16);
+	fk->dport = (uint16_t)d->frag_id;
+	fk->icmp_type_code = 0;
+}
+
+static struct flow_frag *frag_set(struct secho_flow_table *t, const struct secho_flow_key *fk)
+{
+	uint64_t h = secho_flow_hash(&t->hasher, fk);
+	return &t->frags[(size_t)(((h >> 32) * t->nfragsets) >> 32) * FRAG_WAYS];
+}
+
+static void frag_remember(struct secho_flow_table *t, const struct secho_flow_key *k,
+                          const struct secho_dissect *d, uint64_t ts)
+{
+	struct secho_flow_key fk;
+	frag_key(k, d, d->proto, &fk);
+	struct flow_frag *set = frag_set(t, &fk), *w = NULL;
+
+	for (unsigned i = 0; i < FRAG_WAYS && !w; i++)
+		if (set[i].used && key_eq(&set[i].fkey, &fk))
+			w = &set[i];
+	for (unsigned i = 0; i < FRAG_WAYS && !w; i++)
+		if (!set[i].used || set[i].expires_ns <= ts)
+			w = &set[i];
+	if (!w) {
+		w = &set[0];
+		for (unsigned i = 1; i < FRAG_WAYS; i++)
+			if (set[i].expires_ns < w->expires_ns)
+				w = &set[i];
+		t->cnt.c[SECHO_FLOW_CNT_FRAG_REPLACED]++;
+	}
+	w->fkey = fk;
+	w->sport = k->sport;
+	w->dport = k->dport;
+	w->icmp = k->icmp_type_code;
+	w->proto = d->proto;
+	w->used = 1;
+	w->expires_ns = ts + t->cfg.frag_timeout_ns;
+	t->cnt.c[SECHO_FLOW_CNT_FRAG_FIRST]++;
+}
+
+/* A later fragment: fill in its first fragment's protocol and ports; false if unknown. */
+static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k,
+                      const struct secho_dissect *d, uint64_t ts)
+{
+	struct secho_flow_key fk;
+	frag_key(k, d, d->proto, &fk);
+	struct flow_frag *set = frag_set(t, &fk);
+
+	for (unsigned i = 0; i < FRAG_WAYS; i++) {
+		struct flow_frag *w = &set[i];
+		if (w->used && w->expires_ns > ts && key_eq(&w->fkey, &fk)) {
+			k->proto = w->proto;
+			k->sport = w->sport;
+			k->dport = w->dport;
+			k->icmp_type_code = w->icmp;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void dissected(struct secho_flow_table *t, const uint8_t *frame,
+                      const struct secho_dissect *d, size_t wirelen, uint64_t ts)
+{
+	struct secho_flow_key k;
+
+	secho_flow_key_from(frame, d, &k);
+	if (d->frag == SECHO_FRAG_LATER) {
+		if (!frag_join(t, &k, d, ts)) {
+			ignore(t, SECHO_FLOW_IGN_FRAG_ORPHAN, wirelen);
+			return;
+		}
+		t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED]++;
+		update(t, &k, ts, d->ip_len, 0);
+		return;
+	}
+	if (d->frag == SECHO_FRAG_FIRST)
+		frag_remember(t, &k, d, ts);
+	update(t, &k, ts, d->ip_len,
+	       d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4) ? d->tcp_flags : 0);
+}
+
+void secho_flow_table_dissected(struct secho_flow_table *t, const uint8_t *frame,
+                                enum secho_dissect_reason r, const struct secho_dissect *d,
+                                size_t wirelen, uint64_t ts_ns)
+{
+	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+	if (r != SECHO_DISSECT_OK) {
+		ignore(t, r, wirelen);
+		return;
+	}
+	if (!d->ip_version) {
+		ignore(t, SECHO_FLOW_IGN_NOT_IP, wirelen);
+		return;
+	}
+	dissected(t, frame, d, wirelen, ts_ns);
+}
+
+/* Where key k lives: its bucket and its cache slot. */
+static inline void prefetch_bucket(const struct secho_flow_table *t, const struct keyed *k)
+{
+	uint32_t sig = (uint32_t)k->h ? (uint32_t)k->h : 1;
+	uint32_t b = (uint32_t)(((k->h >> 32) * t->nbuckets) >> 32);
+
+	__builtin_prefetch(&t->buckets[b]);
+	__builtin_prefetch(&t->cache[sig & t->cache_mask]);
+}
+
+/* The entry that may hold key k (the cache's or the first signature match in its bucket,
+ * both now in cache): both of its lines. */
+static inline void prefetch_entry(const struct secho_flow_table *t, const struct keyed *k)
+{
+	uint32_t sig = (uint32_t)k->h ? (uint32_t)k->h : 1;
+	uint32_t b = (uint32_t)(((k->h >> 32) * t->nbuckets) >> 32);
+	uint64_t c = t->cache[sig & t->cache_mask];
+	const struct flow_entry *e = NULL;
+
+	if ((uint32_t)(c >> 32) == sig && (uint32_t)c) {
+		e = &t->entries[(uint32_t)c - 1];
+	} else {
+		const struct flow_bucket *bk = &t->buckets[b];
+		for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++)
+			if (bk->sig[s] == sig) {
+				e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+				break;
+			}
+	}
+	if (e) {
+		__builtin_prefetch(e, 1);
+		__builtin_prefetch((const char *)e + 64, 1);
+	}
+}
+
+void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_frame *f,
+                            unsigned n)
+{
+	struct keyed k[SECHO_FLOW_TABLE_BURST];
+	bool plain[SECHO_FLOW_TABLE_BURST];
+
+	if (n > SECHO_FLOW_TABLE_BURST)
+		n = SECHO_FLOW_TABLE_BURST;
+	/* 1: keys and hashes of the packets that are plain (not refused, IP, not a later
+	 * fragment); their buckets and cache slots on their way */
+	for (unsigned i = 0; i < n; i++) {
+		plain[i] = f[i].reason == SECHO_DISSECT_OK && f[i].d.ip_version &&
+		           f[i].d.frag != SECHO_FRAG_LATER;
+		if (!plain[i])
+			continue;
+		struct secho_flow_key pk;
+		secho_flow_key_from(f[i].data, &f[i].d, &pk);
+		key_prepare(t, &pk, &k[i]);
+		prefetch_bucket(t, &k[i]);
+	}
+	/* 2: their entries on their way */
+	for (unsigned i = 0; i < n; i++)
+		if (plain[i])
+			prefetch_entry(t, &k[i]);
+	/* 3: in order, as one at a time would */
+	for (unsigned i = 0; i < n; i++) {
+		const struct secho_flow_frame *x = &f[i];
+		const struct secho_dissect *d = &x->d;
+		if (!plain[i]) {
+			secho_flow_table_dissected(t, x->data, x->reason, d, x->wirelen, x->ts_ns);
+			continue;
+		}
+		t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+		if (d->frag == SECHO_FRAG_FIRST) {
+			struct secho_flow_key pk;
+			secho_flow_key_from(x->data, d, &pk);
+			frag_remember(t, &pk, d, x->ts_ns);
+		}
+		update_keyed(t, &k[i], x->ts_ns, d->ip_len,
+		             d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4)
+		                     ? d->tcp_flags
+		                     : 0);
+	}
+}
+
+void secho_flow_table_frame(struct secho_flow_table *t, const uint8_t *frame, size_t caplen,
+                            size_t wirelen, uint64_t ts_ns)
+{
+	struct secho_dissect d;
+	enum secho_dissect_reason r = secho_dissect_snap(frame, caplen, wirelen, &d);
+
+	secho_flow_table_dissected(t, frame, r, &d, wirelen < caplen ? caplen : wirelen, ts_ns);
+}
+
+/* ---- expiry ---- */
+
+/* Look at bucket b at time now: export what has ended, raise the other bounds, and set the
+ * bucket's lowest bound. exact: look at every entry, not only those whose bound passed. */
+static void sweep_bucket(struct secho_flow_table *t, uint32_t b, uint64_t now, bool exact)
+{
+	struct flow_bucket *bk = &t->buckets[b];
+	uint32_t nt = tick(now);
+	uint32_t low = nt + (1u << 30); /* an empty bucket: not before 2^30 ticks */
+
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		if (!bk->sig[s])
+			continue;
+		if (exact || tick_le(bk->due[s], nt)) {
+			struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			uint64_t end = entry_end(t, e);
+			if (end <= now) {
+				emit(t, e, timeout_reason(t, e));
+				slot_free(t, b, s);
+				continue;
+			}
+			bk->due[s] = tick(end);
+		}
+		if (tick_le(bk->due[s], low))
+			low = bk->due[s];
+	}
+	t->bucket_due[b] = low;
+}
+
+/* The first bucket in [from, to) whose lowest bound has passed tick nt, or to. Four at a
+ * time: a bound is due when (int32)(due - nt) <= 0, i.e. when it is not greater than 0. */
+static uint32_t next_due(const struct secho_flow_table *t, uint32_t from, uint32_t to, uint32_t nt)
+{
+	const __m128i vnt = _mm_set1_epi32((int)nt), zero = _mm_setzero_si128();
+	uint32_t b = from;
+
+	while (b < to && (b & 3)) {
+		if (tick_le(t->bucket_due[b], nt))
+			return b;
+		b++;
+	}
+	for (; b + 4 <= to; b += 4) {
+		__m128i d = _mm_load_si128((const __m128i *)(const void *)&t->bucket_due[b]);
+		__m128i later = _mm_cmpgt_epi32(_mm_sub_epi32(d, vnt), zero);
+		if (_mm_movemask_epi8(later) != 0xffff)
+			break;
+	}
+	for (; b < to; b++)
+		if (tick_le(t->bucket_due[b], nt))
+			return b;
+	return to;
+}
+
+/* Sweep buckets [from, to) at time now (exact: every bucket, every entry). */
+static void sweep_range(struct secho_flow_table *t, uint32_t from, uint32_t to, uint64_t now,
+                        bool exact)
+{
+	uint32_t nt = tick(now);
+
+	for (uint32_t b = from; b < to; b++) {
+		if (!exact) {
+			b = next_due(t, b, to, nt);
+			if (b == to)
+				break;
+		}
+		sweep_bucket(t, b, now, exact);
+	}
+}
+
+void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns)
+{
+	if (now_ns < t->clock_ns)
+		now_ns = t->clock_ns;
+	t->clock_ns = now_ns; /* time has passed, with or without packets of this table */
+	if (!t->swept_once) {
+		t->swept_once = true;
+		t->sweep_ns = now_ns;
+		return;
+	}
+	if (now_ns <= t->sweep_ns)
+		return;
+	uint64_t dt = now_ns - t->sweep_ns;
+	uint64_t n;
+	bool exact = false;
+
+	if (dt >= SECHO_FLOW_SWEEP_NS) {
+		n = t->nbuckets;
+		t->sweep_ns = now_ns;
+		/* After a jump of more than 2^30 ticks the bounds may have wrapped: look at
+		 * every entry. */
+		exact = (dt >> TICK_SHIFT) >= (1ull << 30);
+	} else {
+		n = dt * t->nbuckets / SECHO_FLOW_SWEEP_NS;
+		if (!n)
+			return;
+		t->sweep_ns += n * SECHO_FLOW_SWEEP_NS / t->nbuckets;
+	}
+	uint32_t from = t->sweep_cursor;
+	while (n) {
+		uint32_t to = from + n < t->nbuckets ? (uint32_t)(from + n) : t->nbuckets;
+		sweep_range(t, from, to, now_ns, exact);
+		n -= to - from;
+		from = to == t->nbuckets ? 0 : to;
+	}
+	t->sweep_cursor = from;
+}
+
+void secho_flow_table_flush(struct secho_flow_table *t)
+{
+	for (uint32_t b = 0; b < t->nbuckets; b++)
+		sweep_bucket(t, b, t->clock_ns, true);
+	for (uint32_t b = 0; b < t->nbuckets; b++) {
+		struct flow_bucket *bk = &t->buckets[b];
+		for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+			if (!bk->sig[s])
+				continue;
+			const struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			emit(t, e,
+			     (e->flags & F_ENDED) ? SECHO_FLOW_END_EOF : SECHO_FLOW_END_FORCED);
+			slot_free(t, b, s);
+		}
+	}
+	memset(t->frags, 0, (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag));
+}
+
+/* ---- workers ---- */
+
+static inline uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finalizer */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static inline uint64_t fold_addr(const uint8_t *a, size_t len)
+{
+	uint64_t x = 0, w;
+
+	if (len == 4) {
+		uint32_t v;
+		memcpy(&v, a, 4);
+		return v;
+	}
+	memcpy(&w, a, 8);
+	x = w;
+	memcpy(&w, a + 8, 8);
+	return x ^ (w * 0x9e3779b97f4a7c15ull);
+}
+
+unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
+                              unsigned n)
+{
+	if (n <= 1 || !d->ip_version)
+		return 0;
+	size_t al = d->ip_version == 4 ? 4 : 16;
+	/* XOR of the two ends: symmetric, so both directions go to the same worker. */
+	uint64_t x = fold_addr(frame + d->addr_off, al) ^ fold_addr(frame + d->addr_off + al, al);
+	uint64_t v = (uint64_t)(d->nvlan ? d->vlan_tci[0] & 0xfff : 0) << 12 |
+	             (d->nvlan > 1 ? d->vlan_tci[1] & 0xfff : 0);
+	uint64_t h = mix64(x ^ v << 40 ^ seed);
+	return (unsigned)(((h >> 32) * n) >> 32);
+}

@@ -1,0 +1,240 @@
+/*
+ * src/flow/table.h - the flow table: the Connection Tracking Table's software twin.
+ *
+ * What goes in: frames (secho_flow_table_frame: dissected here, src/wire's dissector) or
+ * packets already reduced to a key (secho_flow_table_packet). What comes out: flow records
+ * (src/flow/record.h), handed to the emit callback whenever a record leaves the table.
+ * docs/FLOW.md describes the design; in short:
+ *
+ *   buckets     64 bytes each: 8 signatures (32-bit hash, 0 = free) and 8 expiry lower
+ *               bounds (ms ticks), one cache line to find a flow; beside them, 4 bytes per
+ *               bucket: the lowest of its bounds, all the sweep reads of a bucket not due
+ *   entries     128 bytes each, 8 per bucket, at bucket * 8 + slot: the key (canonical
+ *               order in biflow mode), per-direction counters, TCP state
+ *   cache       a small direct-mapped array of (signature, entry) in front of the buckets,
+ *               the recently used flows (the CTT's on-chip cache); hit rate counted
+ *   fragments   a bounded set-associative table: (addresses, protocol, IP id) of a first
+ *               fragment -> its ports, kept for a bounded time for the later fragments
+ *
+ * Timeouts run on packet time, exactly: a record ends at min(start + active, last +
+ * inactive); a packet at or after that time starts a new record, and the sweep
+ * (secho_flow_table_expire) exports records whose time has come, at most one sweep period
+ * (1 s of packet time) late. End reasons: SECHO_FLOW_END_* (record.h): a flow that saw a TCP
+ * FIN or RST ends as "end of flow" whenever it leaves (timeout, end of input, or a SYN that
+ * starts a new connection on its key); a full bucket evicts, in this order, a record whose
+ * time has passed, a TCP flow that has ended (both: no information lost), or the least
+ * recently used record ("lack of resources", counted).
+ *
+ * Memory: the caller's, sized by secho_flow_table_mem_size(), zeroed by the caller (fresh
+ * anonymous mmap or calloc), never allocated or freed here. Nothing is allocated per
+ * packet. One thread owns a table; the counters may be read by another thread while it
+ * runs (each is a plain 64-bit store by the owner; a reader sees a value at most one packet
+ * old).
+ */
+#ifndef SECHO_FLOW_TABLE_H
+#define SECHO_FLOW_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flow/hash.h"
+#include "flow/record.h"
+#include "secho/dissect.h"
+
+#define SECHO_FLOW_BUCKET          8 /* entries per bucket */
+#define SECHO_FLOW_MAX_FLOWS       (1u << 30)
+#define SECHO_FLOW_CACHE_DEFAULT   4096u          /* first-level cache slots */
+#define SECHO_FLOW_FRAGS_DEFAULT   4096u          /* remembered first fragments */
+#define SECHO_FLOW_FRAG_TIMEOUT_NS 30000000000ull /* 30 s, as Linux's ipfrag_time */
+#define SECHO_FLOW_SWEEP_NS        1000000000ull  /* a full sweep per second of packet time */
+/* Timeouts are kept below 2^30 ticks of 2^20 ns (13 days) so that 32-bit tick
+ * comparisons never wrap; the command line allows up to one day. */
+#define SECHO_FLOW_MAX_TIMEOUT_NS (86400ull * 1000000000ull)
+
+/*
+ * Why a frame is in no flow: the dissector's reasons (the frame could not be described),
+ * then the meter's own. Index = the dissector's reason for 1..SECHO_DISSECT_REASON_COUNT-1.
+ */
+#define SECHO_FLOW_IGNORE_EXTRA(X)                                                                 \
+	X(NOT_IP, "not_ip", "not an IPv4 or IPv6 packet (ARP, other EtherTypes)")                  \
+	X(FRAG_ORPHAN, "frag_orphan", "later fragment whose first fragment is not remembered")
+
+enum secho_flow_ignore {
+	SECHO_FLOW_IGN_FIRST_EXTRA = SECHO_DISSECT_REASON_COUNT - 1,
+#define SECHO_FLOW_IGN_X(name, id, text) SECHO_FLOW_IGN_##name,
+	SECHO_FLOW_IGNORE_EXTRA(SECHO_FLOW_IGN_X)
+#undef SECHO_FLOW_IGN_X
+	        SECHO_FLOW_IGN_END
+};
+/* Slot 0 (the dissector's "ok") is unused. */
+#define SECHO_FLOW_IGN_COUNT SECHO_FLOW_IGN_END
+
+/* "ip4_ihl", ..., "not_ip", "frag_orphan"; NULL for 0 and out of range. */
+const char *secho_flow_ignore_name(unsigned i);
+const char *secho_flow_ignore_text(unsigned i);
+
+/* What the table counts (X(NAME, "name", "text")). */
+#define SECHO_FLOW_COUNTERS(X)                                                                     \
+	X(FRAMES, "frames", "frames handed to the table")                                          \
+	X(PACKETS, "packets", "packets counted in a flow")                                         \
+	X(OCTETS, "octets", "IP octets counted in flows (IP total lengths)")                       \
+	X(IGNORED, "ignored", "frames in no flow (ignored_* says why)")                            \
+	X(IGNORED_OCTETS, "ignored_octets", "bytes of the ignored frames as on the wire")          \
+	X(FLOWS, "flows", "records started (new flows and active-timeout continuations)")          \
+	X(END_IDLE, "end_idle", "records ended by the inactive timeout (reason 1)")                \
+	X(END_ACTIVE, "end_active", "records ended by the active timeout (reason 2)")              \
+	X(END_EOF, "end_eof", "records of TCP flows that saw FIN or RST (reason 3)")               \
+	X(END_FORCED, "end_forced", "records ended by end of input or shutdown (reason 4)")        \
+	X(END_RESOURCE, "end_resource", "records evicted from a full bucket (reason 5)")           \
+	X(SYN_REUSE, "syn_reuse", "SYNs that started a new flow on a key that saw FIN/RST")        \
+	X(CACHE_HITS, "cache_hits", "packets whose flow was found in the first-level cache")       \
+	X(CACHE_MISSES, "cache_misses", "packets that went to the buckets")                        \
+	X(FRAG_FIRST, "frag_first", "first fragments remembered for their later fragments")        \
+	X(FRAG_JOINED, "frag_joined", "later fragments counted in their first fragment's flow")    \
+	X(FRAG_REPLACED, "frag_replaced", "first fragments forgotten early (fragment table full)")
+
+enum secho_flow_counter {
+#define SECHO_FLOW_CNT_X(name, id, text) SECHO_FLOW_CNT_##name,
+	SECHO_FLOW_COUNTERS(SECHO_FLOW_CNT_X)
+#undef SECHO_FLOW_CNT_X
+	        SECHO_FLOW_CNT_COUNT
+};
+
+const char *secho_flow_counter_name(enum secho_flow_counter c);
+const char *secho_flow_counter_text(enum secho_flow_counter c);
+
+struct secho_flow_counters {
+	uint64_t c[SECHO_FLOW_CNT_COUNT];
+	uint64_t ignored[SECHO_FLOW_IGN_COUNT];
+	uint64_t active; /* records in the table now */
+};
+
+/* Add every counter of from to into. Can't fail. */
+void secho_flow_counters_add(struct secho_flow_counters *into,
+                             const struct secho_flow_counters *from);
+
+typedef void (*secho_flow_emit_fn)(void *ctx, const struct secho_flow_rec *rec);
+
+struct secho_flow_table_cfg {
+	uint32_t flows;           /* capacity: rounded up to whole buckets (>= 8) */
+	bool uniflow;             /* one record per direction (default: RFC 5103 biflows) */
+	uint64_t active_ns;       /* 0 = 300 s */
+	uint64_t inactive_ns;     /* 0 = 30 s */
+	uint32_t cache_slots;     /* power of two; 0 = SECHO_FLOW_CACHE_DEFAULT */
+	uint32_t frag_slots;      /* multiple of 4; 0 = SECHO_FLOW_FRAGS_DEFAULT */
+	uint64_t frag_timeout_ns; /* 0 = SECHO_FLOW_FRAG_TIMEOUT_NS */
+	enum secho_flow_hash_kind hash;
+	uint64_t seed;           /* the hash key: draw it at random */
+	secho_flow_emit_fn emit; /* called for every record that leaves the table */
+	void *ctx;
+};
+
+struct flow_bucket;
+struct flow_entry;
+struct flow_frag;
+
+/* The table's state. Fields are private (src/flow/table.c). */
+struct secho_flow_table {
+	struct secho_flow_table_cfg cfg;
+	struct secho_flow_hasher hasher;
+	struct flow_bucket *buckets;
+	struct flow_entry *entries;
+	uint64_t *cache; /* sig << 32 | (entry index + 1); 0 = empty */
+	struct flow_frag *frags;
+	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
+	uint32_t nbuckets, cache_mask, nfragsets;
+	uint64_t clock_ns;     /* latest packet time seen */
+	uint64_t sweep_ns;     /* packet time the sweep has caught up with */
+	uint32_t sweep_cursor; /* next bucket to sweep */
+	bool swept_once;
+	struct secho_flow_counters cnt;
+};
+
+/* Bytes of caller memory for cfg (0 when cfg is out of range). */
+size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
+
+/*
+ * Set up t over mem[0..len) (len >= secho_flow_table_mem_size(cfg), 64-byte aligned,
+ * zeroed). Returns 0, or -EINVAL (cfg out of range, memory too small or misaligned),
+ * -ENOTSUP (hash unavailable on this CPU).
+ */
+int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
+                          void *mem, size_t len);
+
+/* Entries the table holds (cfg.flows rounded up to whole buckets). */
+uint32_t secho_flow_table_capacity(const struct secho_flow_table *t);
+
+/*
+ * Meter one frame: caplen bytes in memory out of wirelen on the wire, received at ts_ns
+ * (ns since the epoch). The frame is dissected; a frame in no flow is counted under its
+ * reason. Records that end because of it are emitted before it returns. Can't fail.
+ */
+void secho_flow_table_frame(struct secho_flow_table *t, const uint8_t *frame, size_t caplen,
+                            size_t wirelen, uint64_t ts_ns);
+
+/* The same from a description the caller made: r and *d from secho_dissect_snap() of
+ * frame (wirelen >= its caplen). */
+void secho_flow_table_dissected(struct secho_flow_table *t, const uint8_t *frame,
+                                enum secho_dissect_reason r, const struct secho_dissect *d,
+                                size_t wirelen, uint64_t ts_ns);
+
+/* A dissected frame of a burst (secho_flow_table_burst). */
+struct secho_flow_frame {
+	const uint8_t *data;
+	uint32_t wirelen; /* >= the caplen it was dissected with */
+	enum secho_dissect_reason reason;
+	uint64_t ts_ns;
+	struct secho_dissect d;
+};
+
+#define SECHO_FLOW_TABLE_BURST 32u
+
+/*
+ * Meter up to SECHO_FLOW_TABLE_BURST frames, with the same result as one at a time
+ * (secho_flow_table_dissected in order), but with the memory the burst needs requested
+ * ahead: every packet's bucket and cache slot, then its entry, then the updates in order,
+ * so that the cache misses of different packets overlap. Can't fail.
+ */
+void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_frame *f,
+                            unsigned n);
+
+/* A packet reduced to what the table keeps (unit tests, the reference comparison). */
+struct secho_flow_pkt {
+	struct secho_flow_key key; /* the packet's own direction */
+	uint64_t ts_ns;
+	uint32_t octets;
+	uint8_t tcp_flags; /* 0 unless key.proto is TCP */
+};
+
+/* Meter one packet. Can't fail. */
+void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p);
+
+/*
+ * Time is now_ns (packet time offline, also of frames another worker meters; the clock
+ * live): the table's clock moves to it (never back), and the records whose time has come
+ * are exported, the buckets swept so that each is looked at once per SECHO_FLOW_SWEEP_NS of
+ * time. Cheap to call often (per burst). Can't fail.
+ */
+void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns);
+
+/*
+ * End of input or shutdown: first every record whose time has come by the table's clock
+ * (the latest packet or secho_flow_table_expire time) is exported with its timeout reason (an exact
+ * full sweep), then every other record with SECHO_FLOW_END_FORCED (or END_EOF for a TCP flow that
+ * saw FIN/RST). The table is empty afterwards and may be used again. Can't fail.
+ */
+void secho_flow_table_flush(struct secho_flow_table *t);
+
+/* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its
+ * ports: later fragments have none and must meet their first fragment). 0 for frames
+ * that are not IP. Can't fail. */
+unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
+                              unsigned n);
+
+/* Build the key of a dissected IP packet in its own direction (a later fragment gets no
+ * ports: the caller looks them up). Can't fail. */
+void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
+                         struct secho_flow_key *k);
+
+#endif

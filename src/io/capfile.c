@@ -1,0 +1,360 @@
+/*
+ * src/io/capfile.c - pcap and pcapng files read in place (include/secho/capfile.h).
+ *
+ * The file is mapped read-only (MADV_SEQUENTIAL: the kernel reads ahead and drops pages
+ * behind); a record is a pointer into the mapping. Every length read from the file is
+ * checked against what is left of the mapping before anything it covers is touched.
+ *
+ * pcap: 24-byte file header, then 16-byte record headers (ts_sec, ts_frac, caplen, len).
+ * pcapng (draft-ietf-opsawg-pcapng): blocks of (type, total length, body, total length),
+ * 32-bit aligned; the section header's byte-order magic says how to read the section.
+ */
+#include <secho/capfile.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PCAP_MAGIC_US 0xa1b2c3d4u
+#define PCAP_MAGIC_NS 0xa1b23c4du
+#define NG_SHB        0x0a0d0d0au
+#define NG_IDB        0x00000001u
+#define NG_SPB        0x00000003u
+#define NG_EPB        0x00000006u
+#define NG_BOM        0x1a2b3c4du
+#define LINKTYPE_ETH  1
+
+static inline uint32_t bswap32(uint32_t v)
+{
+	return __builtin_bswap32(v);
+}
+
+static inline uint32_t rd32(const struct secho_capfile *c, const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return c->swapped ? bswap32(v) : v;
+}
+
+static inline uint16_t rd16(const struct secho_capfile *c, const uint8_t *p)
+{
+	uint16_t v;
+	memcpy(&v, p, 2);
+	return c->swapped ? __builtin_bswap16(v) : v;
+}
+
+__attribute__((format(printf, 2, 3))) static int fail(struct secho_capfile *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	c->done = true;
+	return 0;
+}
+
+/* Read a pcapng section header at c->pos; sets byte order, forgets the interfaces. */
+static bool ng_section(struct secho_capfile *c)
+{
+	const uint8_t *p = c->map + c->pos;
+	uint32_t bom;
+
+	if (c->size - c->pos < 28)
+		return false;
+	memcpy(&bom, p + 8, 4);
+	if (bom == NG_BOM)
+		c->swapped = false;
+	else if (bom == bswap32(NG_BOM))
+		c->swapped = true;
+	else
+		return false;
+	c->nifs = 0;
+	return true;
+}
+
+int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, r;
+
+	memset(c, 0, sizeof(*c));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (a capture file is mapped)", path);
+		close(fd);
+		return -EINVAL;
+	}
+	if (st.st_size < 24) {
+		snprintf(err, errlen, "%s: %s", path,
+		         st.st_size ? "too short for a pcap or pcapng header" : "empty file");
+		close(fd);
+		return -EBADMSG;
+	}
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	r = -errno;
+	close(fd);
+	if (m == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(-r));
+		return r;
+	}
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	c->populated = 0;
+	c->map = m;
+	c->size = (size_t)st.st_size;
+	c->owner = true;
+
+	uint32_t magic;
+	memcpy(&magic, c->map, 4);
+	if (magic == NG_SHB) {
+		c->pcapng = true;
+		if (!ng_section(c)) {
+			snprintf(err, errlen,
+			         "%s: pcapng section header without a byte-order magic", path);
+			secho_capfile_close(c);
+			return -EBADMSG;
+		}
+		return 0;
+	}
+	if (magic == PCAP_MAGIC_US || magic == PCAP_MAGIC_NS) {
+		c->swapped = false;
+	} else if (magic == bswap32(PCAP_MAGIC_US) || magic == bswap32(PCAP_MAGIC_NS)) {
+		c->swapped = true;
+		magic = bswap32(magic);
+	} else {
+		snprintf(err, errlen, "%s: not a pcap or pcapng file (magic %08x)", path, magic);
+		secho_capfile_close(c);
+		return -EBADMSG;
+	}
+	c->nanos = magic == PCAP_MAGIC_NS;
+	c->snaplen = rd32(c, c->map + 16);
+	uint32_t lt = rd32(c, c->map + 20) & 0x0fffffffu; /* high bits: FCS length info */
+	if (lt != LINKTYPE_ETH) {
+		snprintf(err, errlen, "%s: link type %u is not Ethernet (1)", path, lt);
+		secho_capfile_close(c);
+		return -ENOTSUP;
+	}
+	c->pos = 24;
+	return 0;
+}
+
+/* Map the pages ahead of the cursor in large steps (one madvise per POPULATE_STEP instead
+ * of a page fault per 64 KiB), and ask for the lines a few records ahead. */
+#define POPULATE_STEP (16u << 20)
+
+static inline void read_ahead(struct secho_capfile *c)
+{
+	if (c->pos + POPULATE_STEP / 2 > c->populated && c->populated < c->size) {
+		size_t len = c->size - c->populated < POPULATE_STEP ? c->size - c->populated
+		                                                    : POPULATE_STEP;
+#ifdef MADV_POPULATE_READ
+		madvise((void *)(uintptr_t)(c->map + c->populated), len, MADV_POPULATE_READ);
+#endif
+		c->populated += len;
+	}
+	__builtin_prefetch(c->map + c->pos + 2048);
+}
+
+static int pcap_next(struct secho_capfile *c, struct secho_cap_rec *r)
+{
+	if (c->pos == c->size) {
+		c->done = true;
+		return 0;
+	}
+	if (c->size - c->pos < 16)
+		return fail(c, "truncated record header at byte %zu", c->pos);
+	read_ahead(c);
+	const uint8_t *h = c->map + c->pos;
+	uint32_t sec = rd32(c, h), frac = rd32(c, h + 4), cap = rd32(c, h + 8),
+	         len = rd32(c, h + 12);
+	if (cap > SECHO_CAP_MAX_RECORD)
+		return fail(c, "record at byte %zu longer than 256 KiB", c->pos);
+	if (c->size - c->pos - 16 < cap)
+		return fail(c, "truncated record at byte %zu (the file ends inside it)", c->pos);
+	r->data = h + 16;
+	r->caplen = cap;
+	r->wirelen = len < cap ? cap : len;
+	r->ts_ns = (uint64_t)sec * 1000000000ull + (c->nanos ? frac : (uint64_t)frac * 1000u);
+	c->pos += 16 + (size_t)cap;
+	return 1;
+}
+
+/* Units of an interface's timestamps to ns. */
+static uint64_t ng_ts(const struct secho_cap_if *i, uint64_t t)
+{
+	uint64_t ns;
+
+	if (i->pow2) {
+		unsigned k = i->res;
+		if (k >= 64)
+			return 0;
+		uint64_t sec = t >> k, frac = k ? t & ((1ull << k) - 1) : 0;
+		/* frac < 2^k; scale in two steps so that frac * 1e9 cannot overflow */
+		ns = sec * 1000000000ull + (k <= 34 ? (frac * 1000000000ull) >> k
+		                                    : (frac >> (k - 34)) * 1000000000ull >> 34);
+	} else {
+		static const uint64_t p10[] = {1ull,         10ull,        100ull,     1000ull,
+		                               10000ull,     100000ull,    1000000ull, 10000000ull,
+		                               100000000ull, 1000000000ull};
+		if (i->res <= 9)
+			ns = t * p10[9 - i->res];
+		else if (i->res <= 18)
+			ns = t / p10[i->res - 9];
+		else
+			ns = 0;
+	}
+	return ns + (uint64_t)(i->tsoff * 1000000000ll);
+}
+
+/* Interface description block body at b (blen bytes of body). */
+static void ng_idb(struct secho_capfile *c, const uint8_t *b, size_t blen)
+{
+	if (c->nifs == SECHO_CAP_MAX_IFS)
+		return; /* records of further interfaces are skipped */
+	struct secho_cap_if *i = &c->ifs[c->nifs++];
+	memset(i, 0, sizeof(*i));
+	if (blen < 8) {
+		i->linktype = 0xffff; /* unreadable: its records are skipped */
+		return;
+	}
+	i->linktype = rd16(c, b);
+	i->res = 6; /* microseconds unless told */
+	size_t o = 8;
+	while (o + 4 <= blen) {
+		uint16_t code = rd16(c, b + o), olen = rd16(c, b + o + 2);
+		if (code == 0 || o + 4 + olen > blen)
+			break;
+		if (code == 9 && olen >= 1) { /* if_tsresol */
+			i->pow2 = b[o + 4] & 0x80;
+			i->res = b[o + 4] & 0x7f;
+		} else if (code == 14 && olen >= 8) { /* if_tsoffset */
+			uint64_t v;
+			memcpy(&v, b + o + 4, 8);
+			i->tsoff = (int64_t)(c->swapped ? __builtin_bswap64(v) : v);
+		}
+		o += 4 + (((size_t)olen + 3) & ~(size_t)3);
+	}
+}
+
+static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
+{
+	for (;;) {
+		if (c->pos == c->size) {
+			c->done = true;
+			return 0;
+		}
+		if (c->size - c->pos < 12)
+			return fail(c, "truncated block header at byte %zu", c->pos);
+		read_ahead(c);
+		const uint8_t *p = c->map + c->pos;
+		uint32_t type, tot;
+		memcpy(&type, p, 4);
+		if (type == NG_SHB) { /* byte order may change: read the magic first */
+			if (!ng_section(c))
+				return fail(c, "bad section header at byte %zu", c->pos);
+		} else {
+			type = rd32(c, p);
+		}
+		tot = rd32(c, p + 4);
+		if (tot < 12 || (tot & 3) || tot > c->size - c->pos)
+			return fail(
+			        c,
+			        "block at byte %zu has a bad length (or the file ends inside it)",
+			        c->pos);
+		const uint8_t *b = p + 8;
+		size_t blen = tot - 12;
+		size_t at = c->pos;
+		c->pos += tot;
+		if (type == NG_IDB) {
+			ng_idb(c, b, blen);
+		} else if (type == NG_EPB) {
+			if (blen < 20)
+				return fail(c, "enhanced packet block at byte %zu too short", at);
+			uint32_t ifid = rd32(c, b), hi = rd32(c, b + 4), lo = rd32(c, b + 8);
+			uint32_t cap = rd32(c, b + 12), len = rd32(c, b + 16);
+			if (cap > SECHO_CAP_MAX_RECORD || cap > blen - 20)
+				return fail(
+				        c, "enhanced packet block at byte %zu: bad captured length",
+				        at);
+			if (ifid >= c->nifs || ifid >= SECHO_CAP_MAX_IFS ||
+			    c->ifs[ifid].linktype != LINKTYPE_ETH) {
+				c->skipped++;
+				continue;
+			}
+			r->data = b + 20;
+			r->caplen = cap;
+			r->wirelen = len < cap ? cap : len;
+			r->ts_ns = ng_ts(&c->ifs[ifid], (uint64_t)hi << 32 | lo);
+			c->last_ts_ns = r->ts_ns;
+			return 1;
+		} else if (type == NG_SPB) {
+			if (blen < 4)
+				return fail(c, "simple packet block at byte %zu too short", at);
+			uint32_t len = rd32(c, b);
+			uint32_t cap = len < blen - 4 ? len : (uint32_t)(blen - 4);
+			if (cap > SECHO_CAP_MAX_RECORD)
+				return fail(c, "simple packet block at byte %zu: bad length", at);
+			if (c->nifs < 1 || c->ifs[0].linktype != LINKTYPE_ETH) {
+				c->skipped++;
+				continue;
+			}
+			r->data = b + 4;
+			r->caplen = cap;
+			r->wirelen = len < cap ? cap : len;
+			r->ts_ns = c->last_ts_ns;
+			return 1;
+		}
+		/* anything else (name resolution, statistics, custom, obsolete): skipped */
+	}
+}
+
+int secho_capfile_next(struct secho_capfile *c, struct secho_cap_rec *r)
+{
+	if (c->done)
+		return 0;
+	int n = c->pcapng ? ng_next(c, r) : pcap_next(c, r);
+	c->records += (unsigned)n;
+	return n;
+}
+
+const char *secho_capfile_error(const struct secho_capfile *c)
+{
+	return c->err[0] ? c->err : NULL;
+}
+
+double secho_capfile_progress(const struct secho_capfile *c)
+{
+	return c->size ? (double)c->pos / (double)c->size : 1.0;
+}
+
+void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *copy)
+{
+	*copy = *c;
+	copy->owner = false;
+}
+
+void secho_capfile_close(struct secho_capfile *c)
+{
+	if (c->owner && c->map)
+		munmap((void *)(uintptr_t)c->map, c->size);
+	c->map = NULL;
+	c->size = c->pos = 0;
+	c->owner = false;
+	c->done = true;
+}

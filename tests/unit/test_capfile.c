@@ -1,0 +1,493 @@
+/*
+ * tests/unit/test_capfile.c - capture files read in place (include/secho/capfile.h): pcap
+ * with microsecond and nanosecond timestamps in both byte orders, pcapng in both byte
+ * orders with several sections and interfaces (if_tsresol in powers of 10 and of 2,
+ * if_tsoffset, a non-Ethernet interface skipped, simple packet blocks, blocks to skip),
+ * snap lengths, and every way a file can be cut or lie about a length (each one ends the
+ * reading with an error that says where, after the records before it). The same records
+ * are also checked against libpcap's reading of the same pcap files.
+ */
+#include "harness.h"
+
+#include <pcap/pcap.h>
+#include <secho/capfile.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+	int swap; /* write multi-byte values in the other byte order */
+};
+
+static void put(struct buf *b, const void *p, size_t n)
+{
+	if (b->n + n > b->cap) {
+		b->cap = (b->n + n) * 2 + 1024;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void u16(struct buf *b, uint16_t v)
+{
+	if (b->swap)
+		v = __builtin_bswap16(v);
+	put(b, &v, 2);
+}
+
+static void u32(struct buf *b, uint32_t v)
+{
+	if (b->swap)
+		v = __builtin_bswap32(v);
+	put(b, &v, 4);
+}
+
+static void u64(struct buf *b, uint64_t v)
+{
+	if (b->swap)
+		v = __builtin_bswap64(v);
+	put(b, &v, 8);
+}
+
+static void pad4(struct buf *b)
+{
+	static const uint8_t z[4];
+	put(b, z, (4 - b->n % 4) % 4);
+}
+
+/* The frames of every test file: frame i has i + 20 bytes, byte j = i + j. */
+#define NFR 20
+static void frame(unsigned i, uint8_t *f, size_t *len)
+{
+	*len = i + 20;
+	for (size_t j = 0; j < *len; j++)
+		f[j] = (uint8_t)(i + j);
+}
+
+static const uint64_t T0 = 1767225600ull * 1000000000ull;
+
+static char *write_tmp(const struct buf *b)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/secho-capfile-XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0 || write(fd, b->p, b->n) != (ssize_t)b->n)
+		abort();
+	close(fd);
+	return path;
+}
+
+/* pcap: nanos or micros, swapped or not, snap: caplen at most this (len stays) */
+static void make_pcap(struct buf *b, int nanos, int swap, uint32_t snap)
+{
+	memset(b, 0, sizeof(*b));
+	b->swap = swap;
+	u32(b, nanos ? 0xa1b23c4d : 0xa1b2c3d4);
+	u16(b, 2);
+	u16(b, 4);
+	u32(b, 0);
+	u32(b, 0);
+	u32(b, snap);
+	u32(b, 1);
+	for (unsigned i = 0; i < NFR; i++) {
+		uint8_t f[64];
+		size_t len;
+		frame(i, f, &len);
+		uint32_t cap = len < snap ? (uint32_t)len : snap;
+		uint64_t t = T0 + i * 1001000ull + (nanos ? i : 0); /* ns when nanos */
+		u32(b, (uint32_t)(t / 1000000000ull));
+		u32(b, (uint32_t)(nanos ? t % 1000000000ull : t % 1000000000ull / 1000));
+		u32(b, cap);
+		u32(b, (uint32_t)len);
+		put(b, f, cap);
+	}
+}
+
+static void ng_block(struct buf *b, uint32_t type, const struct buf *body)
+{
+	uint32_t tot = (uint32_t)(12 + ((body->n + 3) & ~(size_t)3));
+	u32(b, type);
+	u32(b, tot);
+	put(b, body->p, body->n);
+	pad4(b);
+	u32(b, tot);
+}
+
+static void ng_shb(struct buf *b)
+{
+	struct buf s = {.swap = b->swap};
+	u32(&s, 0x1a2b3c4d);
+	u16(&s, 1);
+	u16(&s, 0);
+	u64(&s, ~0ull);
+	ng_block(b, 0x0a0d0d0a, &s);
+	free(s.p);
+}
+
+/* resol: if_tsresol byte (0 = leave the option out: microseconds); off: if_tsoffset */
+static void ng_idb(struct buf *b, uint16_t linktype, uint8_t resol, int64_t off)
+{
+	struct buf s = {.swap = b->swap};
+	u16(&s, linktype);
+	u16(&s, 0);
+	u32(&s, 0);
+	if (resol) {
+		u16(&s, 9);
+		u16(&s, 1);
+		put(&s, &resol, 1);
+		pad4(&s);
+	}
+	if (off) {
+		u16(&s, 14);
+		u16(&s, 8);
+		u64(&s, (uint64_t)off);
+	}
+	u16(&s, 0);
+	u16(&s, 0);
+	ng_block(b, 1, &s);
+	free(s.p);
+}
+
+static void ng_epb(struct buf *b, uint32_t ifid, uint64_t ts, const uint8_t *f, uint32_t cap,
+                   uint32_t len)
+{
+	struct buf s = {.swap = b->swap};
+	u32(&s, ifid);
+	u32(&s, (uint32_t)(ts >> 32));
+	u32(&s, (uint32_t)ts);
+	u32(&s, cap);
+	u32(&s, len);
+	put(&s, f, cap);
+	pad4(&s);
+	ng_block(b, 6, &s);
+	free(s.p);
+}
+
+/* Two sections: the first with an Ethernet interface in ns (resol 9) and a Linux cooked
+ * one; the second (same byte order) with an interface in 2^-20 s units and an offset of
+ * one day, then a simple packet block and a name resolution block to skip. */
+static void make_ng(struct buf *b, int swap, uint64_t want_ts[NFR])
+{
+	memset(b, 0, sizeof(*b));
+	b->swap = swap;
+	ng_shb(b);
+	ng_idb(b, 1, 9, 0);
+	ng_idb(b, 113, 0, 0);
+	unsigned i = 0;
+	for (; i < 10; i++) {
+		uint8_t f[64];
+		size_t len;
+		frame(i, f, &len);
+		uint64_t t = T0 + i * 1000003ull;
+		ng_epb(b, 0, t, f, (uint32_t)len, (uint32_t)len + 100);
+		want_ts[i] = t;
+		ng_epb(b, 1, t, f, (uint32_t)len, (uint32_t)len); /* cooked: skipped */
+	}
+	ng_shb(b);
+	ng_idb(b, 1, 0x80 | 20, -86400);
+	struct buf nrb = {.swap = swap};
+	u16(&nrb, 0);
+	u16(&nrb, 0);
+	ng_block(b, 4, &nrb);
+	free(nrb.p);
+	for (; i < NFR - 1; i++) {
+		uint8_t f[64];
+		size_t len;
+		frame(i, f, &len);
+		uint64_t units = (uint64_t)(i * 3 + 1) << 20 | (uint64_t)(i * 12345);
+		ng_epb(b, 0, units, f, (uint32_t)len, (uint32_t)len);
+		uint64_t frac_ns = ((uint64_t)(i * 12345) * 1000000000ull) >> 20;
+		want_ts[i] = ((uint64_t)(i * 3 + 1) - 86400) * 1000000000ull + frac_ns;
+	}
+	/* the last frame as a simple packet block: the previous record's time */
+	uint8_t f[64];
+	size_t len;
+	frame(i, f, &len);
+	struct buf s = {.swap = swap};
+	u32(&s, (uint32_t)len);
+	put(&s, f, len);
+	pad4(&s);
+	ng_block(b, 3, &s);
+	free(s.p);
+	want_ts[i] = want_ts[i - 1];
+}
+
+/* Read path; check every record against frame(i); ts from want (NULL: the pcap rule). */
+static unsigned read_all(const char *path, const uint64_t *want, int nanos, uint32_t snap,
+                         uint32_t extra_len, const char *what)
+{
+	struct secho_capfile c;
+	char err[256];
+	unsigned i = 0;
+	if (!T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "%s: open: %s", what,
+	             err))
+		return 0;
+	struct secho_cap_rec r;
+	while (secho_capfile_next(&c, &r) == 1) {
+		uint8_t f[64];
+		size_t len;
+		frame(i, f, &len);
+		uint32_t cap = len < snap ? (uint32_t)len : snap;
+		uint64_t t = want ? want[i] : T0 + i * 1001000ull + (nanos ? i : 0);
+		T_CHECK(r.caplen == cap && r.wirelen == len + extra_len && !memcmp(r.data, f, cap),
+		        "%s: record %u bytes (%u/%u)", what, i, r.caplen, r.wirelen);
+		T_CHECK(r.ts_ns == t, "%s: record %u time %llu want %llu", what, i,
+		        (unsigned long long)r.ts_ns, (unsigned long long)t);
+		i++;
+	}
+	T_CHECK(secho_capfile_error(&c) == NULL, "%s: error %s", what, secho_capfile_error(&c));
+	T_CHECK(secho_capfile_progress(&c) == 1.0, "%s: all of it read", what);
+	secho_capfile_close(&c);
+	return i;
+}
+
+static void test_pcap(void)
+{
+	struct buf b;
+	t_begin("capfile: pcap, microseconds and nanoseconds, both byte orders, snap length; "
+	        "the same as libpcap reads");
+	for (int nanos = 0; nanos < 2; nanos++)
+		for (int swap = 0; swap < 2; swap++)
+			for (int snapped = 0; snapped < 2; snapped++) {
+				uint32_t snap = snapped ? 25 : 65535;
+				make_pcap(&b, nanos, swap, snap);
+				char *path = write_tmp(&b);
+				char what[64];
+				snprintf(what, sizeof(what), "pcap nanos %d swap %d snap %u", nanos,
+				         swap, snap);
+				T_CHECK(read_all(path, NULL, nanos, snap, 0, what) == NFR,
+				        "%s: %d records", what, NFR);
+				/* libpcap: the same records and times */
+				char eb[PCAP_ERRBUF_SIZE];
+				pcap_t *p = pcap_open_offline_with_tstamp_precision(
+				        path, PCAP_TSTAMP_PRECISION_NANO, eb);
+				struct secho_capfile c;
+				char err[256];
+				if (T_CHECK(p && !secho_capfile_open(&c, path, err, sizeof(err)),
+				            "open")) {
+					struct pcap_pkthdr *h;
+					const u_char *d;
+					struct secho_cap_rec r;
+					while (pcap_next_ex(p, &h, &d) == 1) {
+						T_CHECK(secho_capfile_next(&c, &r) == 1 &&
+						                r.caplen == h->caplen &&
+						                r.wirelen == h->len &&
+						                !memcmp(r.data, d, r.caplen) &&
+						                r.ts_ns ==
+						                        (uint64_t)h->ts.tv_sec *
+						                                        1000000000ull +
+						                                (uint64_t)h->ts
+						                                        .tv_usec,
+						        "%s: as libpcap", what);
+					}
+					T_CHECK(secho_capfile_next(&c, &r) == 0, "%s: same end",
+					        what);
+					secho_capfile_close(&c);
+				}
+				if (p)
+					pcap_close(p);
+				unlink(path);
+				free(b.p);
+			}
+	t_end();
+}
+
+static void test_pcapng(void)
+{
+	struct buf b;
+	uint64_t want[NFR];
+	t_begin("capfile: pcapng, two sections, ns and 2^-20 s units, an offset, a cooked "
+	        "interface skipped, simple packet block, both byte orders");
+	for (int swap = 0; swap < 2; swap++) {
+		make_ng(&b, swap, want);
+		char *path = write_tmp(&b);
+		char what[32];
+		snprintf(what, sizeof(what), "pcapng swap %d", swap);
+		struct secho_capfile c;
+		char err[256];
+		unsigned n = 0;
+		if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err)) {
+			struct secho_cap_rec r;
+			while (secho_capfile_next(&c, &r) == 1) {
+				uint8_t f[64];
+				size_t len;
+				frame(n, f, &len);
+				uint32_t wl = n < 10 ? (uint32_t)len + 100 : (uint32_t)len;
+				T_CHECK(r.caplen == len && r.wirelen == wl &&
+				                !memcmp(r.data, f, len),
+				        "%s: record %u", what, n);
+				T_CHECK(r.ts_ns == want[n], "%s: record %u time %llu want %llu",
+				        what, n, (unsigned long long)r.ts_ns,
+				        (unsigned long long)want[n]);
+				n++;
+			}
+			T_CHECK(!secho_capfile_error(&c), "%s: %s", what, secho_capfile_error(&c));
+			T_CHECK(c.skipped == 10, "%s: 10 cooked records skipped (%llu)", what,
+			        (unsigned long long)c.skipped);
+			secho_capfile_close(&c);
+		}
+		T_CHECK(n == NFR, "%s: %u records", what, n);
+		unlink(path);
+		free(b.p);
+	}
+	t_end();
+}
+
+/* Offsets where a record or block ends in a file we made (not swapped). */
+static unsigned boundaries(const struct buf *b, int ng, size_t *at, unsigned max)
+{
+	unsigned n = 0;
+	size_t pos = ng ? 0 : 24;
+	at[n++] = pos;
+	while (pos < b->n && n < max) {
+		uint32_t len;
+		if (ng) {
+			memcpy(&len, b->p + pos + 4, 4);
+			pos += len;
+		} else {
+			memcpy(&len, b->p + pos + 8, 4);
+			pos += 16 + len;
+		}
+		at[n++] = pos;
+	}
+	return n;
+}
+
+/* The file cut at every byte: open fails (the header is cut) or reading stops, cleanly
+ * when the cut falls between records or blocks, else with an error that says where. */
+static void test_cuts(void)
+{
+	struct buf b;
+	uint64_t want[NFR];
+	size_t at[128];
+
+	t_begin("capfile: files cut at every byte, lengths that lie: an error that says where");
+	for (int ng = 0; ng < 2; ng++) {
+		if (ng)
+			make_ng(&b, 0, want);
+		else
+			make_pcap(&b, 0, 0, 65535);
+		unsigned nat = boundaries(&b, ng, at, 128);
+		size_t full = b.n;
+		for (size_t cut = 0; cut < full; cut += 1) {
+			b.n = cut;
+			char *path = write_tmp(&b);
+			struct secho_capfile c;
+			char err[256];
+			int r = secho_capfile_open(&c, path, err, sizeof(err));
+			bool clean = false;
+			for (unsigned i = 0; i < nat; i++)
+				clean |= at[i] == cut;
+			if (cut < 24) {
+				T_CHECK(r < 0 && *err, "%s cut %zu: open refuses",
+				        ng ? "ng" : "pcap", cut);
+			} else if (ng && cut < 28) {
+				T_CHECK(r < 0, "ng cut %zu: the section header is cut", cut);
+			} else if (T_CHECK(r == 0, "%s cut %zu opens: %s", ng ? "ng" : "pcap", cut,
+			                   err)) {
+				struct secho_cap_rec rec;
+				unsigned n = 0;
+				while (secho_capfile_next(&c, &rec) == 1)
+					n++;
+				const char *e = secho_capfile_error(&c);
+				T_CHECK(n <= NFR && clean == !e,
+				        "%s cut %zu: %u records, error '%s'", ng ? "ng" : "pcap",
+				        cut, n, e ? e : "");
+				if (e)
+					T_CHECK(strstr(e, "byte") != NULL, "error says where: %s",
+					        e);
+				secho_capfile_close(&c);
+			}
+			unlink(path);
+		}
+		b.n = full;
+		free(b.p);
+	}
+	/* a record that claims more than the file has, and more than 256 KiB */
+	make_pcap(&b, 0, 0, 65535);
+	uint32_t big = 300000;
+	memcpy(b.p + 24 + 8, &big, 4);
+	char *path = write_tmp(&b);
+	struct secho_capfile c;
+	char err[256];
+	struct secho_cap_rec rec;
+	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0 &&
+	                secho_capfile_next(&c, &rec) == 0 && secho_capfile_error(&c) &&
+	                strstr(secho_capfile_error(&c), "256 KiB"),
+	        "a 300000-byte record is refused");
+	secho_capfile_close(&c);
+	unlink(path);
+	uint32_t lie = 60000;
+	memcpy(b.p + 24 + 8, &lie, 4);
+	path = write_tmp(&b);
+	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0 &&
+	                secho_capfile_next(&c, &rec) == 0 && secho_capfile_error(&c) &&
+	                strstr(secho_capfile_error(&c), "truncated record at byte 24"),
+	        "a record longer than the file: %s",
+	        secho_capfile_error(&c) ? secho_capfile_error(&c) : "");
+	secho_capfile_close(&c);
+	unlink(path);
+	/* not a capture, a cooked pcap, a directory, a missing file */
+	memcpy(b.p, "GIF8", 4);
+	path = write_tmp(&b);
+	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) < 0 && strstr(err, "not a pcap"),
+	        "not a capture: %s", err);
+	unlink(path);
+	free(b.p);
+	make_pcap(&b, 0, 0, 65535);
+	uint32_t cooked = 113;
+	memcpy(b.p + 20, &cooked, 4);
+	path = write_tmp(&b);
+	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) < 0 && strstr(err, "link type 113"),
+	        "cooked: %s", err);
+	unlink(path);
+	free(b.p);
+	T_CHECK(secho_capfile_open(&c, "/tmp", err, sizeof(err)) < 0 && strstr(err, "regular"),
+	        "directory: %s", err);
+	T_CHECK(secho_capfile_open(&c, "/nonexistent/x.pcap", err, sizeof(err)) < 0 &&
+	                strstr(err, "No such file"),
+	        "missing: %s", err);
+	t_end();
+}
+
+static void test_clone(void)
+{
+	struct buf b;
+	t_begin("capfile: clones walk the same mapping independently");
+	make_pcap(&b, 1, 0, 65535);
+	char *path = write_tmp(&b);
+	struct secho_capfile c, d;
+	char err[256];
+	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open")) {
+		secho_capfile_clone(&c, &d);
+		struct secho_cap_rec r1, r2;
+		unsigned n = 0;
+		while (secho_capfile_next(&d, &r2) == 1)
+			n++;
+		T_CHECK(n == NFR && secho_capfile_next(&c, &r1) == 1 && r1.caplen == 20,
+		        "the clone read everything, the original is still at its start");
+		secho_capfile_close(&d); /* not the owner: the mapping stays */
+		T_CHECK(secho_capfile_next(&c, &r1) == 1 && r1.data[0] == 1, "still mapped");
+		secho_capfile_close(&c);
+	}
+	unlink(path);
+	free(b.p);
+	t_end();
+}
+
+int main(void)
+{
+	t_seed_init("test_capfile");
+	test_pcap();
+	test_pcapng();
+	test_cuts();
+	test_clone();
+	return t_exit();
+}
