@@ -20,11 +20,13 @@ static void flow_usage(FILE *f)
 {
 	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o "
 	           "OUT.pcap\n"
+	           "       secho flow replay --iface IF --pcap FILE [--pps N] [--seconds S] ...\n"
 	           "\n"
 	           "Flow metering (docs/FLOW.md).\n"
 	           "\n"
 	           "  gen      write a seeded capture and its ground truth (secho flow gen "
-	           "--help)\n");
+	           "--help)\n"
+	           "  replay   send a capture onto an interface (secho flow replay --help)\n");
 }
 
 static void gen_usage(FILE *f)
@@ -145,6 +147,8 @@ int cmd_flow(int argc, char *argv[])
 {
 	if (argc >= 2 && !strcmp(argv[1], "gen"))
 		return cmd_flow_gen(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "replay"))
+		return cmd_flow_replay(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		flow_usage(stdout);
 		return CLI_OK;
