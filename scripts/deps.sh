@@ -11,7 +11,8 @@ PKGS=(
   libipsec-mb-dev     # Intel ipsec-mb: speed peer, offload backend
   nettle-dev          # nettle: the host tool's independent AES-GCM oracle
   libpcap-dev         # pcap I/O backend
-  libxdp-dev libbpf-dev  # AF_XDP I/O backend
+  libxdp-dev libbpf-dev  # AF_XDP I/O backend; the flow offload tier's XDP program
+  bpftool             # the build turns BPF objects into libbpf skeletons (clang builds them)
   libjansson-dev      # JSON (tests, host tool, dashboard)
   libxxhash-dev       # xxHash: the flow table's key hash
   tcpreplay           # flow meter live test: a capture replayed onto a veth

@@ -81,7 +81,12 @@ struct secho_io_cfg {
 	uint32_t rx_ring;       /* frames (power of 2); 0 = 2048 */
 	uint32_t tx_ring;       /* frames (power of 2); 0 = 2048 */
 	enum secho_io_xdp_mode xdp_mode;
-	bool xdp_copy;       /* XDP: do not try zero-copy */
+	bool xdp_copy; /* XDP: do not try zero-copy */
+	/* XDP: the caller's own XDP program is (or will be) attached and redirects to the
+	 * socket through its XSKMAP xsk_map_fd (the flow meter's offload tier): no program is
+	 * loaded or detached here, the socket is put in that map at its queue. */
+	bool xdp_external_prog;
+	int xsk_map_fd;
 	uint32_t frame_size; /* XDP UMEM / PACKET frame bytes (power of 2); 0 = from max_frame */
 	/* The longest frame to receive or send, from the Ethernet header on (no FCS): an IP MTU
 	 * of M is M + 14, + 4 with a VLAN tag; 0 = 1518. Backends size their buffers for it

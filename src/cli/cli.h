@@ -37,6 +37,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 SECHO_COMMANDS
 #undef SECHO_CMD
 
+/* `secho flow replay` (src/cli/flow_replay.c), dispatched by cmd_flow. */
+int cmd_flow_replay(int argc, char *argv[]);
+
 struct cli_command {
 	const char *name;
 	int (*fn)(int argc, char *argv[]);

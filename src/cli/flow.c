@@ -175,7 +175,8 @@ static const char usage[] =
         "  --quiet              no banner\n"
         "  -h, --help           this text\n"
         "\n"
-        "secho flow gen writes a seeded capture and its ground truth (secho flow gen --help).\n"
+        "secho flow gen writes a seeded capture and its ground truth (secho flow gen --help);\n"
+        "secho flow replay sends a capture onto an interface (secho flow replay --help).\n"
         "\n"
         "Statistics and the summary go to stdout, or to stderr when records do (--json -);\n"
         "a progress line goes to stderr when it is a terminal. Exit status: 0 when every\n"
@@ -483,6 +484,8 @@ int cmd_flow(int argc, char *argv[])
 {
 	if (argc >= 2 && !strcmp(argv[1], "gen"))
 		return cmd_flow_gen(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "replay"))
+		return cmd_flow_replay(argc - 1, argv + 1);
 	if (argc < 2) { /* nothing at all: the usage, as a reminder */
 		fputs(usage, stderr);
 		return CLI_USAGE;

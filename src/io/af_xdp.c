@@ -83,6 +83,7 @@ struct xdp_io {
 	uint32_t xdp_flags;
 	uint32_t prog_before; /* XDP program id on the interface before we opened, 0 = none */
 	uint32_t queue;
+	bool external_prog;   /* the caller's program redirects to us (cfg.xdp_external_prog) */
 	bool zero_copy;
 	bool sees_release; /* the kernel reports our queue's socket (queue_xsk_bound() == 1) */
 	char ifname[IF_NAMESIZE];
@@ -447,6 +448,8 @@ static void detach_prog(struct xdp_io *x, uint32_t mode_flags)
 {
 	uint32_t id = 0;
 
+	if (x->external_prog)
+		return;
 	if (bpf_xdp_query_id((int)x->ifindex, (int)mode_flags, &id) || !id || id == x->prog_before)
 		return;
 	bpf_xdp_detach((int)x->ifindex, (int)mode_flags, NULL);
@@ -520,7 +523,7 @@ static int try_bind(struct xdp_io *x, const struct secho_io_cfg *cfg, uint32_t x
 	struct xsk_socket_config scfg = {
 	        .rx_size = secho_io_pow2(cfg->rx_ring ? cfg->rx_ring : 2048),
 	        .tx_size = secho_io_pow2(cfg->tx_ring ? cfg->tx_ring : 2048),
-	        .libxdp_flags = 0,
+	        .libxdp_flags = cfg->xdp_external_prog ? XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD : 0,
 	        .xdp_flags = xdp_flags,
 	        .bind_flags = bind_flags,
 	};
@@ -544,6 +547,15 @@ static int try_bind(struct xdp_io *x, const struct secho_io_cfg *cfg, uint32_t x
 		 * and the next attempt would meet its queue still registered (EBUSY). */
 		(void)wait_queue_released(x, 2000);
 		return r < 0 ? r : -r;
+	}
+	/* The caller's program finds the socket at its queue in the caller's XSKMAP (the
+	 * kernel takes it out again when the socket closes). */
+	if (cfg->xdp_external_prog) {
+		r = xsk_socket__update_xskmap(x->xsk, cfg->xsk_map_fd);
+		if (r) {
+			xdp_teardown(x, xdp_flags);
+			return r < 0 ? r : -r;
+		}
 	}
 	return 0;
 }
@@ -580,6 +592,7 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	snprintf(x->ifname, sizeof(x->ifname), "%s", cfg->ifname);
 	x->queue = cfg->queue;
 	x->ifindex = if_nametoindex(cfg->ifname);
+	x->external_prog = cfg->xdp_external_prog;
 	if (!x->ifindex) {
 		r = -errno;
 		secho_io_err(err, errlen, "AF_XDP: interface %s: %s", cfg->ifname, strerror(-r));
@@ -641,8 +654,8 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 
 	if (cfg->xdp_mode == SECHO_IO_XDP_SKB)
 		m0 = 1;
-	if (cfg->xdp_mode != SECHO_IO_XDP_ANY)
-		m1 = m0;
+	if (cfg->xdp_mode != SECHO_IO_XDP_ANY || cfg->xdp_external_prog)
+		m1 = m0; /* with the caller's program the mode is not ours to choose */
 	unsigned m;
 
 	for (m = m0; m <= m1; m++) {
@@ -703,7 +716,8 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	}
 	if (snprintf(x->io.desc, sizeof(x->io.desc),
 	             "AF_XDP %s, %s on %s queue %u (%u frames x %u B)%s%s%s%s%s",
-	             x->zero_copy ? "zero-copy" : "copy mode", modes[m].name, cfg->ifname,
+	             x->zero_copy ? "zero-copy" : "copy mode",
+	             x->external_prog ? "the caller's XDP program" : modes[m].name, cfg->ifname,
 	             cfg->queue, x->nframes, x->frame_size, zc_why[0] || drv_why[0] ? " (" : "",
 	             zc_why, zc_why[0] && drv_why[0] ? "; " : "", drv_why,
 	             zc_why[0] || drv_why[0] ? ")" : "") >= (int)sizeof(x->io.desc))

@@ -1,0 +1,325 @@
+/*
+ * src/flow/offload_xdp.bpf.c - the offload tier: an XDP program in front of the flow meter,
+ * the Connection Tracking Table's analog (docs/FLOW.md, "The XDP offload tier").
+ *
+ * For every frame the interface receives:
+ *   1. describe it to L4 exactly as the meter's dissector does (src/wire/wire_inner.h):
+ *      up to two VLAN tags, IPv4 with options, IPv6 with hop-by-hop, routing and
+ *      destination options headers; TCP and UDP ports, ICMP (v4 in IPv4, v6 in IPv6) type
+ *      and code, any other protocol by addresses and protocol. Whatever the meter would
+ *      refuse (a header it calls truncated or malformed) goes on to it untouched, and so do
+ *      IP fragments (the meter ties later fragments to their first by the IP id), TCP
+ *      packets with SYN, FIN or RST (the meter sees every connection start and end), and
+ *      anything whose headers are not in the frame's first buffer;
+ *   2. build the flow key as the meter's table keeps it (record.h; canonical order for
+ *      biflows, secho_flow_key_canon: the lower (address, port) end first), and note which
+ *      way the packet runs against it;
+ *   3. look the key up in the map of offloaded flows (filled by user space,
+ *      src/flow/offload.c): a hit adds the packet to that direction's counters on this
+ *      CPU and drops it; a miss goes on to the meter.
+ * "On to the meter" is an AF_XDP socket of the receive queue when one is in the XSKMAP
+ * (the meter reads by AF_XDP), else the kernel's stack (XDP_PASS: an AF_PACKET socket
+ * gets it). Every frame is counted once under its outcome (offload_abi.h).
+ *
+ * Lengths: the frame may span several buffers (jumbo frames; the program is frags-aware,
+ * section xdp.frags). Headers are read from the first buffer only; the frame's length on
+ * the wire (bpf_xdp_get_buff_len) is what the IP length is checked against, as the meter
+ * checks it against the frame length.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "flow/offload_abi.h"
+
+#define MAX_QUEUES 256 /* XSKMAP slots: interface receive queues */
+
+/* The sizes are set by user space before the program is loaded (--offload-flows). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct secho_flow_key);
+	__type(value, struct secho_offload_val);
+} secho_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SECHO_OFFLOAD_CNT_COUNT);
+	__type(key, uint32_t);
+	__type(value, uint64_t);
+} secho_ofl_cnt SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, MAX_QUEUES);
+	__type(key, uint32_t);
+	__type(value, uint32_t);
+} secho_xsks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, uint32_t);
+	__type(value, struct secho_offload_meta);
+} secho_ofl_meta SEC(".maps");
+
+/* Set before load: uniflow keys (as seen, one direction) instead of canonical biflows. */
+const volatile uint8_t cfg_uniflow = 0;
+
+#define IPPROTO_HOPOPTS_  0
+#define IPPROTO_ICMP_     1
+#define IPPROTO_TCP_      6
+#define IPPROTO_UDP_      17
+#define IPPROTO_ROUTING_  43
+#define IPPROTO_FRAGMENT_ 44
+#define IPPROTO_ICMPV6_   58
+#define IPPROTO_DSTOPTS_  60
+#define MAX_EXT           8 /* SECHO_DISSECT_MAX_EXT */
+
+/* Outcome of the description: HIT means "keyed, look it up". */
+#define KEYED SECHO_OFFLOAD_CNT_HIT
+
+/* The key as 32-bit words: the program's stack stores must be aligned. */
+union flow_key {
+	struct secho_flow_key k;
+	uint32_t w[11];
+};
+
+struct pkt {
+	union flow_key key;
+	uint32_t ip_len;
+	uint8_t tcp_flags;
+	uint8_t dir; /* 0: runs from key.src to key.dst */
+};
+
+static __always_inline void count(uint32_t idx, uint64_t n)
+{
+	uint64_t *c = bpf_map_lookup_elem(&secho_ofl_cnt, &idx);
+
+	if (c)
+		*c += n;
+}
+
+static __always_inline int is_vlan(uint16_t be_type)
+{
+	return be_type == bpf_htons(0x8100) || be_type == bpf_htons(0x88a8) ||
+	       be_type == bpf_htons(0x9100);
+}
+
+/* A header that does not fit: malformed when the frame ends before it (the meter refuses
+ * it too), else merely outside the first buffer (the meter can read it; we pass). */
+static __always_inline uint32_t short_why(uint64_t need, uint64_t wire)
+{
+	return need > wire ? SECHO_OFFLOAD_CNT_PASS_MALFORMED : SECHO_OFFLOAD_CNT_PASS_UNPARSED;
+}
+
+/* The transport header at l4 (l4_len bytes of it inside the IP packet); v4: IPv4 packet. */
+static __always_inline uint32_t parse_l4(uint8_t *l4, void *end, uint64_t l4off, uint64_t wire,
+                                         uint32_t l4_len, int v4, struct pkt *p)
+{
+	uint8_t proto = p->key.k.proto;
+
+	if (proto == IPPROTO_TCP_) {
+		if (l4_len < 20)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		if (l4 + 20 > (uint8_t *)end)
+			return short_why(l4off + 20, wire);
+		uint32_t doff = (uint32_t)(l4[12] >> 4) * 4;
+		if (doff < 20 || doff > l4_len)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		p->tcp_flags = l4[13];
+		if (p->tcp_flags & 0x07) /* FIN, SYN, RST */
+			return SECHO_OFFLOAD_CNT_PASS_TCP_CTL;
+		p->key.k.sport = (uint16_t)(l4[0] << 8 | l4[1]);
+		p->key.k.dport = (uint16_t)(l4[2] << 8 | l4[3]);
+	} else if (proto == IPPROTO_UDP_) {
+		if (l4_len < 8)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		if (l4 + 4 > (uint8_t *)end)
+			return short_why(l4off + 8, wire);
+		p->key.k.sport = (uint16_t)(l4[0] << 8 | l4[1]);
+		p->key.k.dport = (uint16_t)(l4[2] << 8 | l4[3]);
+	} else if ((proto == IPPROTO_ICMP_ && v4) || (proto == IPPROTO_ICMPV6_ && !v4)) {
+		if (l4_len < 8)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		if (l4 + 2 > (uint8_t *)end)
+			return short_why(l4off + 8, wire);
+		p->key.k.icmp_type_code = (uint16_t)(l4[0] << 8 | l4[1]);
+	}
+	/* Any other protocol (ICMP in IPv6 or ICMPv6 in IPv4 too): addresses and protocol. */
+	return KEYED;
+}
+
+static __always_inline uint32_t parse_ip4(uint8_t *ip, void *end, uint64_t l3off, uint64_t wire,
+                                          struct pkt *p)
+{
+	if (ip + 20 > (uint8_t *)end)
+		return short_why(l3off + 20, wire);
+	if ((ip[0] >> 4) != 4)
+		return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+	uint32_t ihl = (uint32_t)(ip[0] & 0x0f) * 4;
+	if (ihl < 20)
+		return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+	if (ip + ihl > (uint8_t *)end)
+		return short_why(l3off + ihl, wire);
+	uint32_t tot = (uint32_t)ip[2] << 8 | ip[3];
+	if (tot < ihl || l3off + tot > wire)
+		return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+	if ((ip[6] & 0x3f) || ip[7]) /* MF or a fragment offset */
+		return SECHO_OFFLOAD_CNT_PASS_FRAG;
+	p->ip_len = tot;
+	p->key.k.ip_version = 4;
+	p->key.k.proto = ip[9];
+	p->key.w[3] = *(uint32_t *)(ip + 12);
+	p->key.w[7] = *(uint32_t *)(ip + 16);
+	return parse_l4(ip + ihl, end, l3off + ihl, wire, tot - ihl, 1, p);
+}
+
+static __always_inline uint32_t parse_ip6(uint8_t *ip, void *end, uint64_t l3off, uint64_t wire,
+                                          struct pkt *p)
+{
+	if (ip + 40 > (uint8_t *)end)
+		return short_why(l3off + 40, wire);
+	if ((ip[0] >> 4) != 6)
+		return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+	uint32_t tot = 40 + ((uint32_t)ip[4] << 8 | ip[5]);
+	if (l3off + tot > wire)
+		return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+	uint8_t nh = ip[6];
+	uint32_t h = 40;
+
+	/* RFC 8200 section 4, as src/wire/wire_inner.h follows it: hop-by-hop first only,
+	 * at most MAX_EXT headers; a fragment header sends the packet to the meter. */
+	for (uint32_t n = 0; n <= MAX_EXT; n++) {
+		if (nh == IPPROTO_FRAGMENT_)
+			return n == MAX_EXT ? SECHO_OFFLOAD_CNT_PASS_MALFORMED
+			                    : SECHO_OFFLOAD_CNT_PASS_FRAG;
+		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ && nh != IPPROTO_DSTOPTS_)
+			goto l4;
+		if ((nh == IPPROTO_HOPOPTS_ && n) || n == MAX_EXT || h + 8 > tot)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		/* Bounded for the verifier: a chain this long is past the first buffer. */
+		if (h > 2048)
+			return SECHO_OFFLOAD_CNT_PASS_UNPARSED;
+		uint8_t *e = ip + h;
+		if (e + 2 > (uint8_t *)end)
+			return short_why(l3off + h + 8, wire);
+		uint32_t len = ((uint32_t)e[1] + 1) * 8;
+		if (h + len > tot)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		nh = e[0];
+		h += len;
+	}
+	return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+l4:
+	if (h > 4096)
+		return SECHO_OFFLOAD_CNT_PASS_UNPARSED;
+	p->ip_len = tot;
+	p->key.k.ip_version = 6;
+	p->key.k.proto = nh;
+	for (int i = 0; i < 4; i++) {
+		p->key.w[3 + i] = *(uint32_t *)(ip + 8 + 4 * i);
+		p->key.w[7 + i] = *(uint32_t *)(ip + 24 + 4 * i);
+	}
+	return parse_l4(ip + h, end, l3off + h, wire, tot - h, 0, p);
+}
+
+/* Describe the frame; KEYED with p filled, or the reason it goes to the meter. */
+static __always_inline uint32_t parse(struct xdp_md *ctx, struct pkt *p)
+{
+	uint8_t *data = (uint8_t *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	uint64_t wire = bpf_xdp_get_buff_len(ctx);
+	uint64_t off = 14;
+
+	if (data + 14 > (uint8_t *)end)
+		return short_why(14, wire);
+	uint16_t type = *(uint16_t *)(data + 12);
+	if (is_vlan(type)) {
+		if (data + 18 > (uint8_t *)end)
+			return short_why(18, wire);
+		p->key.k.vlan = bpf_ntohs(*(uint16_t *)(data + 14)) & 0x0fff;
+		type = *(uint16_t *)(data + 16);
+		off = 18;
+		if (is_vlan(type)) {
+			if (data + 22 > (uint8_t *)end)
+				return short_why(22, wire);
+			p->key.k.vlan_inner = bpf_ntohs(*(uint16_t *)(data + 18)) & 0x0fff;
+			type = *(uint16_t *)(data + 20);
+			off = 22;
+			if (is_vlan(type))
+				return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		}
+	}
+	if (type == bpf_htons(ETH_P_IP))
+		return parse_ip4(data + off, end, off, wire, p);
+	if (type == bpf_htons(ETH_P_IPV6))
+		return parse_ip6(data + off, end, off, wire, p);
+	return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+}
+
+/* Biflows: put the key in the meter's canonical order (secho_flow_key_canon: addresses
+ * compared as bytes, then ports) and note the packet's direction against it. */
+static __always_inline void canon(struct pkt *p)
+{
+	int c = 0;
+
+	for (int i = 0; i < 4 && !c; i++) {
+		uint32_t a = bpf_ntohl(p->key.w[3 + i]), b = bpf_ntohl(p->key.w[7 + i]);
+		c = a < b ? -1 : a > b ? 1 : 0;
+	}
+	if (c > 0 || (c == 0 && p->key.k.sport > p->key.k.dport)) {
+		for (int i = 0; i < 4; i++) {
+			uint32_t t = p->key.w[3 + i];
+			p->key.w[3 + i] = p->key.w[7 + i];
+			p->key.w[7 + i] = t;
+		}
+		uint16_t t = p->key.k.sport;
+		p->key.k.sport = p->key.k.dport;
+		p->key.k.dport = t;
+		p->dir = 1;
+	}
+}
+
+/* Not ours to keep: the queue's AF_XDP socket if it has one, else the stack. */
+static __always_inline int to_meter(struct xdp_md *ctx)
+{
+	long act = bpf_redirect_map(&secho_xsks, ctx->rx_queue_index, XDP_PASS);
+
+	if (act == XDP_REDIRECT)
+		count(SECHO_OFFLOAD_CNT_XSK, 1);
+	return (int)act;
+}
+
+SEC("xdp.frags")
+int secho_offload(struct xdp_md *ctx)
+{
+	struct pkt p;
+
+	__builtin_memset(&p, 0, sizeof(p));
+	uint32_t why = parse(ctx, &p);
+	if (why == KEYED) {
+		if (!cfg_uniflow)
+			canon(&p);
+		struct secho_offload_val *v = bpf_map_lookup_elem(&secho_flows, &p.key.k);
+		if (v) {
+			/* This CPU's copy: plain stores (offload_abi.h says why). */
+			struct secho_offload_dir *d = &v->d[p.dir & 1];
+			uint64_t now = bpf_ktime_get_ns();
+			if (!d->packets)
+				d->first_ns = now;
+			d->packets++;
+			d->octets += p.ip_len;
+			d->last_ns = now;
+			d->tcp_flags |= p.tcp_flags;
+			count(SECHO_OFFLOAD_CNT_HIT, 1);
+			count(SECHO_OFFLOAD_CNT_HIT_OCTETS, p.ip_len);
+			return XDP_DROP;
+		}
+		why = SECHO_OFFLOAD_CNT_MISS;
+	}
+	count(why, 1);
+	return to_meter(ctx);
+}
