@@ -108,6 +108,7 @@ int cmd_keygen(int argc, char *argv[])
 		fprintf(stderr, "secho keygen: %s\n", err);
 		return 1;
 	}
-	printf("wrote key id %u to %s (mode 0600%s)\n", (unsigned)id, out, shared ? ", shared" : "");
+	printf("wrote key id %u to %s (mode 0600%s)\n", (unsigned)id, out,
+	       shared ? ", shared" : "");
 	return 0;
 }

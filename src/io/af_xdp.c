@@ -83,7 +83,7 @@ struct xdp_io {
 	uint32_t xdp_flags;
 	uint32_t prog_before; /* XDP program id on the interface before we opened, 0 = none */
 	uint32_t queue;
-	bool external_prog;   /* the caller's program redirects to us (cfg.xdp_external_prog) */
+	bool external_prog; /* the caller's program redirects to us (cfg.xdp_external_prog) */
 	bool zero_copy;
 	bool sees_release; /* the kernel reports our queue's socket (queue_xsk_bound() == 1) */
 	char ifname[IF_NAMESIZE];

@@ -38,8 +38,7 @@ static void one(const uint8_t *data, size_t size, uint16_t key_id)
 	int rc;
 
 	err[0] = '\0';
-	rc = secho_seq_parse((const char *)data, size, "state", key_id, 0, &hwm, err,
-	                     sizeof(err));
+	rc = secho_seq_parse((const char *)data, size, "state", key_id, 0, &hwm, err, sizeof(err));
 	CHECK(rc == 0 || rc < 0);
 	if (rc < 0) {
 		CHECK(err[0] != '\0');
