@@ -31,6 +31,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")               \
 	SECHO_CMD(host, "send to an endpoint and verify every response (paired, load, counters)")  \
 	SECHO_CMD(dashboard, "web page and JSON API: endpoint, verified runs, counters")           \
+	SECHO_CMD(lab, "the virtual wire (namespaces, veth) the demo, tests and dashboard use")    \
 	SECHO_CMD(flow, "flow meter: flow records from a capture file or an interface; gen")
 
 #define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
