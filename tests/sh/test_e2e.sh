@@ -27,11 +27,16 @@ if why=$(netns_unavailable); then
 fi
 D=$(mktemp -d /tmp/secho-e2e.XXXXXX)
 EP=
-stop_ep() { # signal
+# running PID: is PID a background job of ours that still runs? (A PID that exited may
+# already belong to another process: PIDs wrap, at 32768 here. Never signal it.)
+running() { jobs -rp | grep -qx "$1"; }
+stop_ep() { # [signal]: stop the endpoint started last, bounded
 	[ -n "$EP" ] || return 0
-	kill "-${1:-TERM}" "$EP" 2>/dev/null
-	for _ in $(seq 1 50); do kill -0 "$EP" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$EP" 2>/dev/null
+	if running "$EP"; then
+		kill "-${1:-TERM}" "$EP" 2>/dev/null
+		for _ in $(seq 1 50); do running "$EP" || break; sleep 0.1; done
+		running "$EP" && kill -9 "$EP" 2>/dev/null
+	fi
 	wait "$EP" 2>/dev/null
 	EP=
 }
@@ -61,7 +66,7 @@ start_ep() {
 	EP=$!
 	for _ in $(seq 1 50); do
 		grep -q '^secho serve: key id' "$D/serve.log" && return 0
-		kill -0 "$EP" 2>/dev/null || { wait "$EP" 2>/dev/null; EP_RC=$?; EP=; return 1; }
+		running "$EP" || { wait "$EP" 2>/dev/null; EP_RC=$?; EP=; return 1; }
 		sleep 0.1
 	done
 	return 1
