@@ -10,6 +10,7 @@
  * median over R runs of N back-to-back parses of the same frame (hot in cache: what the
  * parse itself costs, not the frame's first touch), in TSC cycles per parse.
  */
+#include "cli/cli.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -151,17 +152,6 @@ static double run_dissect(const uint8_t *f, size_t len)
 	return v[repeat / 2];
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	int json = 0;
@@ -173,13 +163,13 @@ int main(int argc, char **argv)
 	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
 		switch (c) {
 		case 'n':
-			if (parse_u64(optarg, 1, 100000000, &iters)) {
+			if (!cli_parse_u64(optarg, 1, 100000000, &iters)) {
 				fprintf(stderr, "wire_bench: --iters wants 1..100000000\n");
 				return 2;
 			}
 			break;
 		case 'r':
-			if (parse_u64(optarg, 1, 99, &repeat)) {
+			if (!cli_parse_u64(optarg, 1, 99, &repeat)) {
 				fprintf(stderr, "wire_bench: --repeat wants 1..99\n");
 				return 2;
 			}

@@ -37,11 +37,12 @@ enum secho_host_path { SECHO_PATH_BOTH = 0, SECHO_PATH_STREAM, SECHO_PATH_OFFLOA
 
 struct secho_host_opts {
 	const char *key_path;
-	const char *iface;   /* NULL: socket mode; set: raw AF_PACKET mode */
-	const char *dst_mac; /* raw mode: endpoint MAC */
-	const char *src_ip;  /* NULL: socket mode any / raw mode the interface's or 192.0.2.1 */
-	const char *dst_ip;  /* NULL: 192.0.2.2 */
-	bool allow_any_dst;  /* permit destinations outside 192.0.2.0/24 and 127.0.0.0/8 */
+	const char *iface;  /* NULL: socket mode; set: raw AF_PACKET mode */
+	uint8_t dst_mac[6]; /* raw mode: the endpoint's MAC (the CLI parses it: cli_parse_mac) */
+	bool dst_mac_set;   /* raw mode needs it */
+	const char *src_ip; /* NULL: socket mode any / raw mode the interface's or 192.0.2.1 */
+	const char *dst_ip; /* NULL: 192.0.2.2 */
+	bool allow_any_dst; /* permit destinations outside 192.0.2.0/24 and 127.0.0.0/8 */
 	uint16_t port_stream, port_offload, port_counters;
 	unsigned count;      /* paired: packets per path */
 	int size;            /* payload bytes, -1 random 0..mtu-60 */

@@ -68,7 +68,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
                     bool keep_rtt)
 {
 	struct secho_xport_cfg cfg = {.iface = o->iface,
-	                              .dst_mac = o->dst_mac,
+	                              .dst_mac = o->dst_mac_set ? o->dst_mac : NULL,
 	                              .src_ip = o->src_ip,
 	                              .dst_ip = o->dst_ip,
 	                              .allow_any_dst = o->allow_any_dst};

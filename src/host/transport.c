@@ -46,21 +46,6 @@ const char *secho_mac_str(const uint8_t mac[6], char buf[18])
 	return buf;
 }
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	char tail;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++) {
-		if (v[i] > 255)
-			return -1;
-		mac[i] = (uint8_t)v[i];
-	}
-	return 0;
-}
-
 static int parse_ip(const char *s, uint8_t ip[4])
 {
 	struct in_addr a;
@@ -118,11 +103,11 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	struct ifreq ifr;
 	int one = 1, small = 4096;
 
-	if (!cfg->dst_mac || parse_mac(cfg->dst_mac, x->path.ep_mac) < 0) {
-		snprintf(err, errlen, "raw mode needs --dst-mac aa:bb:cc:dd:ee:ff (got '%s')",
-		         cfg->dst_mac ? cfg->dst_mac : "");
+	if (!cfg->dst_mac) {
+		snprintf(err, errlen, "raw mode needs --dst-mac aa:bb:cc:dd:ee:ff");
 		return -1;
 	}
+	memcpy(x->path.ep_mac, cfg->dst_mac, sizeof(x->path.ep_mac));
 	if (strlen(cfg->iface) >= IFNAMSIZ || !(x->ifindex = (int)if_nametoindex(cfg->iface))) {
 		snprintf(err, errlen, "interface '%s': no such interface", cfg->iface);
 		return -1;

@@ -20,10 +20,10 @@
 enum secho_xmode { SECHO_X_SOCKET, SECHO_X_RAW };
 
 struct secho_xport_cfg {
-	const char *iface;   /* NULL: socket mode */
-	const char *dst_mac; /* raw mode, required */
-	const char *src_ip;  /* optional */
-	const char *dst_ip;  /* NULL: 192.0.2.2 */
+	const char *iface;      /* NULL: socket mode */
+	const uint8_t *dst_mac; /* raw mode, required: 6 bytes (NULL: none given) */
+	const char *src_ip;     /* optional */
+	const char *dst_ip;     /* NULL: 192.0.2.2 */
 	bool allow_any_dst;
 };
 
