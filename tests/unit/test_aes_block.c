@@ -18,6 +18,7 @@
 #include "crypto/inner.h"
 #include "harness.h"
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -657,6 +658,39 @@ static void test_key_api(void)
 	t_end();
 }
 
+/* The library's codes never equal an -errno value, each has its own text, and each
+ * converts to the -errno the header names; -errno values pass through unchanged. */
+static void test_error_codes(void)
+{
+	static const struct {
+		int code, err;
+	} codes[] = {
+	        {SECHO_EINVAL, -EINVAL},       {SECHO_ELEN, -EINVAL},   {SECHO_EAUTH, -EBADMSG},
+	        {SECHO_EUNAVAIL, -EOPNOTSUPP}, {SECHO_ESTATE, -EPROTO}, {SECHO_ELIMIT, -EMSGSIZE},
+	};
+	const size_t n = sizeof(codes) / sizeof(codes[0]);
+	t_begin("error codes apart from -errno, text and conversion");
+	T_CHECK(secho_crypto_errno(SECHO_OK) == 0, "SECHO_OK converts to 0");
+	for (size_t i = 0; i < n; i++) {
+		T_CHECK(codes[i].code < -4095, "code %d is in errno's range (-1..-4095)",
+		        codes[i].code);
+		T_CHECK(strcmp(secho_strerror(codes[i].code), "not a crypto library code") != 0,
+		        "code %d has no text", codes[i].code);
+		T_CHECK(secho_crypto_errno(codes[i].code) == codes[i].err, "code %d -> %d, want %d",
+		        codes[i].code, secho_crypto_errno(codes[i].code), codes[i].err);
+		for (size_t j = 0; j < i; j++)
+			T_CHECK(codes[i].code != codes[j].code, "codes %zu and %zu equal", i, j);
+	}
+	for (int e = 1; e < 4096; e++) {
+		if (secho_crypto_errno(-e) != -e ||
+		    strcmp(secho_strerror(-e), "not a crypto library code") != 0) {
+			T_CHECK(0, "-errno %d taken for a crypto library code", -e);
+			break;
+		}
+	}
+	t_end();
+}
+
 int main(void)
 {
 	const char *q = getenv("SECHO_TEST_QUICK");
@@ -695,5 +729,6 @@ int main(void)
 		test_gcm_compose(id, g);
 	}
 	test_key_api();
+	test_error_codes();
 	return t_exit();
 }
