@@ -29,7 +29,8 @@ struct secho_host_key {
 };
 
 /* Reads a key file (secho/keyfile.h: `secho-key 1`, `key-id N`, `key HEX64`, `salt HEX8`). Refuses
- * a file that group or others can read. Returns 0, or -1 with a reason in err (never the key). */
+ * a file that group or others can read. Returns 0, or -errno with a reason in err (never the
+ * key). */
 int secho_host_key_load(const char *path, struct secho_host_key *k, char *err, size_t errlen);
 void secho_host_key_wipe(struct secho_host_key *k);
 

@@ -82,12 +82,12 @@ struct dash_wire {
 
 /* Remove what dashboards killed before their clean-up left (namespaces, processes, key
  * directories that their owner mark proves to be theirs), resolve the binaries, create the
- * private directory and its owner mark, start the keeper. Returns 0, or -1 with a
- * reason. */
+ * private directory and its owner mark, start the keeper. Returns 0, or -errno with a
+ * reason in err. */
 int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen);
 /* Bring the endpoint up (namespaces and veth for the virtual wire, fresh key, `secho serve`,
  * wait for the link and for a verified counters report). Idempotent: 0 when it already runs.
- * On failure everything started is removed again; returns -1 with a reason. */
+ * On failure everything started is removed again; returns -errno with a reason in err. */
 int dash_wire_start(struct dash_wire *w, char *err, size_t errlen);
 /* Stop the endpoint (SIGTERM, then SIGKILL after 3 s), remove namespaces and key. Can't
  * fail; safe to call when nothing runs. */

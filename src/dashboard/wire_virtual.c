@@ -239,6 +239,7 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 {
 	unsigned pid = (unsigned)getpid();
 	unsigned long long start = 0;
+	int rc;
 
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
@@ -246,27 +247,30 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	w->owner_fd = -1;
 	if (cfg->secho_bin) {
 		if (!realpath(cfg->secho_bin, w->secho)) {
+			rc = -errno;
 			snprintf(err, errlen, "secho binary '%s': %s", cfg->secho_bin,
-			         strerror(errno));
-			return -1;
+			         strerror(-rc));
+			return rc;
 		}
 	} else {
 		ssize_t n = readlink("/proc/self/exe", w->secho, sizeof(w->secho) - 1);
 
 		if (n <= 0) {
-			snprintf(err, errlen, "cannot find our own binary: %s", strerror(errno));
-			return -1;
+			rc = n < 0 ? -errno : -ENOENT;
+			snprintf(err, errlen, "cannot find our own binary: %s", strerror(-rc));
+			return rc;
 		}
 		w->secho[n] = '\0';
 	}
 	if (access(w->secho, X_OK) != 0) {
 		snprintf(err, errlen, "'%s' is not executable", w->secho);
-		return -1;
+		return -EACCES;
 	}
 	if (!cfg->iface) {
 		/* The lab's names: tag "d", our PID (secho-dh-PID, secho-de-PID, dhPID, dePID). */
-		if (secho_lab_init(&w->lab, "d", pid, err, errlen) < 0)
-			return -1;
+		rc = secho_lab_init(&w->lab, "d", pid, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
 	/* What killed dashboards (and killed tests) left: their labs, then our directories. */
 	(void)secho_lab_sweep("secho dashboard");
@@ -275,9 +279,10 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	 * after a SIGKILL. */
 	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash-%u.XXXXXX", pid);
 	if (!mkdtemp(w->dir)) {
-		snprintf(err, errlen, "cannot create a private directory: %s", strerror(errno));
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a private directory: %s", strerror(-rc));
 		w->dir[0] = '\0';
-		return -1;
+		return rc;
 	}
 	snprintf(w->key_path, sizeof(w->key_path), "%s/endpoint.key", w->dir);
 	snprintf(w->state_path, sizeof(w->state_path), "%s/seq.state", w->dir);
@@ -290,15 +295,17 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	    dprintf(w->owner_fd, "secho-dashboard 1\npid %u\nstart %llu\n", pid, start) < 0 ||
 	    (!cfg->iface && dprintf(w->owner_fd, "netns %s %s\n", w->lab.ns[SECHO_LAB_HOST],
 	                            w->lab.ns[SECHO_LAB_EP]) < 0)) {
+		rc = errno ? -errno : -EIO;
 		snprintf(err, errlen, "cannot mark the private directory %s: %s", w->dir,
-		         strerror(errno));
+		         strerror(-rc));
 		dash_wire_fini(w);
-		return -1;
+		return rc;
 	}
-	if (secho_lab_keeper_start(&w->keeper) < 0) {
-		snprintf(err, errlen, "cannot start a thread");
+	rc = secho_lab_keeper_start(&w->keeper);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start a thread: %s", strerror(-rc));
 		dash_wire_fini(w);
-		return -1;
+		return rc;
 	}
 	return 0;
 }
@@ -311,7 +318,7 @@ static void key_remove(struct dash_wire *w)
 }
 
 /* Start `secho serve` (in the endpoint namespace for the virtual wire), output to the
- * log file. Returns its pid, or -1 with a reason. */
+ * log file. Returns its pid, or -errno with a reason. */
 static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 {
 	char *serve[] = {
@@ -333,12 +340,14 @@ static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 	log = open(w->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (log < 0 || nul < 0) {
-		snprintf(err, errlen, "endpoint log: %s", strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "endpoint log: %s", strerror(e));
 		if (log >= 0)
 			close(log);
 		if (nul >= 0)
 			close(nul);
-		return -1;
+		return -e;
 	}
 	pid = secho_lab_spawn(&w->keeper, argv, nul, log, log, SIGTERM);
 	if (pid < 0)
@@ -443,12 +452,14 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 {
 	char idbuf[16];
 	double t0;
+	pid_t pid;
+	int rc = 0;
 
 	if (dash_wire_running(w))
 		return 0;
 	dash_wire_stop(w); /* leftovers of an endpoint that died */
 	w->last_exit = -1;
-	if (!w->cfg->iface && secho_lab_up(&w->lab, getpid(), err, errlen) < 0)
+	if (!w->cfg->iface && (rc = secho_lab_up(&w->lab, getpid(), err, errlen)) < 0)
 		goto fail;
 
 	/* A fresh key per start: new key id, new sequence state. */
@@ -456,14 +467,15 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 	snprintf(idbuf, sizeof(idbuf), "%u", w->key_id % 65536);
 	char *kg[] = {w->secho, "keygen", "--key-id", idbuf, "--out", w->key_path, NULL};
 
-	if (secho_lab_run_ok(kg, 10000, err, errlen) < 0)
+	if ((rc = secho_lab_run_ok(kg, 10000, err, errlen)) < 0)
 		goto fail;
 
-	w->ep_pid = spawn_endpoint(w, err, errlen);
-	if (w->ep_pid < 0) {
-		w->ep_pid = 0;
+	pid = spawn_endpoint(w, err, errlen);
+	if (pid < 0) {
+		rc = (int)pid;
 		goto fail;
 	}
+	w->ep_pid = pid;
 	/* Ready when a counters report comes back verified (bounded: 10 s). */
 	t0 = now_mono();
 	for (;;) {
@@ -478,6 +490,7 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 			log_tail(w, tail, sizeof(tail));
 			snprintf(err, errlen, "the endpoint exited (status %d): %s", w->last_exit,
 			         tail[0] ? tail : "no output");
+			rc = -ECHILD;
 			goto fail;
 		}
 		j = dash_wire_host(w, "counters", extra, 5, &st, e2, sizeof(e2));
@@ -487,10 +500,12 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 		}
 		if (secho_lab_stopping) {
 			snprintf(err, errlen, "the dashboard is stopping");
+			rc = -EINTR;
 			goto fail;
 		}
 		if (now_mono() - t0 > 10) {
 			snprintf(err, errlen, "the endpoint did not answer within 10 s: %s", e2);
+			rc = -ETIMEDOUT;
 			goto fail;
 		}
 		usleep(200000);
@@ -499,7 +514,7 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 	return 0;
 fail:
 	dash_wire_stop(w);
-	return -1;
+	return rc;
 }
 
 /* Contract: dashboard.h. */

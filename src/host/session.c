@@ -74,6 +74,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	                              .allow_any_dst = o->allow_any_dst};
 	char err[256];
 	unsigned w = 1;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->x.fd = s->x.claim_fd = -1;
@@ -83,25 +84,26 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	    o->port_offload == o->port_counters) {
 		fprintf(stderr, "secho host: the streaming, offload and counters ports must differ "
 		                "(each selects an engine)\n");
-		return -1;
+		return -EINVAL;
 	}
 	if (o->mtu < 576 || o->mtu > SECHO_HOST_MAX_MTU) {
 		fprintf(stderr, "secho host: --mtu %u outside 576..%d\n", o->mtu,
 		        SECHO_HOST_MAX_MTU);
-		return -1;
+		return -EINVAL;
 	}
 	if (o->size > (int)(o->mtu - SECHO_REQ_OVERHEAD)) {
 		fprintf(stderr, "secho host: --size %d larger than MTU-60 = %u\n", o->size,
 		        o->mtu - SECHO_REQ_OVERHEAD);
-		return -1;
+		return -EINVAL;
 	}
 	if (!o->key_path) {
 		fprintf(stderr, "secho host: --key FILE is required\n");
-		return -1;
+		return -EINVAL;
 	}
-	if (secho_host_key_load(o->key_path, &s->key, err, sizeof(err)) < 0) {
+	rc = secho_host_key_load(o->key_path, &s->key, err, sizeof(err));
+	if (rc < 0) {
 		fprintf(stderr, "secho host: key file %s\n", err);
-		return -1;
+		return rc;
 	}
 	s->ports[0] = o->port_stream;
 	s->ports[1] = o->port_offload;
@@ -119,15 +121,16 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		s->v = NULL;
 		fprintf(stderr, "secho host: out of memory\n");
 		secho_sess_close(s);
-		return -1;
+		return -ENOMEM;
 	}
 	if (o->seq_log) {
 		s->v->seq_log = fopen(o->seq_log, "a");
 		if (!s->v->seq_log) {
+			rc = -errno;
 			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log,
-			        strerror(errno));
+			        strerror(-rc));
 			secho_sess_close(s);
-			return -1;
+			return rc;
 		}
 	}
 	/* Receive buffers 64 bytes larger than the largest valid response: a frame that does
@@ -137,10 +140,11 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_HOST_MAX_MTU + 64);
 		s->rx[i].cap = SECHO_HOST_MAX_MTU + 64;
 	}
-	if (secho_xport_open(&s->x, &cfg, err, sizeof(err)) < 0) {
+	rc = secho_xport_open(&s->x, &cfg, err, sizeof(err));
+	if (rc < 0) {
 		fprintf(stderr, "secho host: %s\n", err);
 		secho_sess_close(s);
-		return -1;
+		return rc;
 	}
 	s->seed = o->seed ? o->seed : secho_now_ns() ^ ((uint64_t)s->x.sport << 48);
 	{
@@ -179,7 +183,7 @@ int secho_sess_close_log(struct secho_sess *s)
 	if (!e)
 		return 0;
 	fprintf(stderr, "secho host: --seq-log %s: write failed: %s\n", s->o->seq_log, strerror(e));
-	return -1;
+	return -e;
 }
 
 void secho_sess_close(struct secho_sess *s)
@@ -519,7 +523,7 @@ int secho_sess_fetch_counters(struct secho_sess *s)
 		}
 		secho_sess_expire(s, tmo);
 		if (s->have_report)
-			return s->report_res.first == SECHO_VF_OK ? 0 : -1;
+			return s->report_res.first == SECHO_VF_OK ? 0 : -EBADMSG;
 	}
-	return -1;
+	return -ETIMEDOUT;
 }

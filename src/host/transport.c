@@ -51,7 +51,7 @@ static int parse_ip(const char *s, uint8_t ip[4])
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, s, &a) != 1)
-		return -1;
+		return -EINVAL;
 	memcpy(ip, &a.s_addr, 4);
 	return 0;
 }
@@ -78,17 +78,21 @@ static int open_socket_mode(struct secho_xport *x, const struct secho_xport_cfg 
 
 	x->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (x->fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "socket: %s", strerror(e));
+		return -e;
 	}
 	sock_bufs(x->fd);
 	if (cfg->src_ip)
 		memcpy(&sa.sin_addr.s_addr, x->path.host_ip, 4);
 	if (bind(x->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(x->fd, (struct sockaddr *)&sa, &sl) < 0) {
+		int e = errno;
+
 		snprintf(err, errlen, "bind %s: %s", cfg->src_ip ? cfg->src_ip : "0.0.0.0",
-		         strerror(errno));
-		return -1;
+		         strerror(e));
+		return -e;
 	}
 	x->sport = ntohs(sa.sin_port);
 	return 0;
@@ -105,24 +109,28 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 
 	if (!cfg->dst_mac) {
 		snprintf(err, errlen, "raw mode needs --dst-mac aa:bb:cc:dd:ee:ff");
-		return -1;
+		return -EINVAL;
 	}
 	memcpy(x->path.ep_mac, cfg->dst_mac, sizeof(x->path.ep_mac));
 	if (strlen(cfg->iface) >= IFNAMSIZ || !(x->ifindex = (int)if_nametoindex(cfg->iface))) {
 		snprintf(err, errlen, "interface '%s': no such interface", cfg->iface);
-		return -1;
+		return -ENODEV;
 	}
 	x->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IP));
 	if (x->fd < 0) {
+		int e = errno;
+
 		snprintf(err, errlen, "AF_PACKET socket: %s (raw mode needs CAP_NET_RAW)",
-		         strerror(errno));
-		return -1;
+		         strerror(e));
+		return -e;
 	}
 	sock_bufs(x->fd);
 	ll.sll_ifindex = x->ifindex;
 	if (bind(x->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
-		snprintf(err, errlen, "bind to %s: %s", cfg->iface, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "bind to %s: %s", cfg->iface, strerror(e));
+		return -e;
 	}
 	/* Our own requests would otherwise come back to us as PACKET_OUTGOING copies. */
 	(void)setsockopt(x->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
@@ -131,8 +139,10 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, cfg->iface, strlen(cfg->iface));
 	if (ioctl(x->fd, SIOCGIFHWADDR, &ifr) < 0) {
-		snprintf(err, errlen, "%s: cannot read its MAC: %s", cfg->iface, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read its MAC: %s", cfg->iface, strerror(e));
+		return -e;
 	}
 	memcpy(x->path.host_mac, ifr.ifr_hwaddr.sa_data, 6);
 	if (!cfg->src_ip) {
@@ -150,8 +160,10 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	x->claim_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (x->claim_fd < 0 || bind(x->claim_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(x->claim_fd, (struct sockaddr *)&sa, &sl) < 0) {
-		snprintf(err, errlen, "claiming a UDP port: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "claiming a UDP port: %s", strerror(e));
+		return -e;
 	}
 	(void)setsockopt(x->claim_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	x->sport = ntohs(sa.sin_port);
@@ -170,18 +182,18 @@ int secho_xport_open(struct secho_xport *x, const struct secho_xport_cfg *cfg, c
 	x->mode = cfg->iface ? SECHO_X_RAW : SECHO_X_SOCKET;
 	if (parse_ip(dst, x->path.ep_ip) < 0) {
 		snprintf(err, errlen, "--dst-ip '%s' is not an IPv4 address", dst);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->src_ip && parse_ip(cfg->src_ip, x->path.host_ip) < 0) {
 		snprintf(err, errlen, "--src-ip '%s' is not an IPv4 address", cfg->src_ip);
-		return -1;
+		return -EINVAL;
 	}
 	if (!cfg->allow_any_dst && !dst_allowed(x->path.ep_ip)) {
 		snprintf(err, errlen,
 		         "refusing destination %s: outside 192.0.2.0/24 and 127.0.0.0/8 "
 		         "(--allow-any-dst for a real lab network)",
 		         secho_ip_str(x->path.ep_ip, b));
-		return -1;
+		return -EPERM;
 	}
 	rc = x->mode == SECHO_X_RAW ? open_raw_mode(x, cfg, err, errlen)
 	                            : open_socket_mode(x, cfg, err, errlen);
@@ -397,7 +409,7 @@ int secho_xport_have_neigh(const struct secho_xport *x)
 	secho_ip_str(x->path.ep_ip, want);
 	f = fopen("/proc/net/arp", "r");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s %*s %31s %63s", ip, flags, hw) != 3)
 			continue;

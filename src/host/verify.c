@@ -125,7 +125,7 @@ static int seqset_grow(struct secho_seqset *s)
 	struct secho_seqpage *np = calloc(ncap, sizeof(*np));
 
 	if (!np)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->pages[i].key)
 			*page_slot(np, ncap, s->pages[i].key) = s->pages[i];
@@ -146,7 +146,7 @@ int secho_seqset_add(struct secho_seqset *s, uint64_t seq)
 		if (s->used + 1 > s->cap / 2) {
 			if (s->used + 1 > s->max_pages || seqset_grow(s) < 0) {
 				s->overflow = true;
-				return -1;
+				return -ENOSPC;
 			}
 			pg = page_slot(s->pages, s->cap, key);
 		}

@@ -122,8 +122,8 @@ struct secho_seqset {
 
 /* Returns 0 when the set is ready, -ENOMEM. */
 int secho_seqset_init(struct secho_seqset *s, size_t max_pages);
-/* Returns 1 if seq is new (now recorded), 0 if seen before, -1 if it could not be recorded
- * (table full: repeats can no longer be detected). */
+/* Returns 1 if seq is new (now recorded), 0 if seen before, -ENOSPC (or -ENOMEM) if it could not be
+ * recorded (table full: repeats can no longer be detected). */
 int secho_seqset_add(struct secho_seqset *s, uint64_t seq);
 /* True if seq was recorded. Can't fail. */
 bool secho_seqset_has(const struct secho_seqset *s, uint64_t seq);
