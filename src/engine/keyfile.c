@@ -9,6 +9,7 @@
 #include <secho/keyfile.h>
 
 #include <secho/aes.h>
+#include <secho/fileio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,21 +287,6 @@ out:
 }
 
 /* Write all of p to fd. Returns 0 or -errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* fsync the directory holding path, so a create or rename survives a crash. */
 static int fsync_parent(const char *path)
 {
@@ -357,7 +343,8 @@ int secho_keyfile_write(const char *path, const struct secho_keyfile *k, bool fo
 		goto out;
 	}
 	/* The umask could only remove bits; make sure no group/other bit is set either. */
-	if (fchmod(fd, 0600) != 0 || (rc = write_all(fd, text, (size_t)n)) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, 0600) != 0 || (rc = secho_write_all(fd, text, (size_t)n)) != 0 ||
+	    fsync(fd) != 0) {
 		rc = rc ? rc : -errno;
 		set_err(err, errlen, "%s: write: %s", target, strerror(-rc));
 		close(fd);
