@@ -11,13 +11,14 @@
 #ifndef SECHO_HOST_H
 #define SECHO_HOST_H
 
+#include "secho/proto.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#define SECHO_HOST_MAX_MTU     9000
-#define SECHO_HOST_MAX_PAYLOAD (SECHO_HOST_MAX_MTU - 60)
+#define SECHO_HOST_MAX_PAYLOAD SECHO_WIRE_MAX_PAYLOAD(SECHO_WIRE_MAX_MTU) /* 8940 */
 #define SECHO_HOST_MAX_SECONDS 60
 
 /* A run's key: what the key file holds. */

@@ -207,7 +207,7 @@ int cmd_host(int argc, char *argv[])
 			o.size = (int)v;
 			break;
 		case O_MTU:
-			if (!cli_parse_u64(a, 576, SECHO_HOST_MAX_MTU, &v))
+			if (!cli_parse_u64(a, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
 				return bad(sub, "--mtu", a, "must be 576..9000");
 			o.mtu = (unsigned)v;
 			break;

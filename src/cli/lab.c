@@ -4,6 +4,7 @@
  */
 #include "lab/lab.h"
 #include "cli/cli.h"
+#include "secho/proto.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -104,9 +105,10 @@ int cmd_lab(int argc, char *argv[])
 			tag = optarg;
 			break;
 		case O_MTU:
-			if (!cli_parse_u64(optarg, 576, 9000, &mtu))
-				return cli_usage_err("lab", "--mtu '%s': not a number 576..9000",
-				                     optarg);
+			if (!cli_parse_u64(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &mtu))
+				return cli_usage_err("lab", "--mtu '%s': not a number %d..%d",
+				                     optarg, SECHO_WIRE_MIN_MTU,
+				                     SECHO_WIRE_MAX_MTU);
 			have_mtu = true;
 			break;
 		case O_QUEUES:

@@ -243,7 +243,8 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case O_MTU:
 			if (!cli_parse_u64(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
-				return bad("--mtu: '%s' is not a number in 576..9000", optarg);
+				return bad("--mtu: '%s' is not a number in %d..%d", optarg,
+				           SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU);
 			cfg.wire.mtu = (unsigned)v;
 			have_mtu = true;
 			break;

@@ -41,6 +41,7 @@
  * directory. Anything that cannot be proven stale is left alone.
  */
 #include "dashboard/dashboard.h"
+#include "secho/proto.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -551,12 +552,12 @@ json_t *dash_wire_status(struct dash_wire *w)
 	return j;
 }
 
-/* An interface's MTU from sysfs as decimal text, clamped to the host tool's 576..9000;
- * "1500" when it cannot be read. */
+/* An interface's MTU from sysfs as decimal text, clamped to the host tool's range
+ * (SECHO_WIRE_MIN_MTU..SECHO_WIRE_MAX_MTU); the default MTU when it cannot be read. */
 static void iface_mtu(const char *ifname, char *out, size_t cap)
 {
 	char path[64], buf[16] = "";
-	long v = 1500;
+	long v = SECHO_WIRE_DEFAULT_MTU;
 	int fd;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
@@ -570,10 +571,10 @@ static void iface_mtu(const char *ifname, char *out, size_t cap)
 		}
 		close(fd);
 	}
-	if (v < 576)
-		v = 576;
-	if (v > 9000)
-		v = 9000;
+	if (v < SECHO_WIRE_MIN_MTU)
+		v = SECHO_WIRE_MIN_MTU;
+	if (v > SECHO_WIRE_MAX_MTU)
+		v = SECHO_WIRE_MAX_MTU;
 	snprintf(out, cap, "%ld", v);
 }
 

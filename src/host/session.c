@@ -18,7 +18,7 @@ void secho_host_opts_default(struct secho_host_opts *o)
 	o->port_counters = 4002;
 	o->count = 500;
 	o->size = -1;
-	o->mtu = 1500;
+	o->mtu = SECHO_WIRE_DEFAULT_MTU;
 	o->timeout_ms = 200;
 	o->deadline_s = 120;
 	o->seconds = 5;
@@ -56,7 +56,7 @@ void secho_sess_payload(const struct secho_sess *s, uint64_t id, size_t len, uin
 size_t secho_sess_size(struct secho_sess *s)
 {
 	uint64_t st;
-	size_t max = s->o->mtu - SECHO_REQ_OVERHEAD;
+	size_t max = s->o->mtu - SECHO_WIRE_OVERHEAD_IP;
 
 	if (s->o->size >= 0)
 		return (size_t)s->o->size;
@@ -86,14 +86,14 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		                "(each selects an engine)\n");
 		return -EINVAL;
 	}
-	if (o->mtu < 576 || o->mtu > SECHO_HOST_MAX_MTU) {
-		fprintf(stderr, "secho host: --mtu %u outside 576..%d\n", o->mtu,
-		        SECHO_HOST_MAX_MTU);
+	if (o->mtu < SECHO_WIRE_MIN_MTU || o->mtu > SECHO_WIRE_MAX_MTU) {
+		fprintf(stderr, "secho host: --mtu %u outside %d..%d\n", o->mtu, SECHO_WIRE_MIN_MTU,
+		        SECHO_WIRE_MAX_MTU);
 		return -EINVAL;
 	}
-	if (o->size > (int)(o->mtu - SECHO_REQ_OVERHEAD)) {
-		fprintf(stderr, "secho host: --size %d larger than MTU-60 = %u\n", o->size,
-		        o->mtu - SECHO_REQ_OVERHEAD);
+	if (o->size > (int)(o->mtu - SECHO_WIRE_OVERHEAD_IP)) {
+		fprintf(stderr, "secho host: --size %d larger than MTU-%d = %u\n", o->size,
+		        SECHO_WIRE_OVERHEAD_IP, o->mtu - SECHO_WIRE_OVERHEAD_IP);
 		return -EINVAL;
 	}
 	if (!o->key_path) {
@@ -113,7 +113,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	s->wcap = w;
 	s->win = calloc(w, sizeof(*s->win));
 	s->v = malloc(sizeof(*s->v));
-	s->rxmem = malloc((size_t)SECHO_RXBATCH * (SECHO_HOST_MAX_MTU + 64));
+	s->rxmem = malloc((size_t)SECHO_RXBATCH * (SECHO_WIRE_MAX_MTU + 64));
 	if (!s->win || !s->v || !s->rxmem ||
 	    secho_verifier_init(s->v, &s->key, o->port_stream, o->port_offload, o->port_counters) <
 	            0) {
@@ -137,8 +137,8 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	 * not fit is cut by the socket, and then shows bytes after its IP packet (which fails
 	 * trailing-bytes, see secho_verify_frame) instead of passing as a shorter one. */
 	for (unsigned i = 0; i < SECHO_RXBATCH; i++) {
-		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_HOST_MAX_MTU + 64);
-		s->rx[i].cap = SECHO_HOST_MAX_MTU + 64;
+		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_WIRE_MAX_MTU + 64);
+		s->rx[i].cap = SECHO_WIRE_MAX_MTU + 64;
 	}
 	rc = secho_xport_open(&s->x, &cfg, err, sizeof(err));
 	if (rc < 0) {
@@ -312,10 +312,10 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 	struct secho_hreq *best = NULL;
 
 	*late = *dup = false;
-	if (m->sport == s->ports[2] || m->udp_len < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN) {
+	if (m->sport == s->ports[2] || m->udp_len < SECHO_SHDR_LEN + SECHO_TAG_LEN) {
 		len = SIZE_MAX;
 	} else {
-		len = m->udp_len - SECHO_SEC_HDR_LEN - SECHO_SEC_TAG_LEN;
+		len = m->udp_len - SECHO_SHDR_LEN - SECHO_TAG_LEN;
 	}
 	if (len != SIZE_MAX && len >= 8) {
 		got = secho_verify_peek(s->v, m->udp, m->udp_len, idb, 8);
@@ -425,7 +425,7 @@ static void account_duplicate(struct secho_sess *s, const struct secho_rxmsg *m,
 /* The sequence number in a response's secure header, or false when it has none. */
 static bool resp_seq(const struct secho_rxmsg *m, uint64_t *seq)
 {
-	if (m->udp_len < SECHO_SEC_HDR_LEN)
+	if (m->udp_len < SECHO_SHDR_LEN)
 		return false;
 	*seq = 0;
 	for (int i = 8; i < 16; i++)

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RAW_FRAME_MAX (SECHO_HOST_MAX_MTU + 14)
+#define RAW_FRAME_MAX (SECHO_WIRE_MAX_MTU + 14)
 #define BATCH_MAX     64
 
 uint64_t secho_now_ns(void)

@@ -53,6 +53,8 @@
 #ifndef SECHO_LAB_H
 #define SECHO_LAB_H
 
+#include "secho/proto.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -66,7 +68,7 @@
 #define SECHO_LAB_HOST_CIDR  "192.0.2.1/24"
 #define SECHO_LAB_HOST_MAC   "02:00:00:00:00:01"
 #define SECHO_LAB_EP_MAC     "02:00:00:00:00:02"
-#define SECHO_LAB_MTU        1500 /* see the top of the file */
+#define SECHO_LAB_MTU        SECHO_WIRE_DEFAULT_MTU /* 1500: see the top of the file */
 #define SECHO_LAB_QUEUES     1
 #define SECHO_LAB_MAX_QUEUES 16
 #define SECHO_LAB_TAG_MAX    3 /* letters of a tag */
@@ -78,7 +80,7 @@ enum secho_lab_side { SECHO_LAB_HOST = 0, SECHO_LAB_EP = 1 };
 struct secho_lab {
 	char ns[2][32]; /* [SECHO_LAB_HOST], [SECHO_LAB_EP] */
 	char ifname[2][16];
-	unsigned mtu;    /* 576..9000 (ip link's range for this use; veth takes up to 65535) */
+	unsigned mtu;    /* SECHO_WIRE_MIN_MTU..SECHO_WIRE_MAX_MTU (secho/proto.h) */
 	unsigned queues; /* RX and TX queues per end, 1..SECHO_LAB_MAX_QUEUES */
 	char ip_bin[64]; /* iproute2's ip, at a fixed absolute location */
 	char mark[96];   /* SECHO_LAB_MARK_DIR/NS_HOST */

@@ -9,6 +9,7 @@
  * (setns), so neither sysctl nor ethtool nor a poll loop of ip runs are needed.
  */
 #include "lab/lab.h"
+#include "secho/proto.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -410,7 +411,7 @@ int secho_lab_up(struct secho_lab *lab, pid_t owner, char *err, size_t errlen)
 	char mtu[16], q[16];
 	int rc;
 
-	if (lab->mtu < 576 || lab->mtu > 9000 || lab->queues < 1 ||
+	if (lab->mtu < SECHO_WIRE_MIN_MTU || lab->mtu > SECHO_WIRE_MAX_MTU || lab->queues < 1 ||
 	    lab->queues > SECHO_LAB_MAX_QUEUES) {
 		snprintf(err, errlen, "MTU %u or %u queues out of range", lab->mtu, lab->queues);
 		return -EINVAL;
