@@ -7,6 +7,7 @@
  * is a real lab network. Every wait is bounded by the caller's timeout.
  */
 #include "host/transport.h"
+#include "secho/wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RAW_FRAME_MAX (SECHO_WIRE_MAX_MTU + 14)
+#define RAW_FRAME_MAX (SECHO_WIRE_MAX_MTU + SECHO_ETH_HLEN)
 #define BATCH_MAX     64
 
 uint64_t secho_now_ns(void)
@@ -212,44 +213,48 @@ void secho_xport_close(struct secho_xport *x)
 	x->fd = x->claim_fd = -1;
 }
 
-static void wr16(uint8_t *p, uint16_t v)
+/* The 16-bit sum of a 4-byte address in network order (a piece of the UDP pseudo header). */
+static uint32_t addr_sum(const uint8_t a[4])
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	return (uint32_t)(a[0] << 8 | a[1]) + (uint32_t)(a[2] << 8 | a[3]);
 }
 
-/* Ethernet II / IPv4 (IHL 5, DF, TTL 64) / UDP with both checksums; returns frame bytes. */
+/* Ethernet II / IPv4 (IHL 5, DF, TTL 64) / UDP with both checksums, written through the
+ * packed wire structs of secho/wire.h (the checksums are the host tool's own: it shares no
+ * code with the endpoint it checks); returns frame bytes. */
 static size_t build_frame(struct secho_xport *x, uint8_t *f, uint16_t dport, const uint8_t *pl,
                           size_t len)
 {
-	uint8_t *ip = f + 14, *udp = f + 34;
-	uint16_t ulen = (uint16_t)(8 + len), cs;
+	struct secho_eth_hdr *eth = (struct secho_eth_hdr *)f;
+	struct secho_ip4_hdr *ip = (struct secho_ip4_hdr *)(f + SECHO_ETH_HLEN);
+	struct secho_udp_hdr *udp = (struct secho_udp_hdr *)(f + SECHO_ETH_HLEN + SECHO_IP4_HLEN);
+	uint16_t ulen = (uint16_t)(SECHO_UDP_HLEN + len), cs;
 	uint32_t pseudo;
 
-	memcpy(f, x->path.ep_mac, 6);
-	memcpy(f + 6, x->path.host_mac, 6);
-	wr16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 0;
-	wr16(ip + 2, (uint16_t)(20 + ulen));
-	wr16(ip + 4, x->ip_id++);
-	wr16(ip + 6, 0x4000);
-	ip[8] = 64;
-	ip[9] = 17;
-	wr16(ip + 10, 0);
-	memcpy(ip + 12, x->path.host_ip, 4);
-	memcpy(ip + 16, x->path.ep_ip, 4);
-	wr16(ip + 10, (uint16_t)~secho_inet_csum(ip, 20, 0));
-	wr16(udp, x->sport);
-	wr16(udp + 2, dport);
-	wr16(udp + 4, ulen);
-	wr16(udp + 6, 0);
-	memcpy(udp + 8, pl, len);
-	pseudo = (uint32_t)(ip[12] << 8 | ip[13]) + (uint32_t)(ip[14] << 8 | ip[15]) +
-	         (uint32_t)(ip[16] << 8 | ip[17]) + (uint32_t)(ip[18] << 8 | ip[19]) + 17 + ulen;
-	cs = (uint16_t)~secho_inet_csum(udp, ulen, pseudo);
-	wr16(udp + 6, cs ? cs : 0xffff); /* 0 means "no checksum" (RFC 768) */
-	return 34 + (size_t)ulen;
+	memcpy(eth->dst, x->path.ep_mac, SECHO_ETH_ALEN);
+	memcpy(eth->src, x->path.host_mac, SECHO_ETH_ALEN);
+	eth->type = htons(SECHO_ETHERTYPE_IPV4);
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->tot_len = htons((uint16_t)(SECHO_IP4_HLEN + ulen));
+	ip->id = htons(x->ip_id++);
+	ip->frag = htons(SECHO_IP4_DF);
+	ip->ttl = SECHO_IP4_TTL;
+	ip->proto = SECHO_IPPROTO_UDP;
+	ip->csum = 0;
+	memcpy(&ip->saddr, x->path.host_ip, 4);
+	memcpy(&ip->daddr, x->path.ep_ip, 4);
+	ip->csum = htons((uint16_t)~secho_inet_csum((const uint8_t *)ip, SECHO_IP4_HLEN, 0));
+	udp->sport = htons(x->sport);
+	udp->dport = htons(dport);
+	udp->len = htons(ulen);
+	udp->csum = 0;
+	memcpy(f + SECHO_HDRS_LEN, pl, len);
+	/* Pseudo header (RFC 768): source, destination, protocol, UDP length. */
+	pseudo = addr_sum(x->path.host_ip) + addr_sum(x->path.ep_ip) + SECHO_IPPROTO_UDP + ulen;
+	cs = (uint16_t)~secho_inet_csum((const uint8_t *)udp, ulen, pseudo);
+	udp->csum = htons(cs ? cs : 0xffff); /* 0 means "no checksum" (RFC 768) */
+	return SECHO_ETH_HLEN + SECHO_IP4_HLEN + (size_t)ulen;
 }
 
 int secho_xport_send(struct secho_xport *x, uint16_t dport, const uint8_t *payload, size_t len)
@@ -295,35 +300,36 @@ int secho_xport_send_batch(struct secho_xport *x, const uint16_t *dports,
 	return rc < 0 ? -errno : rc;
 }
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* Raw mode: is this frame a UDP datagram for our port from the endpoint (by IP or MAC)?
  * Sets the routing fields. Malformed frames for our port still pass when their outer
  * layers allow finding the UDP header, so the verifier can name what is wrong. */
 static bool raw_ours(const struct secho_xport *x, struct secho_rxmsg *m)
 {
-	const uint8_t *f = m->buf, *ip = f + 14, *udp;
+	const struct secho_eth_hdr *eth = (const struct secho_eth_hdr *)m->buf;
+	const struct secho_ip4_hdr *ip = (const struct secho_ip4_hdr *)(m->buf + SECHO_ETH_HLEN);
+	const struct secho_udp_hdr *udp;
 	size_t ihl, ulen;
 
-	if (m->len < 14 + 20 + 8 || rd16(f + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[9] != 17)
+	if (m->len < SECHO_HDRS_LEN || eth->type != htons(SECHO_ETHERTYPE_IPV4) ||
+	    (ip->ver_ihl >> 4) != 4 || ip->proto != SECHO_IPPROTO_UDP)
 		return false;
-	ihl = (size_t)(ip[0] & 15) * 4;
-	if (ihl < 20 || 14 + ihl + 8 > m->len)
+	ihl = (size_t)(ip->ver_ihl & 15) * 4;
+	if (ihl < SECHO_IP4_HLEN || SECHO_ETH_HLEN + ihl + SECHO_UDP_HLEN > m->len)
 		return false;
-	udp = ip + ihl;
-	if (rd16(udp + 2) != x->sport)
+	udp = (const struct secho_udp_hdr *)((const uint8_t *)ip + ihl);
+	if (ntohs(udp->dport) != x->sport)
 		return false;
-	if (memcmp(ip + 12, x->path.ep_ip, 4) != 0 && memcmp(f + 6, x->path.ep_mac, 6) != 0)
+	if (memcmp(&ip->saddr, x->path.ep_ip, 4) != 0 &&
+	    memcmp(eth->src, x->path.ep_mac, SECHO_ETH_ALEN) != 0)
 		return false;
-	memcpy(m->src_ip, ip + 12, 4);
-	m->sport = rd16(udp);
-	m->dport = rd16(udp + 2);
-	ulen = rd16(udp + 4);
-	m->udp = udp + 8;
-	m->udp_len = (ulen >= 8 && 14 + ihl + ulen <= m->len) ? ulen - 8 : m->len - 14 - ihl - 8;
+	memcpy(m->src_ip, &ip->saddr, 4);
+	m->sport = ntohs(udp->sport);
+	m->dport = ntohs(udp->dport);
+	ulen = ntohs(udp->len);
+	m->udp = (const uint8_t *)udp + SECHO_UDP_HLEN;
+	m->udp_len = (ulen >= SECHO_UDP_HLEN && SECHO_ETH_HLEN + ihl + ulen <= m->len)
+	                     ? ulen - SECHO_UDP_HLEN
+	                     : m->len - SECHO_ETH_HLEN - ihl - SECHO_UDP_HLEN;
 	return true;
 }
 
