@@ -67,15 +67,16 @@ bool ref_evp(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int en
 }
 
 /* Contract: cryptoref.h. */
-bool ref_evp_gcm_seal(const uint8_t *key, size_t kl, const uint8_t iv[12], const uint8_t *aad,
-                      size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t tag[16])
+bool ref_evp_gcm_seal(const uint8_t *key, size_t kl, const uint8_t *iv, size_t iv_len,
+                      const uint8_t *aad, size_t aad_len, uint8_t *out, const uint8_t *in,
+                      size_t len, uint8_t tag[16])
 {
 	EVP_CIPHER_CTX *x = ctx();
 	const EVP_CIPHER *c = cipher('g', kl);
 	int n = 0;
 
 	if (!x || !c || EVP_EncryptInit_ex(x, c, NULL, NULL, NULL) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_IVLEN, (int)iv_len, NULL) != 1 ||
 	    EVP_EncryptInit_ex(x, NULL, NULL, key, iv) != 1)
 		return false;
 	if (aad_len && EVP_EncryptUpdate(x, NULL, &n, aad, (int)aad_len) != 1)

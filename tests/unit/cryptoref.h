@@ -25,9 +25,11 @@
  */
 bool ref_evp(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int enc, uint8_t *out,
              const uint8_t *in, size_t len);
-/* AES-GCM seal through OpenSSL EVP: 12-byte IV, 16-byte tag. True when OpenSSL did it. */
-bool ref_evp_gcm_seal(const uint8_t *key, size_t kl, const uint8_t iv[12], const uint8_t *aad,
-                      size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t tag[16]);
+/* AES-GCM seal through OpenSSL EVP: an IV of iv_len bytes (12 is the usual), a 16-byte tag
+ * in its own buffer. True when OpenSSL did it. */
+bool ref_evp_gcm_seal(const uint8_t *key, size_t kl, const uint8_t *iv, size_t iv_len,
+                      const uint8_t *aad, size_t aad_len, uint8_t *out, const uint8_t *in,
+                      size_t len, uint8_t tag[16]);
 
 /* z = x * y in GF(2^128), SP 800-38D 6.3 Algorithm 1, one bit at a time. */
 void ref_gf_mul(uint8_t z[16], const uint8_t x[16], const uint8_t y[16]);

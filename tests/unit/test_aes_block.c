@@ -517,7 +517,8 @@ static void test_gcm_compose(secho_impl_id id, const struct secho_gcm_impl *g)
 			continue;
 		}
 		gcm_compose(&gk, g, iv, aad, aad_len, ours, in, len, tag);
-		int rc = ref_evp_gcm_seal(key, kl, iv, aad, aad_len, ref, in, len, rtag) ? 0 : -1;
+		int rc = ref_evp_gcm_seal(key, kl, iv, 12, aad, aad_len, ref, in, len, rtag) ? 0
+		                                                                             : -1;
 		T_CHECK(rc == 0 && memcmp(ours, ref, len) == 0 && memcmp(tag, rtag, 16) == 0,
 		        "case %u k%zu len %zu aad %zu differs from OpenSSL", r, kl, len, aad_len);
 		secho_wipe(&gk, sizeof(gk));

@@ -321,7 +321,7 @@ static void one_gcm(size_t kl, size_t len, size_t aad_len, int inplace, size_t t
 	t_randbytes(in_buf, len);
 	ref_mk_gcm(&g, G, key, kl);
 
-	T_CHECK(ref_evp_gcm_seal(key, kl, iv, aad_buf, aad_len, ref_buf, in_buf, len, rtag),
+	T_CHECK(ref_evp_gcm_seal(key, kl, iv, 12, aad_buf, aad_len, ref_buf, in_buf, len, rtag),
 	        "openssl gcm");
 	uint8_t *o = inplace ? in_buf : out_buf;
 	static uint8_t save[MAXMSG];

@@ -250,7 +250,8 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 	t_randbytes(iv, 12);
 	t_randbytes(aadb, aad_len);
 	t_randbytes(src, len);
-	T_CHECK(ref_evp_gcm_seal(key, kl, iv, aadb, aad_len, ref, src, len, rtag), "openssl gcm");
+	T_CHECK(ref_evp_gcm_seal(key, kl, iv, 12, aadb, aad_len, ref, src, len, rtag),
+	        "openssl gcm");
 	uint8_t *o = inplace ? tmp : dst;
 	if (inplace)
 		memcpy(tmp, src, len);
