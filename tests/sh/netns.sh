@@ -36,6 +36,23 @@ LAB_RUN=("$SECHO_LAB" lab run --id $$ --tag s)
 in_h() { "$SECHO_LAB" lab run --id $$ --tag s host "$@"; }
 in_e() { "$SECHO_LAB" lab run --id $$ --tag s endpoint "$@"; }
 
+# running PID: is PID a background job of this shell that still runs? A PID that has exited
+# may already belong to another process (PIDs wrap, at 32768 here): never signal it.
+running() { jobs -rp | grep -qx "$1"; }
+# stop_job PID [SIGNAL]: send SIGNAL (default TERM) to a background job of ours while it
+# still runs, SIGKILL after 5 s, and reap it. Bounded; does nothing for an empty PID.
+stop_job() {
+	local pid=$1
+	[ -n "$pid" ] || return 0
+	if running "$pid"; then
+		kill "-${2:-TERM}" "$pid" 2>/dev/null
+		for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
+		running "$pid" && kill -9 "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
 # Why the topology cannot be built here, or nothing if it can. Prints the reason.
 netns_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
