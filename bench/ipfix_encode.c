@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	}
 	uint32_t n = (uint32_t)n64;
 	int runs = (int)runs64;
-	double a[99], b[99], c[99];
+	double a[99] = {0}, b[99] = {0}, c[99] = {0};
 	for (int r = 0; r < runs; r++) {
 		a[r] = run_encode(n);
 		b[r] = run_secho(path, n);
