@@ -815,7 +815,7 @@ int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, 
 	return 0;
 }
 
-static void get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st)
+void secho_ipfix_get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st)
 {
 	if (!st)
 		return;
@@ -846,7 +846,7 @@ int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_
 		if (c->type == T_TCP)
 			tcp_tick(x, c, now_ns);
 	}
-	get_stats(x, st);
+	secho_ipfix_get_stats(x, st);
 	return 0;
 }
 
@@ -867,7 +867,8 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		append_stats(x, c, now_ns);
 		flush(x, c, now_ns);
 	}
-	/* TCP: wait, on the monotonic clock, until every queued byte is acknowledged. */
+	/* Wait, on the monotonic clock: TCP until every queued byte is acknowledged, UDP until
+	 * the socket has handed every datagram on (SIOCOUTQ: bytes still charged to it). */
 	uint64_t t0 = mono_ns(),
 	         deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
 	for (;;) {
@@ -875,6 +876,12 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		uint64_t t = mono_ns();
 		for (unsigned i = 0; i < x->nc; i++) {
 			struct coll *c = x->c[i];
+			if (c->type == T_UDP) {
+				int outq = 0;
+				if (ioctl(c->fd, SIOCOUTQ, &outq) == 0 && outq > 0)
+					pending = true;
+				continue;
+			}
 			if (c->type != T_TCP)
 				continue;
 			x->now_ns = now_ns + (t - t0);
@@ -897,7 +904,7 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		if (c->nqm || c->st.not_delivered)
 			rc = -ETIMEDOUT;
 	}
-	get_stats(x, final);
+	secho_ipfix_get_stats(x, final);
 	for (unsigned i = 0; i < x->nc; i++) {
 		struct coll *c = x->c[i];
 		if (c->fd >= 0) {

@@ -220,15 +220,19 @@ static void print_stats(const struct meter *m, bool final)
 			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", secho_flow_ignore_name(i),
 			        c.ignored[i]);
 		fprintf(f, "},\"sinks\":[");
+		unsigned nrow = 0;
 		for (unsigned i = 0; i < m->cfg->nsinks; i++) {
-			struct secho_flow_sink_stats st;
+			struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 			const struct secho_flow_sink *s = &m->cfg->sinks[i];
-			s->ops->stats(s->ctx, &st);
-			fprintf(f,
-			        "%s{\"name\":\"%s\",\"records\":%" PRIu64 ",\"messages\":%" PRIu64
-			        ",\"errors\":%" PRIu64 ",\"not_sent\":%" PRIu64 "}",
-			        i ? "," : "", s->name, st.records, st.messages, st.errors,
-			        st.not_sent);
+			unsigned nr = s->ops->stats(s->ctx, st, SECHO_FLOW_SINK_MAX_ROWS);
+			for (unsigned j = 0; j < nr; j++, nrow++)
+				fprintf(f,
+				        "%s{\"name\":\"%s\",\"records\":%" PRIu64
+				        ",\"messages\":%" PRIu64 ",\"errors\":%" PRIu64
+				        ",\"not_delivered\":%" PRIu64 ",\"reconnects\":%" PRIu64
+				        "}",
+				        nrow ? "," : "", st[j].name, st[j].records, st[j].messages,
+				        st[j].errors, st[j].not_delivered, st[j].reconnects);
 		}
 		fprintf(f, "]}\n");
 		fflush(f);
@@ -267,13 +271,15 @@ static void print_stats(const struct meter *m, bool final)
 			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i],
 			        secho_flow_counter_text((enum secho_flow_counter)i));
 	for (unsigned i = 0; i < m->cfg->nsinks; i++) {
-		struct secho_flow_sink_stats st;
+		struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 		const struct secho_flow_sink *s = &m->cfg->sinks[i];
-		s->ops->stats(s->ctx, &st);
-		fprintf(f,
-		        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
-		        " errors, %" PRIu64 " not sent\n",
-		        s->name, st.records, st.messages, st.errors, st.not_sent);
+		unsigned nr = s->ops->stats(s->ctx, st, SECHO_FLOW_SINK_MAX_ROWS);
+		for (unsigned j = 0; j < nr; j++)
+			fprintf(f,
+			        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
+			        " errors, %" PRIu64 " not delivered, %" PRIu64 " reconnects\n",
+			        st[j].name, st[j].records, st[j].messages, st[j].errors,
+			        st[j].not_delivered, st[j].reconnects);
 	}
 	fflush(f);
 }
@@ -705,7 +711,8 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	totals_of(m, &tot);
 	m->now_ns = clock_ns(CLOCK_REALTIME);
 	for (unsigned i = 0; i < cfg->nsinks; i++)
-		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, &tot, 5000))
+		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, m->now_ns, &tot,
+		                             SECHO_FLOW_CLOSE_TIMEOUT_MS))
 			res->sink_failed = true;
 	sum_counters(m, &res->cnt, &res->frames_read, &res->kernel_drops);
 	res->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
