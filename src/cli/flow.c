@@ -168,6 +168,8 @@ static const char usage[] =
         "                       1073741824; memory about 136 bytes per entry, printed)\n"
         "  --workers N          worker threads, each with its own table (default 1; 1-64):\n"
         "                       packets are split by a symmetric hash of their addresses\n"
+        "                       (offline, this thread reads the file and hands each\n"
+        "                       worker its packets)\n"
         "  --observation-domain ID   IPFIX observation domain (default 0)\n"
         "  --template-refresh S      IPFIX templates again every S seconds on UDP\n"
         "                            (default 60; 1-86400)\n"
