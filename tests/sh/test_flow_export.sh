@@ -34,6 +34,8 @@ LIS=$BUILD/tools/ipfix_listen
 . "$ROOT/tests/sh/flow_lib.bash"
 # shellcheck source=tests/sh/netns.sh
 . "$ROOT/tests/sh/netns.sh"
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 T=$(mktemp -d /tmp/secho-flow-export.XXXXXX)
 PIDS=()
 NETNS_UP=
@@ -49,22 +51,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
 for b in "$S" "$LIS"; do
 	[ -x "$b" ] || { echo "FAIL flow export: $b not built"; exit 1; }
 done
