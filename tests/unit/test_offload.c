@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "endpoint/latency.h"
@@ -215,7 +216,15 @@ struct producer {
 	const secho_gcm_key *gk;
 	unsigned id, jobs;
 	unsigned done, bad_bytes, bad_order, foreign, bad_status, posted;
+	bool stalled; /* nothing completed for 10 s: given up */
 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 /* Job cookie: the producer's id in the top 16 bits, its job number below. */
 static void *producer_main(void *arg)
@@ -224,6 +233,7 @@ static void *producer_main(void *arg)
 	static _Thread_local uint8_t plain[256][512];
 	static _Thread_local uint32_t lens[256];
 	uint64_t next_done = 0, seed = 0x9e3779b97f4a7c15ull * (p->id + 1);
+	double progress = now_s();
 	while (p->done < p->jobs) {
 		while (p->posted < p->jobs) {
 			int slot = secho_offload_slot_get(p->q);
@@ -269,8 +279,14 @@ static void *producer_main(void *arg)
 			secho_offload_slot_put(p->q, c[i].slot);
 			p->done++;
 		}
-		if (!n)
+		if (n) {
+			progress = now_s();
+		} else if (now_s() - progress > 10) {
+			p->stalled = true; /* a job lost (or answered on another queue) */
+			break;
+		} else {
 			sched_yield(); /* two CPUs, five threads: let the engine run */
+		}
 	}
 	return NULL;
 }
@@ -304,6 +320,8 @@ static void test_queues(void)
 	for (unsigned i = 0; i < P; i++) {
 		pthread_join(th[i], NULL);
 		done += p[i].done;
+		T_CHECK(!p[i].stalled, "producer %u: %u of %u jobs completed, then none for 10 s",
+		        i, p[i].done, per);
 		T_CHECK(p[i].foreign == 0, "producer %u: %u completions of another queue", i,
 		        p[i].foreign);
 		T_CHECK(p[i].bad_order == 0, "producer %u: %u completions out of order", i,
