@@ -577,20 +577,30 @@ unsigned secho_worker_completions(struct secho_worker *w)
 int secho_worker_loop(struct secho_worker *w, const _Atomic int *stop)
 {
 	int rc = 0;
+	/* Waiting for completions with nothing else to do: spin (an answer takes about 2 us)
+	 * but, after 20 us, yield the CPU each turn: the engine thread may be waiting for this
+	 * very CPU (with a worker on every CPU it shares one with a worker, and a spinning
+	 * worker would hold it off until the scheduler's next tick). Not sooner: on a busy
+	 * machine a yield hands the CPU to whatever else runs. */
+	uint64_t yield_after = (uint64_t)(20e-6 * secho_tsc_hz()), waiting = 0;
 	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
 		unsigned got = secho_worker_rx(w);
-		secho_worker_completions(w);
+		unsigned sent = secho_worker_completions(w);
+		if (got || sent)
+			waiting = 0;
 		if (got)
 			continue;
 		if (w->offq && secho_offload_inflight(w->offq)) {
-			/* Completions pending: keep polling, but let the engine thread have
-			 * this CPU if it waits for one (with a worker on every CPU it shares
-			 * one with a worker, and a worker spinning here would hold it off
-			 * until the scheduler's next tick). */
-			if (secho_io_wait(w->io, 0) == 0)
-				sched_yield();
+			if (secho_io_wait(w->io, 0) == 0) {
+				uint64_t now = secho_rdtsc();
+				if (!waiting)
+					waiting = now;
+				else if (now - waiting > yield_after)
+					sched_yield();
+			}
 			continue;
 		}
+		waiting = 0;
 		if (secho_io_eof(w->io))
 			break;
 		int wr = secho_io_wait(w->io, 100);
