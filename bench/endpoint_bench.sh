@@ -132,57 +132,72 @@ run_naive() { # size -> "pps cpu_ns"
 	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns cpu per packet/\1/p' "$D/naive.log")"
 }
 
-point() { # name size workers -> median pps, median cpu, shares of the median run
-	local name=$1 size=$2 w=$3 i out pps=() cpu=() sh=()
-	for i in $(seq 1 "$REP"); do
-		case $name in
-		bare) out=$(run_bare "$size" "$w") ;;
-		stream) out=$(run_secho 4000 "$size" "$w") ;;
-		offload) out=$(run_secho 4001 "$size" "$w") ;;
-		naive) out=$(run_naive "$size") ;;
-		esac
-		read -r a b c <<<"$out"
-		pps+=("$a")
-		cpu+=("$b")
-		sh+=("$a ${c:--}")
-	done
-	local mp
-	mp=$(printf '%s\n' "${pps[@]}" | median)
-	echo "$mp $(printf '%s\n' "${cpu[@]}" | median)" \
-		"$(printf '%s\n' "${sh[@]}" | awk -v m="$mp" '$1 == m {print $2; exit}')"
+run_target() { # name size workers -> "pps cpu_ns shares"
+	case $1 in
+	bare) run_bare "$2" "$3" ;;
+	stream) run_secho 4000 "$2" "$3" ;;
+	offload) run_secho 4001 "$2" "$3" ;;
+	naive) run_naive "$2" ;;
+	esac
 }
+# median_of "v1 v2 ...": the median; shares_of MEDIAN "pps:shares ...": the median run's shares
+median_of() { printf '%s\n' $1 | median; }
+# ratio_of "a1 a2 ..." "b1 b2 ...": the median of the runs' ratios a_i / b_i ("-" without b)
+ratio_of() {
+	[ -n "$2" ] || { echo -; return; }
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " "); m = 0
+		for (i = 1; i <= n; i++) if (y[i] > 0) r[++m] = x[i] / y[i]
+		if (!m) { print "-"; exit }
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+		printf "%.2f", r[int((m + 1) / 2)] }'
+}
+shares_of() { printf '%s\n' $2 | awk -F: -v m="$1" '$1 == m {print $2; exit}'; }
 
 if [ "$RATE" = 1 ]; then
 WORKERS=${ENDPOINT_BENCH_WORKERS:-1 2 2p}
 TARGETS=${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}
 echo "## Sustained rate on a veth pair (AF_PACKET, blocking; ${SECS} s per point, median of $REP)"
 echo
-echo "Workers: N = --workers N, unpinned; Np = pinned to CPUs 0..N-1 (--cpus). Shares: each"
-echo "worker's part of the packets answered (%). $(nproc) CPUs, shared with the load generator."
+echo "Workers: N = --workers N, unpinned; Np = pinned to CPUs 0..N-1 (--cpus). Ratios: the"
+echo "median over the $REP rounds of each run's ratio to its peer in the same round (every"
+echo "round runs every target and worker count once). Shares: each worker's part of the"
+echo "packets answered (%), in the median run. $(nproc) CPUs, shared with the load generator."
 echo
 echo "| payload | workers | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs 1 worker | rate vs naive | worker shares (%) |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in ${ENDPOINT_BENCH_SIZES:-64 1440}; do
-	declare -A R C H
-	for t in $TARGETS; do
-		for w in $WORKERS; do
-			[ "$t" = naive ] && [ "$w" != "${WORKERS%% *}" ] && continue
-			read -r R[$t$w] C[$t$w] H[$t$w] <<<"$(point "$t" "$size" "$w")"
+	# The repetitions go round every target and worker count in turn, so that a change in
+	# the shared machine's load over the run falls on all of them alike. (PP: runs' pps,
+	# CC: their CPU ns per packet, HH: their shares, RR: the medians; P is the PID.)
+	declare -A PP CC HH RR
+	for _ in $(seq 1 "$REP"); do
+		for t in $TARGETS; do
+			for w in $WORKERS; do
+				[ "$t" = naive ] && [ "$w" != "${WORKERS%% *}" ] && continue
+				read -r a b c <<<"$(run_target "$t" "$size" "$w")"
+				PP[$t$w]+="${a:-0} " CC[$t$w]+="${b:-0} " HH[$t$w]+="${a:-0}:${c:--} "
+			done
 		done
 	done
-	nv=${R[naive${WORKERS%% *}]:-0}
+	for k in "${!PP[@]}"; do
+		RR[$k]=$(median_of "${PP[$k]}")
+		HH[$k]=$(shares_of "${RR[$k]}" "${HH[$k]}")
+	done
+	# Ratios: the median of each run's ratio to its peer of the same round.
+	n1=${WORKERS%% *}
 	for w in $WORKERS; do
 		for t in $TARGETS; do
-			[ "$t" = naive ] && [ "$w" != "${WORKERS%% *}" ] && continue
+			[ "$t" = naive ] && [ "$w" != "$n1" ] && continue
 			k=$t$w
-			rb=$(awk -v a="${R[$k]}" -v b="${R[bare$w]:-0}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-			cb=$(awk -v a="${C[$k]}" -v b="${C[bare$w]:-0}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-			r1=$(awk -v a="${R[$k]}" -v b="${R[${t}1]:-0}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-			rn=$(awk -v a="${R[$k]}" -v b="$nv" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-			echo "| $size | $w | $t | ${R[$k]} | ${C[$k]} | $rb | $cb | $r1 | $rn | ${H[$k]:--} |"
+			rb=$(ratio_of "${PP[$k]}" "${PP[bare$w]:-}")
+			cb=$(ratio_of "${CC[$k]}" "${CC[bare$w]:-}")
+			r1=$(ratio_of "${PP[$k]}" "${PP[$t$n1]:-}")
+			rn=$(ratio_of "${PP[$k]}" "${PP[naive$n1]:-}")
+			echo "| $size | $w | $t | ${RR[$k]} | $(median_of "${CC[$k]}") | $rb | $cb | $r1 | $rn | ${HH[$k]:--} |"
 		done
 	done
-	unset R C H
+	unset PP CC HH RR
 done
 echo
 fi
