@@ -58,9 +58,8 @@ struct secho_seqstate {
 	_Atomic uint64_t next;    /* next number to hand out */
 	_Atomic uint64_t durable; /* H: reserved on disk; numbers <= H may be handed out */
 	_Atomic int failed;       /* sticky -errno once a reservation failed */
-	pthread_mutex_t lock;     /* serialises reservations (file writes); guards cond */
-	pthread_cond_t cond;      /* wakes the reservation thread */
-	_Atomic int kicked;       /* a taker asked the reservation thread for a window */
+	pthread_mutex_t lock;     /* serialises synchronous reservations (file writes) */
+	_Atomic int kicked;       /* a taker asked the reservation thread for a window (futex) */
 	_Atomic int stop;         /* the reservation thread must exit */
 	pthread_t reserver;
 	bool ahead; /* the reservation thread runs: takers never write the state */
