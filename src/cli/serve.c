@@ -398,6 +398,18 @@ int cmd_serve(int argc, char **argv)
 	if (cfg.ncpus && cfg.ncpus != cfg.workers)
 		return bad("--cpus lists %u CPU%s for %u worker%s: one per worker", cfg.ncpus,
 		           cfg.ncpus == 1 ? "" : "s", cfg.workers, cfg.workers == 1 ? "" : "s");
+	/* Allowed (two CPUs may be all there is), but the engine then runs only when the worker
+	 * yields: with --busy-poll that is every 20 us of waiting at best, a scheduler tick at
+	 * worst (bench/endpoint_bench.sh --latency-only: offload p50 about 1 ms). */
+	for (unsigned i = 0; cfg.offload_pin && i < cfg.ncpus; i++)
+		if (cfg.cpus[i] == cfg.offload_cpu) {
+			fprintf(stderr,
+			        "secho serve: warning: --offload-cpu %u is worker %u's CPU too: the "
+			        "offload engine runs only when that worker yields (offload latency "
+			        "up to a scheduler tick, more with --busy-poll)\n",
+			        cfg.offload_cpu, i);
+			break;
+		}
 	if (cfg.io.queue + cfg.workers - 1 > 1023)
 		return bad("--queue %u with --workers %u: queues up to %u (at most 1023)",
 		           cfg.io.queue, cfg.workers, cfg.io.queue + cfg.workers - 1);

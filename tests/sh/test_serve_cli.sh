@@ -4,6 +4,7 @@
 #     --offload-cpu: exit 2, one line on stderr naming the option, nothing on stdout;
 #   - a key file marked "shared yes" (keygen --shared) without --instance, and --instance
 #     with a key that is not shared: refused at start (exit 2, one line saying why);
+#   - --offload-cpu on a worker's CPU (--cpus): allowed, with a warning on stderr;
 #   - --help documents every option the code accepts.
 # Offline (--pcap-in): the refusals come before any I/O is opened.
 set -u
@@ -75,6 +76,17 @@ for v in "" -1 x " 0" 1023 1024; do
 done
 refused "--cpus lists 1 CPU for 2 workers" --key "$T/plain.key" "${OFF[@]}" --workers 2 --cpus 0
 refused "--pcap-in is one input: one worker" --key "$T/plain.key" "${OFF[@]}" --workers 2
+end_group
+
+group "serve: --offload-cpu on a worker's CPU is allowed, with a warning"
+# (the first CPU this process may use; the missing capture file then ends the run)
+C0=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //; s/[,-].*//')
+"$S" serve --key "$T/plain.key" "${OFF[@]}" --cpus "${C0:-0}" --offload-cpu "${C0:-0}" >/dev/null 2>"$T/err"
+grep -q "^secho serve: warning: --offload-cpu ${C0:-0} is worker 0's CPU too" "$T/err"
+check $? "no warning for --cpus $C0 --offload-cpu $C0: $(head -c 200 "$T/err")"
+"$S" serve --key "$T/plain.key" "${OFF[@]}" --offload-cpu "${C0:-0}" >/dev/null 2>"$T/err"
+grep -q "warning: --offload-cpu" "$T/err"
+check $((!$?)) "a warning for --offload-cpu without --cpus: $(head -c 200 "$T/err")"
 end_group
 
 group "shared keys: refused without --instance, --instance refused without a shared key"
