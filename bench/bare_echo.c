@@ -15,10 +15,11 @@
  * --grow answers 32 bytes longer, shaped like the endpoint's response (see build_grown).
  * --workers N runs N echo loops in threads of their own, as `secho serve --workers` does:
  * each its own queue (AF_XDP: queues Q..Q+N-1; AF_PACKET: a PACKET_FANOUT_HASH group),
- * --cpus pins worker i to the i-th CPU of the comma-separated LIST.
+ * --cpus pins worker i to the i-th CPU of LIST (as secho serve --cpus: "0,2-3").
  * Bounded: exits after --seconds (default 10, at most 3600), --max-packets echoes, at end
  * of a pcap input, or on SIGINT/SIGTERM; the XDP program is detached on every exit path.
  */
+#include "cli/cli.h"
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -63,24 +64,19 @@ static void usage(void)
 	        "       [--workers N] [--cpus LIST]\n");
 }
 
-/* Parse an unsigned decimal in [lo, hi]; false (with a message) on anything else. */
+/* --opt's value s, a whole unsigned decimal in [lo, hi] (cli_parse_u64, the one parser
+ * every command uses); false with one line on stderr otherwise. */
 static bool parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
 	if (!s) {
 		fprintf(stderr, "bare_echo: %s needs a value\n", opt);
 		return false;
 	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-') {
+	if (!cli_parse_u64(s, lo, hi, out)) {
 		fprintf(stderr, "bare_echo: %s: bad value '%s' (want %llu..%llu)\n", opt, s,
 		        (unsigned long long)lo, (unsigned long long)hi);
 		return false;
 	}
-	*out = v;
 	return true;
 }
 
@@ -244,7 +240,8 @@ int main(int argc, char **argv)
 	uint64_t seconds = 10, max_packets = 0, v, nw = 1;
 	uint64_t echoed = 0, not_udp = 0;
 	bool quiet = false, grow = false;
-	unsigned ncpus = 0, cpus[MAX_WORKERS];
+	unsigned ncpus = 0;
+	uint16_t cpus[MAX_WORKERS];
 	char err[256];
 
 	for (int i = 1; i < argc; i++) {
@@ -331,23 +328,19 @@ int main(int argc, char **argv)
 				return 2;
 			i++;
 		} else if (!strcmp(a, "--cpus") && val) {
-			/* a comma-separated list of CPU numbers */
-			char item[16];
-			for (const char *p = val; *p && ncpus < MAX_WORKERS; p += *p == ',') {
-				size_t l = strcspn(p, ",");
-				if (l >= sizeof(item) || !l)
-					l = sizeof(item) - 1; /* refused below */
-				memcpy(item, p, l);
-				item[l] = '\0';
-				if (!parse_u64(a, item, 0, SECHO_CPU_MAX, &v) ||
-				    !secho_cpu_usable((unsigned)v)) {
-					fprintf(stderr, "bare_echo: --cpus: CPU '%s' not usable\n",
-					        item);
+			/* the CPU list of secho serve --cpus (cli_parse_cpus: "0,2-3") */
+			const char *why;
+			int n = cli_parse_cpus(val, cpus, MAX_WORKERS, &why);
+			if (n < 0) {
+				fprintf(stderr, "bare_echo: --cpus: '%s': %s\n", val, why);
+				return 2;
+			}
+			for (ncpus = 0; ncpus < (unsigned)n; ncpus++)
+				if (!secho_cpu_usable(cpus[ncpus])) {
+					fprintf(stderr, "bare_echo: --cpus: CPU %u not usable\n",
+					        (unsigned)cpus[ncpus]);
 					return 2;
 				}
-				cpus[ncpus++] = (unsigned)v;
-				p += l;
-			}
 			i++;
 		} else {
 			fprintf(stderr, "bare_echo: unknown or incomplete option '%s'\n", a);

@@ -149,7 +149,7 @@ static struct secho_io *open_queue(const struct secho_endpoint_cfg *cfg, unsigne
 {
 	struct secho_io_cfg ioc = cfg->io;
 	ioc.kind = kind;
-	ioc.max_frame = SECHO_ETH_HLEN + 4 + cfg->wire.mtu;
+	ioc.max_frame = SECHO_ETH_HLEN + SECHO_VLAN_HLEN + cfg->wire.mtu;
 	ioc.queue = cfg->io.queue + i;
 	/* One group per endpoint process; the kernel spreads the interface's frames over its
 	 * sockets by flow hash, so a flow keeps one worker and its order. */

@@ -22,8 +22,8 @@
 # Then (AF_PACKET, then AF_XDP): kill -9 during a load from both CPUs, restart with two
 # workers, more traffic: no sequence number seen twice over both runs, and the restart
 # numbers above everything the first run used.
-# The names, addresses and clean-up are tests/sh/netns.sh's; the pair is built here with
-# two queues (netns.sh's has one).
+# The wire is tests/sh/netns.sh's (`secho lab up --queues 2`: two RX and two TX queues at
+# each end), with its names, addresses, clean-up and helpers (running, stop_job).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 S=${SECHO_BIN:-$ROOT/build/secho}
@@ -37,15 +37,9 @@ fi
 D=$(mktemp -d /tmp/secho-workers.XXXXXX)
 chmod 700 "$D"
 EP=
-running() { jobs -rp | grep -qx "$1"; }
-stop_ep() { # [signal]: stop the endpoint started last, bounded
-	[ -n "$EP" ] || return 0
-	if running "$EP"; then
-		kill "-${1:-TERM}" "$EP" 2>/dev/null
-		for _ in $(seq 1 50); do running "$EP" || break; sleep 0.1; done
-		running "$EP" && kill -9 "$EP" 2>/dev/null
-	fi
-	{ wait "$EP"; } 2>/dev/null
+# [signal]: stop the endpoint started last, bounded, only while it runs (netns.sh: stop_job)
+stop_ep() {
+	stop_job "$EP" "${1:-TERM}"
 	EP=
 }
 cleanup() { stop_ep TERM; netns_cleanup; rm -rf "$D"; }
@@ -58,32 +52,7 @@ check() { # description, shell condition (one string, evaluated)
 	if eval "$2"; then pass "$1"; else fail "$1"; fi
 }
 
-# netns.sh's pair, with two RX and two TX queues at each end.
-setup_two_queues() {
-	local q
-	ip netns add "$NS_H" && ip netns add "$NS_E" &&
-		ip link add "$IF_H" netns "$NS_H" numtxqueues 2 numrxqueues 2 type veth \
-			peer name "$IF_E" netns "$NS_E" numtxqueues 2 numrxqueues 2 &&
-		in_h ip link set dev "$IF_H" address "$MAC_H" &&
-		in_e ip link set dev "$IF_E" address "$MAC_E" &&
-		for q in h e; do
-			"in_$q" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 &&
-				"in_$q" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 || return 1
-		done &&
-		in_h ethtool -K "$IF_H" tx off >/dev/null 2>&1 &&
-		in_e ethtool -K "$IF_E" tx off >/dev/null 2>&1 &&
-		in_h ip addr add "$IP_H/24" dev "$IF_H" &&
-		in_h ip link set dev lo up && in_e ip link set dev lo up &&
-		in_h ip link set dev "$IF_H" up && in_e ip link set dev "$IF_E" up &&
-		in_h ip neigh replace "$IP_E" lladdr "$MAC_E" dev "$IF_H" nud permanent || return 1
-	for _ in $(seq 1 50); do
-		in_h ip link show "$IF_H" | grep -q LOWER_UP &&
-			in_e ip link show "$IF_E" | grep -q LOWER_UP && return 0
-		sleep 0.1
-	done
-	return 1
-}
-setup_two_queues || { echo "FAIL workers: cannot build the two-queue veth pair"; exit 1; }
+netns_setup --queues 2 || { echo "FAIL workers: cannot build the two-queue veth pair"; exit 1; }
 
 # Two CPUs to pin the workers and the senders to (the sender's CPU picks the veth queue).
 CPUS=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //')
@@ -108,7 +77,7 @@ start_ep() { # LOG serve-args...
 	local log=$1
 	shift
 	: >"$log"
-	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+	"${LAB_RUN[@]}" endpoint "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
 		--state "$D/seq.state" --workers 2 --cpus "$C0,$C1" --report-rate 50 "$@" >"$log" 2>&1 &
 	EP=$!
 	wait_banner "$log" "$EP"
