@@ -449,7 +449,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 		}
 		t->started = true;
 		char name[16];
-		snprintf(name, sizeof(name), "secho-dp%u", i);
+		snprintf(name, sizeof(name), "secho-dp%u", i % SECHO_EP_MAX_WORKERS);
 		pthread_setname_np(t->th, name);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
