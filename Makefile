@@ -1,7 +1,8 @@
 # secho - a plain `make` builds everything into build/.
 #   make            library, the secho binary, tests, benchmarks, the OpenSSL provider
 #   make install    the provider build/secho.so into OpenSSL's modules directory
-#   make test       install missing Debian packages, build, run every test (also ASan+UBSan)
+#   make test       install missing Debian packages, build, run every test (also ASan+UBSan,
+#                   and TSan for the code that runs in several threads at once)
 #   make demo       install missing Debian packages, build, run the main job
 #   make check      static analysis (cppcheck, clang-tidy)
 #   make format     clang-format the tree
@@ -71,7 +72,7 @@ BPF_CFLAGS := -O2 -g -target bpf -ffreestanding -std=gnu17 -Wall -Wextra -Werror
               -Iinclude -Isrc -idirafter /usr/include/$(MULTIARCH)
 CPPFLAGS   += -I$(BUILD)/gen
 
-.PHONY: all lib tests bench test demo check format deps asan fuzz clean
+.PHONY: all lib tests bench test demo check format deps asan tsan fuzz clean
 # Keep intermediate objects (test and bench objects are built through chained rules).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -176,6 +177,29 @@ install: $(BUILD)/secho.so
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SANITIZE=1 tests $(BUILD)/asan/secho
 
+# ThreadSanitizer builds (clang) of the tests of what runs in several threads at once: the
+# endpoint's workers (sharing the offload engine through queue pairs, the sequence
+# allocator through leases, the counters report and its rate limiter), the engine itself,
+# the allocator. The tests and the sources in TSAN_LIB are instrumented, in their own tree;
+# the rest of the library is linked from the ordinary $(LIBSECHO) (uninstrumented: the
+# crypto, wire and I/O code each worker runs on its own data).
+TSAN_TESTS  := test_workers test_offload test_report test_seqstate
+TSAN_LIB    := $(wildcard src/endpoint/*.c src/sys/*.c) src/engine/offload.c src/engine/seqstate.c \
+               tests/unit/harness.c tests/unit/eptest.c
+TSAN_FLAGS  := -Iinclude -Isrc -D_GNU_SOURCE -g -O1 -std=c17 -Wall -Wextra -Werror \
+               -fsanitize=thread -fPIE
+TSAN_OBJS   := $(TSAN_LIB:%.c=$(BUILD)/tsan/obj/%.o)
+TSAN_BINS   := $(TSAN_TESTS:%=$(BUILD)/tsan/tests/%)
+tsan: $(TSAN_BINS)
+$(BUILD)/tsan/obj/%.o: %.c
+	$(call msg,TSAN,$<)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(TSAN_FLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/tsan/tests/%: $(BUILD)/tsan/obj/tests/unit/%.o $(TSAN_OBJS) $(LIBSECHO)
+	$(call msg,LD,$@)
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) -fsanitize=thread -pie -o $@ $< $(TSAN_OBJS) $(LIBSECHO) $(LIBS)
+
 # libFuzzer targets (clang), in their own tree. FUZZ_LIB_<target> names the library
 # sources a target exercises: they are compiled into it with the fuzzer's coverage and the
 # sanitizers; whatever else they call is linked from the ordinary $(LIBSECHO).
@@ -203,6 +227,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) asan
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tsan
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
 demo: deps
@@ -218,4 +243,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj $(BUILD)/bpf -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/bpf $(BUILD)/tsan -name '*.d' 2>/dev/null)

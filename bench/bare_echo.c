@@ -11,28 +11,37 @@
  *             [--busy-poll] [--packet-version 2|3] [--v3-block BYTES] [--v3-retire MS]
  *             [--sendmmsg] [--xdp-mode any|native|skb] [--xdp-copy] [--queue Q]
  *             [--pcap-in F --pcap-out F] [--ready-file F] [--grow] [--quiet]
+ *             [--workers N] [--cpus LIST]
  * --grow answers 32 bytes longer, shaped like the endpoint's response (see build_grown).
+ * --workers N runs N echo loops in threads of their own, as `secho serve --workers` does:
+ * each its own queue (AF_XDP: queues Q..Q+N-1; AF_PACKET: a PACKET_FANOUT_HASH group),
+ * --cpus pins worker i to the i-th CPU of LIST (as secho serve --cpus: "0,2-3").
  * Bounded: exits after --seconds (default 10, at most 3600), --max-packets echoes, at end
  * of a pcap input, or on SIGINT/SIGTERM; the XDP program is detached on every exit path.
  */
 #include "cli/cli.h"
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
+#include "secho/cpu.h"
 #include "secho/io.h"
 #include "secho/wire.h"
 
-static volatile sig_atomic_t stop;
+#define MAX_WORKERS 64
+
+static _Atomic int stop; /* lock-free: set by the signal handler, read by every worker */
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop = 1;
+	atomic_store(&stop, 1);
 }
 
 static double now_s(void)
@@ -51,7 +60,8 @@ static void usage(void)
 	        "       [--v3-block BYTES] [--v3-retire MS] [--sendmmsg]\n"
 	        "       [--xdp-mode any|native|skb] [--xdp-copy] [--pcap-in FILE] [--pcap-out "
 	        "FILE]\n"
-	        "       [--tx-copy] [--ready-file FILE] [--grow] [--quiet]\n");
+	        "       [--tx-copy] [--ready-file FILE] [--grow] [--quiet]\n"
+	        "       [--workers N] [--cpus LIST]\n");
 }
 
 /* --opt's value s, a whole unsigned decimal in [lo, hi] (cli_parse_u64, the one parser
@@ -141,14 +151,97 @@ static void swap_headers(uint8_t *p, uint32_t hl)
 	memcpy(u + 2, t, 2);
 }
 
+/* One echo loop (a worker): its own queue, counts and activity times. */
+struct echo {
+	struct secho_io *io;
+	pthread_t th;
+	bool grow;
+	double t_end;
+	uint64_t max_packets;         /* over all workers; 0 = no limit */
+	_Atomic uint64_t *echoed_all; /* every worker's echoes, for max_packets */
+	uint64_t echoed, not_udp;
+	double t_first, t_last;
+	int err;
+};
+
+static void *echo_main(void *arg)
+{
+	struct echo *e = arg;
+	struct secho_io *io = e->io;
+	struct secho_io_pkt pkts[SECHO_IO_BURST];
+	unsigned idle = 0;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		unsigned n = secho_io_rx_burst(io, pkts, SECHO_IO_BURST), done = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			struct secho_io_pkt *k = &pkts[i];
+			uint32_t hl = udp_header_len(k->data, k->len);
+
+			if (!hl) {
+				e->not_udp++;
+				continue;
+			}
+			uint32_t rlen = k->len + (e->grow ? GROW : 0),
+			         front = e->grow ? GROW / 2 : 0;
+			uint8_t *out = secho_io_tx_slot(io, k, rlen, front);
+
+			if (!out)
+				continue;
+			if (e->grow)
+				build_grown(out, out == k->data - front, k->data, k->len, hl);
+			else if (out != k->data)
+				memcpy(out, k->data, k->len);
+			swap_headers(out, hl);
+			secho_io_tx_commit(io, k, rlen);
+			done++;
+		}
+		secho_io_tx_flush(io);
+		secho_io_rx_release(io, pkts, n);
+		e->echoed += done;
+		if (n) {
+			e->t_last = now_s();
+			if (e->t_first == 0)
+				e->t_first = e->t_last;
+			if (e->max_packets &&
+			    atomic_fetch_add_explicit(e->echoed_all, done, memory_order_relaxed) +
+			                    done >=
+			            e->max_packets) {
+				atomic_store(&stop, 1);
+				break;
+			}
+			if (++idle < 64)
+				continue;
+		}
+		idle = 0;
+		if (secho_io_eof(io))
+			break;
+		if (now_s() >= e->t_end)
+			break;
+		if (!n) {
+			int r = secho_io_wait(io, 50);
+
+			if (r < 0 && r != -EINTR) {
+				e->err = r;
+				break;
+			}
+		}
+	}
+	/* Let the last responses leave before the socket goes. */
+	for (int i = 0; i < 4; i++)
+		secho_io_tx_flush(io);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	struct secho_io_cfg cfg = {.kind = SECHO_IO_AUTO};
-	struct secho_io_pkt pkts[SECHO_IO_BURST];
 	const char *ready_file = NULL;
-	uint64_t seconds = 10, max_packets = 0, v;
+	uint64_t seconds = 10, max_packets = 0, v, nw = 1;
 	uint64_t echoed = 0, not_udp = 0;
 	bool quiet = false, grow = false;
+	unsigned ncpus = 0;
+	uint16_t cpus[MAX_WORKERS];
 	char err[256];
 
 	for (int i = 1; i < argc; i++) {
@@ -230,6 +323,25 @@ int main(int argc, char **argv)
 			grow = true;
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = true;
+		} else if (!strcmp(a, "--workers")) {
+			if (!parse_u64(a, val, 1, MAX_WORKERS, &nw))
+				return 2;
+			i++;
+		} else if (!strcmp(a, "--cpus") && val) {
+			/* the CPU list of secho serve --cpus (cli_parse_cpus: "0,2-3") */
+			const char *why;
+			int n = cli_parse_cpus(val, cpus, MAX_WORKERS, &why);
+			if (n < 0) {
+				fprintf(stderr, "bare_echo: --cpus: '%s': %s\n", val, why);
+				return 2;
+			}
+			for (ncpus = 0; ncpus < (unsigned)n; ncpus++)
+				if (!secho_cpu_usable(cpus[ncpus])) {
+					fprintf(stderr, "bare_echo: --cpus: CPU %u not usable\n",
+					        (unsigned)cpus[ncpus]);
+					return 2;
+				}
+			i++;
 		} else {
 			fprintf(stderr, "bare_echo: unknown or incomplete option '%s'\n", a);
 			usage();
@@ -245,86 +357,103 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	struct secho_io *io = secho_io_open(&cfg, err, sizeof(err));
-
-	if (!io) {
-		fprintf(stderr, "bare_echo: %s\n", err);
-		return errno == EOPNOTSUPP || errno == EPROTONOSUPPORT ? 3 : 1;
+	if (ncpus && ncpus != nw) {
+		fprintf(stderr, "bare_echo: --cpus lists %u CPUs for %u workers\n", ncpus,
+		        (unsigned)nw);
+		return 2;
 	}
-	printf("bare_echo: %s\n", secho_io_describe(io));
+	if (nw > 1 && (cfg.pcap_in || cfg.pcap_out)) {
+		fprintf(stderr, "bare_echo: pcap is one input: one worker\n");
+		return 2;
+	}
+	static struct echo ws[MAX_WORKERS];
+	static _Atomic uint64_t echoed_all;
+	double t_end = now_s() + (double)seconds;
+	uint32_t queue0 = cfg.queue;
+	int rc = 0;
+
+	/* The workers' queues, as secho serve opens them: AUTO decides for the first, the
+	 * others take the same backend; AF_XDP queue Q + i, AF_PACKET one fanout group. */
+	cfg.fanout = nw > 1;
+	cfg.fanout_id = (uint16_t)(getpid() & 0xffff);
+	for (unsigned i = 0; i < nw; i++) {
+		cfg.queue = queue0 + i;
+		ws[i].io = secho_io_open(&cfg, err, sizeof(err));
+		if (!ws[i].io) {
+			fprintf(stderr, "bare_echo: %s%s\n", nw > 1 ? "worker: " : "", err);
+			rc = errno == EOPNOTSUPP || errno == EPROTONOSUPPORT ? 3 : 1;
+			goto out;
+		}
+		cfg.kind = secho_io_kind_of(ws[i].io);
+		ws[i].grow = grow;
+		ws[i].t_end = t_end;
+		ws[i].max_packets = max_packets;
+		ws[i].echoed_all = &echoed_all;
+	}
+	printf("bare_echo: %s%s\n", secho_io_describe(ws[0].io),
+	       nw > 1 ? (cfg.kind == SECHO_IO_XDP ? " (and the next queues)" : " (fanout group)")
+	              : "");
+	if (nw > 1)
+		printf("bare_echo: %u workers\n", (unsigned)nw);
 	fflush(stdout);
 	if (ready_file) {
 		FILE *f = fopen(ready_file, "w");
 
 		if (f) {
-			fprintf(f, "%s\n", secho_io_describe(io));
+			fprintf(f, "%s\n", secho_io_describe(ws[0].io));
 			fclose(f);
 		}
 	}
 
 	struct rusage ru0, ru1;
-	double t_end = now_s() + (double)seconds, t_first = 0, t_last = 0;
 
 	getrusage(RUSAGE_SELF, &ru0);
-	unsigned idle = 0;
+	for (unsigned i = 0; i < nw; i++) {
+		pthread_attr_t attr;
 
-	while (!stop) {
-		unsigned n = secho_io_rx_burst(io, pkts, SECHO_IO_BURST);
+		pthread_attr_init(&attr);
+		if (ncpus) {
+			cpu_set_t one;
 
-		for (unsigned i = 0; i < n; i++) {
-			struct secho_io_pkt *k = &pkts[i];
-			uint32_t hl = udp_header_len(k->data, k->len);
-
-			if (!hl) {
-				not_udp++;
-				continue;
-			}
-			uint32_t rlen = k->len + (grow ? GROW : 0), front = grow ? GROW / 2 : 0;
-			uint8_t *out = secho_io_tx_slot(io, k, rlen, front);
-
-			if (!out)
-				continue;
-			if (grow)
-				build_grown(out, out == k->data - front, k->data, k->len, hl);
-			else if (out != k->data)
-				memcpy(out, k->data, k->len);
-			swap_headers(out, hl);
-			secho_io_tx_commit(io, k, rlen);
-			echoed++;
+			CPU_ZERO(&one);
+			CPU_SET(cpus[i], &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
 		}
-		secho_io_tx_flush(io);
-		secho_io_rx_release(io, pkts, n);
-		if (n) {
-			t_last = now_s();
-			if (t_first == 0)
-				t_first = t_last;
-			if (max_packets && echoed >= max_packets)
-				break;
-			if (++idle < 64)
-				continue;
+		if (pthread_create(&ws[i].th, &attr, echo_main, &ws[i]) != 0) {
+			fprintf(stderr, "bare_echo: worker thread: %s\n", strerror(errno));
+			atomic_store(&stop, 1);
+			nw = i;
+			rc = 1;
 		}
-		idle = 0;
-		if (secho_io_eof(io))
-			break;
-		if (now_s() >= t_end)
-			break;
-		if (!n) {
-			int r = secho_io_wait(io, 50);
-
-			if (r < 0 && r != -EINTR) {
-				fprintf(stderr, "bare_echo: wait: %s\n", strerror(-r));
-				break;
-			}
-		}
+		pthread_attr_destroy(&attr);
 	}
-	/* Let the last responses leave before the socket goes. */
-	for (int i = 0; i < 4; i++)
-		secho_io_tx_flush(io);
+	double t_first = 0, t_last = 0;
+
+	for (unsigned i = 0; i < nw; i++) {
+		pthread_join(ws[i].th, NULL);
+		if (ws[i].err)
+			fprintf(stderr, "bare_echo: wait: %s\n", strerror(-ws[i].err));
+		echoed += ws[i].echoed;
+		not_udp += ws[i].not_udp;
+		if (ws[i].t_first && (!t_first || ws[i].t_first < t_first))
+			t_first = ws[i].t_first;
+		if (ws[i].t_last > t_last)
+			t_last = ws[i].t_last;
+	}
 	getrusage(RUSAGE_SELF, &ru1);
 
-	struct secho_io_stats st;
+	struct secho_io_stats st, sum = {0};
 
-	secho_io_get_stats(io, &st);
+	for (unsigned i = 0; i < nw; i++) {
+		secho_io_get_stats(ws[i].io, &st);
+		sum.rx += st.rx;
+		sum.tx += st.tx;
+		sum.rx_dropped_by_kernel += st.rx_dropped_by_kernel;
+		sum.ring_full += st.ring_full;
+		sum.tx_errors += st.tx_errors;
+		sum.kicks += st.kicks;
+		sum.wakeups += st.wakeups;
+	}
 	double cpu = (double)(ru1.ru_utime.tv_sec - ru0.ru_utime.tv_sec) +
 	             (double)(ru1.ru_utime.tv_usec - ru0.ru_utime.tv_usec) * 1e-6;
 	double sys = (double)(ru1.ru_stime.tv_sec - ru0.ru_stime.tv_sec) +
@@ -333,15 +462,24 @@ int main(int argc, char **argv)
 
 	printf("bare_echo: rx %llu tx %llu echoed %llu not_udp %llu kernel_drops %llu "
 	       "ring_full %llu tx_errors %llu kicks %llu sleeps %llu\n",
-	       (unsigned long long)st.rx, (unsigned long long)st.tx, (unsigned long long)echoed,
-	       (unsigned long long)not_udp, (unsigned long long)st.rx_dropped_by_kernel,
-	       (unsigned long long)st.ring_full, (unsigned long long)st.tx_errors,
-	       (unsigned long long)st.kicks, (unsigned long long)st.wakeups);
+	       (unsigned long long)sum.rx, (unsigned long long)sum.tx, (unsigned long long)echoed,
+	       (unsigned long long)not_udp, (unsigned long long)sum.rx_dropped_by_kernel,
+	       (unsigned long long)sum.ring_full, (unsigned long long)sum.tx_errors,
+	       (unsigned long long)sum.kicks, (unsigned long long)sum.wakeups);
+	if (nw > 1) {
+		printf("bare_echo: echoed per worker:");
+		for (unsigned i = 0; i < nw; i++)
+			printf(" %llu", (unsigned long long)ws[i].echoed);
+		printf("\n");
+	}
 	if (!quiet)
 		printf("bare_echo: active %.3f s, %.0f pps; cpu %.3f user + %.3f sys s = %.0f ns "
 		       "per packet\n",
 		       active, active > 0 ? (double)echoed / active : 0.0, cpu, sys,
 		       echoed ? (cpu + sys) * 1e9 / (double)echoed : 0.0);
-	secho_io_close(io);
-	return 0;
+out:
+	/* In reverse: the first AF_XDP socket's program goes with the last to close. */
+	for (unsigned i = MAX_WORKERS; i-- > 0;)
+		secho_io_close(ws[i].io);
+	return rc;
 }

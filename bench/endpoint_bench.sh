@@ -8,8 +8,15 @@
 #   offload   secho serve, port 4001 (offload engine, OpenSSL EVP)
 #   naive     bench/naive_peer: UDP socket server, OpenSSL EVP per packet, kernel IP stack
 #
+# Each of bare, stream and offload runs with every worker count of the workers axis
+# (ENDPOINT_BENCH_WORKERS, default "1 2 2p"): N data-path workers (secho serve --workers N,
+# bare_echo --workers N: each a thread with its own socket in an AF_PACKET fanout group by
+# flow hash), unpinned, or with "Np" pinned to CPUs 0..N-1 (--cpus). The ratios compare each
+# target with the bare echo of the same workers, and each worker count with one worker.
+#
 # Load: bench/udp_load in raw AF_PACKET mode from the host namespace (the same generator for
-# every target), flat out with a window of 1024, for SECONDS per point; replies to secho are
+# every target), flat out with a window of 1024, from 64 source ports (--flows 64: flows the
+# fanout can spread; the same for one worker), for SECONDS per point; replies to secho are
 # matched with --secho-key. Then the in-endpoint latency per engine with the data path
 # busy-polling and one packet in flight (udp_load --window 1, blocking: on 2 cores a third
 # spinning thread would take turns with the endpoint's two), read from the endpoint's own
@@ -51,8 +58,9 @@ P=
 stop_p() { [ -n "$P" ] && kill -TERM "$P" 2>/dev/null && wait "$P" 2>/dev/null; P=; }
 # ENDPOINT_BENCH_LOGS=DIR keeps the last run's logs (serve, load, counters report) there.
 # LAT_SERVE_ARGS="..." adds secho serve options for the latency part (e.g. --packet-tx sendmmsg).
-# ENDPOINT_BENCH_SIZES="1440" and ENDPOINT_BENCH_TARGETS="bare stream" narrow the rate
-# table (the ratios need bare, and the naive column naive).
+# ENDPOINT_BENCH_SIZES="1440", ENDPOINT_BENCH_TARGETS="bare stream" and
+# ENDPOINT_BENCH_WORKERS="1 2" narrow the rate table (the ratios need bare and 1, and the
+# naive column naive).
 cleanup() {
 	stop_p
 	netns_cleanup
@@ -72,31 +80,44 @@ load() { # port size [extra udp_load args]: prints replies/s
 	shift 2
 	in_h "$B/udp_load" --mode packet --iface "$IF_H" --dst-mac "$MAC_E" --dst "$IP_E" \
 		--port "$port" --size "$size" --count 100000000 --seconds "$SECS" --window 1024 \
-		--timeout-ms 500 "$@" 2>&1 | sed -n 's/.* \([0-9.]*\) replies\/s.*/\1/p'
+		--timeout-ms 500 --flows 64 "$@" 2>&1 | sed -n 's/.* \([0-9.]*\) replies\/s.*/\1/p'
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}'; }
+# worker_args AXIS-VALUE: "N" -> --workers N; "Np" -> --workers N --cpus 0-(N-1)
+worker_args() {
+	case $1 in
+	*p) echo "--workers ${1%p} --cpus $(seq -s, 0 $((${1%p} - 1)))" ;;
+	*) echo "--workers $1" ;;
+	esac
+}
+# shares of the packets answered per worker, as percentages ("51/49"), from their counts
+shares() { awk '{for (i = 1; i <= NF; i++) t += $i; for (i = 1; i <= NF; i++) printf "%s%.0f", (i > 1 ? "/" : ""), (t ? 100 * $i / t : 0)}'; }
 
-run_bare() { # size -> "pps cpu_ns"
+run_bare() { # size workers -> "pps cpu_ns shares"
+	# shellcheck disable=SC2046
 	ip netns exec "$NS_E" "$B/bare_echo" --io packet --iface "$IF_E" --seconds $((SECS + 3)) --grow \
-		>"$D/bare.log" 2>&1 &
+		$(worker_args "$2") >"$D/bare.log" 2>&1 &
 	P=$!
 	wait_file "$D/bare.log" 'bare_echo: AF_' || true
 	local pps
 	pps=$(load 4000 "$1" --grow --no-check) # the same per-reply generator work as for secho
 	stop_p
-	echo "$pps $(sed -n 's/.* = \([0-9]*\) ns.*/\1/p' "$D/bare.log" | tail -1)"
+	echo "$pps $(sed -n 's/.* = \([0-9]*\) ns.*/\1/p' "$D/bare.log" | tail -1)" \
+		"$(sed -n 's/^bare_echo: echoed per worker://p' "$D/bare.log" | shares)"
 }
-run_secho() { # port size [serve args] -> "pps cpu_ns"
-	local port=$1 size=$2
-	shift 2
+run_secho() { # port size workers [serve args] -> "pps cpu_ns shares"
+	local port=$1 size=$2 w=$3
+	shift 3
+	# shellcheck disable=SC2046
 	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-		--state "$D/seq.state" --io packet "$@" >"$D/serve.log" 2>&1 &
+		--state "$D/seq.state" --io packet $(worker_args "$w") "$@" >"$D/serve.log" 2>&1 &
 	P=$!
 	wait_file "$D/serve.log" '^secho serve: key id' || { cat "$D/serve.log" >&2; return 1; }
 	local pps
 	pps=$(load "$port" "$size" --secho-key "$D/key")
 	stop_p
-	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns per answered packet/\1/p' "$D/serve.log")"
+	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns per answered packet/\1/p' "$D/serve.log")" \
+		"$(awk '/^  worker/ {printf "%s ", $6}' "$D/serve.log" | shares)"
 }
 run_naive() { # size -> "pps cpu_ns"
 	in_e ip addr add "$IP_E/24" dev "$IF_E"
@@ -111,40 +132,72 @@ run_naive() { # size -> "pps cpu_ns"
 	echo "$pps $(sed -n 's/.*, \([0-9]*\) ns cpu per packet/\1/p' "$D/naive.log")"
 }
 
-point() { # name size -> median pps, median cpu
-	local name=$1 size=$2 i out pps=() cpu=()
-	for i in $(seq 1 "$REP"); do
-		case $name in
-		bare) out=$(run_bare "$size") ;;
-		stream) out=$(run_secho 4000 "$size") ;;
-		offload) out=$(run_secho 4001 "$size") ;;
-		naive) out=$(run_naive "$size") ;;
-		esac
-		pps+=("${out%% *}")
-		cpu+=("${out##* }")
-	done
-	echo "$(printf '%s\n' "${pps[@]}" | median) $(printf '%s\n' "${cpu[@]}" | median)"
+run_target() { # name size workers -> "pps cpu_ns shares"
+	case $1 in
+	bare) run_bare "$2" "$3" ;;
+	stream) run_secho 4000 "$2" "$3" ;;
+	offload) run_secho 4001 "$2" "$3" ;;
+	naive) run_naive "$2" ;;
+	esac
 }
+# median_of "v1 v2 ...": the median; shares_of MEDIAN "pps:shares ...": the median run's shares
+median_of() { printf '%s\n' $1 | median; }
+# ratio_of "a1 a2 ..." "b1 b2 ...": the median of the runs' ratios a_i / b_i ("-" without b)
+ratio_of() {
+	[ -n "$2" ] || { echo -; return; }
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " "); m = 0
+		for (i = 1; i <= n; i++) if (y[i] > 0) r[++m] = x[i] / y[i]
+		if (!m) { print "-"; exit }
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+		printf "%.2f", r[int((m + 1) / 2)] }'
+}
+shares_of() { printf '%s\n' $2 | awk -F: -v m="$1" '$1 == m {print $2; exit}'; }
 
 if [ "$RATE" = 1 ]; then
+WORKERS=${ENDPOINT_BENCH_WORKERS:-1 2 2p}
+TARGETS=${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}
 echo "## Sustained rate on a veth pair (AF_PACKET, blocking; ${SECS} s per point, median of $REP)"
 echo
-echo "| payload | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs naive |"
-echo "|---|---|---|---|---|---|---|"
+echo "Workers: N = --workers N, unpinned; Np = pinned to CPUs 0..N-1 (--cpus). Ratios: the"
+echo "median over the $REP rounds of each run's ratio to its peer in the same round (every"
+echo "round runs every target and worker count once). Shares: each worker's part of the"
+echo "packets answered (%), in the median run. $(nproc) CPUs, shared with the load generator."
+echo
+echo "| payload | workers | target | answered pps | endpoint CPU per packet (ns) | rate vs bare | CPU vs bare | rate vs 1 worker | rate vs naive | worker shares (%) |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for size in ${ENDPOINT_BENCH_SIZES:-64 1440}; do
-	declare -A R C
-	for t in ${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}; do
-		out=$(point "$t" "$size")
-		R[$t]=${out%% *}
-		C[$t]=${out##* }
+	# The repetitions go round every target and worker count in turn, so that a change in
+	# the shared machine's load over the run falls on all of them alike. (PP: runs' pps,
+	# CC: their CPU ns per packet, HH: their shares, RR: the medians; P is the PID.)
+	declare -A PP CC HH RR
+	for _ in $(seq 1 "$REP"); do
+		for t in $TARGETS; do
+			for w in $WORKERS; do
+				[ "$t" = naive ] && [ "$w" != "${WORKERS%% *}" ] && continue
+				read -r a b c <<<"$(run_target "$t" "$size" "$w")"
+				PP[$t$w]+="${a:-0} " CC[$t$w]+="${b:-0} " HH[$t$w]+="${a:-0}:${c:--} "
+			done
+		done
 	done
-	for t in ${ENDPOINT_BENCH_TARGETS:-bare stream offload naive}; do
-		rb=$(awk -v a="${R[$t]}" -v b="${R[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-		cb=$(awk -v a="${C[$t]}" -v b="${C[bare]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-		rn=$(awk -v a="${R[$t]}" -v b="${R[naive]}" 'BEGIN{printf (b>0?"%.2f":"-"), a/b}')
-		echo "| $size | $t | ${R[$t]} | ${C[$t]} | $rb | $cb | $rn |"
+	for k in "${!PP[@]}"; do
+		RR[$k]=$(median_of "${PP[$k]}")
+		HH[$k]=$(shares_of "${RR[$k]}" "${HH[$k]}")
 	done
-	unset R C
+	# Ratios: the median of each run's ratio to its peer of the same round.
+	n1=${WORKERS%% *}
+	for w in $WORKERS; do
+		for t in $TARGETS; do
+			[ "$t" = naive ] && [ "$w" != "$n1" ] && continue
+			k=$t$w
+			rb=$(ratio_of "${PP[$k]}" "${PP[bare$w]:-}")
+			cb=$(ratio_of "${CC[$k]}" "${CC[bare$w]:-}")
+			r1=$(ratio_of "${PP[$k]}" "${PP[$t$n1]:-}")
+			rn=$(ratio_of "${PP[$k]}" "${PP[naive$n1]:-}")
+			echo "| $size | $w | $t | ${RR[$k]} | $(median_of "${CC[$k]}") | $rb | $cb | $r1 | $rn | ${HH[$k]:--} |"
+		done
+	done
+	unset PP CC HH RR
 done
 echo
 fi

@@ -2,7 +2,7 @@
  * bench/udp_load.c - bounded UDP load generator and reply checker (host side of the tests).
  *
  *   udp_load [--mode udp|packet] [--iface IF] [--dst 192.0.2.2] [--port 4000]
- *            [--src-port 40000] [--size 64] [--count 1000] [--seconds 10] [--rate PPS]
+ *            [--src-port 40000] [--flows N] [--size 64] [--count 1000] [--seconds 10] [--rate PPS]
  *            [--window W] [--timeout-ms 200] [--busy-poll] [--dst-mac MAC] [--src-mac MAC]
  *            [--min-replies N] [--echo-check|--no-check] [--grow] [--secho-key FILE]
  *
@@ -20,6 +20,8 @@
  * --secho-key FILE: the replies are secho responses (secure header, ciphertext, tag) under
  * that key: the first 20 plaintext bytes (magic, sequence, send time) are recovered with
  * the GCM keystream (counter blocks IV || 2 and IV || 3) to match replies and time them;
+ * --flows N (packet mode): request k goes from source port --src-port + k mod N, so that N
+ * flows spread over the workers of an endpoint that steers by flow hash;
  * nothing else is checked (that is `secho host`'s job), so this stays a cheap generator.
  * Safety: refuses destinations outside 192.0.2.0/24 (TEST-NET-1) and 127.0.0.0/8.
  * Exit status: 0, or 1 when fewer than --min-replies replies or any bad reply, 2 on usage.
@@ -58,6 +60,7 @@ struct load {
 	double seconds;
 	struct in_addr src, dst;
 	uint16_t sport, dport;
+	uint16_t flows; /* source ports sport .. sport + flows - 1 */
 	uint8_t smac[6], dmac[6];
 	int fd;
 	struct secho_io *io;
@@ -303,8 +306,10 @@ static uint32_t build_frame(struct load *L, uint8_t *f, uint64_t seq, uint64_t t
 
 	ip[10] = (uint8_t)(c >> 8);
 	ip[11] = (uint8_t)c;
-	u[0] = (uint8_t)(L->sport >> 8);
-	u[1] = (uint8_t)L->sport;
+	uint16_t sport = (uint16_t)(L->sport + seq % L->flows);
+
+	u[0] = (uint8_t)(sport >> 8);
+	u[1] = (uint8_t)sport;
 	u[2] = (uint8_t)(L->dport >> 8);
 	u[3] = (uint8_t)L->dport;
 	u[4] = (uint8_t)(ulen >> 8);
@@ -351,7 +356,7 @@ static unsigned pkt_recv(struct load *L)
 			continue;
 		const uint8_t *u = f + 34;
 
-		if (((uint32_t)u[2] << 8 | u[3]) != L->sport)
+		if (((uint32_t)u[2] << 8 | u[3]) - L->sport >= L->flows)
 			continue;
 		bool addr_ok = !memcmp(f, L->smac, 6) && !memcmp(f + 6, L->dmac, 6) &&
 		               !memcmp(f + 26, &L->dst, 4) && !memcmp(f + 30, &L->src, 4) &&
@@ -484,6 +489,7 @@ int main(int argc, char **argv)
 	L.window = 1;
 	L.timeout_ms = 200;
 	L.sport = 40000;
+	L.flows = 1;
 	L.dport = 4000;
 	L.check = true;
 	for (int i = 1; i < argc; i++) {
@@ -518,6 +524,10 @@ int main(int argc, char **argv)
 			if (!parse_u64(a, val, 1, 65535, &v))
 				return 2;
 			L.sport = (uint16_t)v;
+		} else if (!strcmp(a, "--flows")) {
+			if (!parse_u64(a, val, 1, 4096, &v))
+				return 2;
+			L.flows = (uint16_t)v;
 		} else if (!strcmp(a, "--size")) {
 			if (!parse_u64(a, val, HDR, MAX_PAYLOAD, &v))
 				return 2;
@@ -573,6 +583,11 @@ int main(int argc, char **argv)
 	}
 	if (!inet_aton(dst, &L.dst) || !inet_aton(src, &L.src)) {
 		fprintf(stderr, "udp_load: bad IPv4 address\n");
+		return 2;
+	}
+	if ((L.flows > 1 && !L.packet_mode) || L.sport + L.flows - 1 > 65535) {
+		fprintf(stderr, "udp_load: --flows needs --mode packet and source ports up to "
+		                "65535\n");
 		return 2;
 	}
 	if (!allowed_dst(L.dst)) {

@@ -4,6 +4,8 @@
 # Runs, each under a time limit:
 #   $BUILD/tests/test_*          unit and differential test programs
 #   $BUILD/asan/tests/test_*     the same programs built with ASan+UBSan (when present)
+#   $BUILD/tsan/tests/test_*     the multi-threaded ones built with TSan (when present): a
+#                                data race or a lock-order problem fails the program
 #   tests/sh/test_*.sh           command-line, end-to-end and network tests
 # Every program prints PASS/FAIL/UNAVAILABLE lines (tests/unit/harness.h); this script
 # counts them. A program that exits non-zero without printing FAIL counts as one failure.
@@ -53,6 +55,11 @@ for t in "$BUILD"/asan/tests/test_*; do
 	[ -x "$t" ] || continue
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		SECHO_TEST_QUICK=1 run_one "asan/$(basename "$t")" 600 "$t"
+done
+for t in "$BUILD"/tsan/tests/test_*; do
+	[ -x "$t" ] || continue
+	TSAN_OPTIONS=halt_on_error=0:exitcode=66:second_deadlock_stack=1 \
+		SECHO_TEST_QUICK=1 run_one "tsan/$(basename "$t")" 600 "$t"
 done
 for t in tests/sh/test_*.sh; do
 	[ -f "$t" ] || continue

@@ -44,9 +44,12 @@ struct secho_cap_if {
 struct secho_capfile {
 	const uint8_t *map;
 	size_t size;
-	size_t pos;       /* the next record or block */
-	size_t populated; /* the mapping is populated up to here */
-	bool owner;       /* unmaps on close */
+	size_t pos;        /* the next record or block */
+	size_t touched;    /* pages up to here were touched (mapped) */
+	size_t prefetched; /* lines up to here were asked for */
+	size_t dropped;    /* pages before this were unmapped (drop_behind) */
+	bool owner;        /* unmaps on close */
+	bool drop_behind;  /* unmap pages far behind the cursor */
 	bool pcapng;
 	bool swapped; /* the file's byte order is not ours */
 	bool nanos;   /* pcap: nanosecond timestamps */
@@ -82,6 +85,12 @@ double secho_capfile_progress(const struct secho_capfile *c);
 /* *copy = a cursor at the same place over the same mapping; it does not own it (close the
  * original last). Can't fail. */
 void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *copy);
+
+/* From now on, unmap the pages more than 16 MiB behind the cursor as it moves (the page
+ * cache keeps them): a long file does not fill the resident set. Records handed out
+ * more than 16 MiB before the cursor must not be used any more. The owner only (clones
+ * never unmap, and the owner's clones must then not lag behind). Can't fail. */
+void secho_capfile_drop_behind(struct secho_capfile *c);
 
 /* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
 void secho_capfile_close(struct secho_capfile *c);

@@ -8,11 +8,21 @@
  * Offload engine (UDP port 4001): a transaction-based service - the analog of the seed's
  * hardened PMC engine behind its bridge. The data path copies the payload into a staging
  * buffer (sized for the largest payload: 2048 bytes at MTU 1500, as the seed's BRAMs),
- * posts a job descriptor on a bounded single-producer ring to a
- * separate engine thread, which runs a vetted library backend (OpenSSL EVP, Intel
- * ipsec-mb, or the kernel's AF_ALG gcm(aes)) and returns the job on a completion ring; the
- * data path then copies the ciphertext out, rebuilds the frame and sends it.
- * Same key, same IV scheme, same wire format: byte-identical output to the streaming one.
+ * posts a job descriptor on a bounded ring to a separate engine thread, which runs a vetted
+ * library backend (OpenSSL EVP, Intel ipsec-mb, or the kernel's AF_ALG gcm(aes)) and
+ * returns the job on a completion ring; the data path then copies the ciphertext out,
+ * rebuilds the frame and sends it. Same key, same IV scheme, same wire format:
+ * byte-identical output to the streaming one.
+ *
+ * One engine serves several data-path workers through queue pairs, as a hardware engine
+ * serves its host through several DMA queues: each worker owns one queue pair (a job ring,
+ * a completion ring and the staging buffers behind them), which it alone produces into and
+ * consumes from, so every ring has exactly one producer and one consumer and nothing on a
+ * worker's path is shared with another worker. The engine thread takes jobs from every
+ * queue pair in turn (up to 32 from each) and answers each on its own completion ring.
+ * (A single ring with several producers would need a compare-and-swap on a shared index
+ * per job, moving that cache line between the workers' CPUs for every packet, and the
+ * completions would have to be sorted back to their workers.)
  */
 #ifndef SECHO_ENGINE_H
 #define SECHO_ENGINE_H
@@ -41,13 +51,12 @@ bool secho_offload_backend_probe(enum secho_offload_backend b, char *why, size_t
 
 /* A job descriptor: what crosses the "bridge". */
 struct secho_offload_job {
-	uint32_t slot;     /* staging buffer index (from secho_offload_slot_get) */
-	uint32_t len;      /* payload bytes in the staging buffer, <= the engine's max_len */
-	uint8_t hdr[16];   /* secure header: the AAD; IV = hdr[4..16) */
-	uint8_t tag[16];   /* written by the engine */
-	int status;        /* 0, or a negative error from the backend */
-	uint64_t cookie;   /* the caller's */
-	uint64_t t_engine; /* TSC cycles the engine thread spent on this job */
+	uint32_t slot;   /* staging buffer index (from secho_offload_slot_get) */
+	uint32_t len;    /* payload bytes in the staging buffer, <= the engine's max_len */
+	uint8_t hdr[16]; /* secure header: the AAD; IV = hdr[4..16) */
+	uint8_t tag[16]; /* written by the engine */
+	int status;      /* 0, or a negative error from the backend */
+	uint64_t cookie; /* the caller's, returned unchanged */
 };
 
 struct secho_offload_stats {
@@ -58,7 +67,23 @@ struct secho_offload_stats {
 	uint64_t errors;
 };
 
-struct secho_offload;
+#define SECHO_OFFLOAD_MAX_QUEUES 64u
+
+struct secho_offload_cfg {
+	enum secho_offload_backend backend;
+	unsigned queues; /* queue pairs, one per producing thread: 1..SECHO_OFFLOAD_MAX_QUEUES */
+	unsigned
+	        ring_size; /* jobs per queue pair: power of two, 2..4096; as many staging buffers */
+	unsigned spin_us;  /* the engine thread polls its empty rings this long before it sleeps
+	                    * (0: it sleeps at once) */
+	uint32_t max_len;  /* payload bytes a staging buffer holds, 1..65535
+	                    * (SECHO_OFFLOAD_STAGING - 16 suits MTU 1500) */
+	bool pin;          /* pin the engine thread to `cpu` */
+	unsigned cpu;
+};
+
+struct secho_offload;       /* the engine: its thread, backend, key and queue pairs */
+struct secho_offload_queue; /* one queue pair: owned by one producing thread */
 
 /*
  * Keep every backend's key state in locked memory excluded from core dumps, in this
@@ -73,39 +98,36 @@ struct secho_offload;
 int secho_offload_protect_keys(bool *locked);
 
 /*
- * Start an engine thread with `backend`, key (32 bytes; copied, wiped on destroy) and a
- * ring of ring_size jobs (power of two, 2..4096; as many staging buffers, each holding a
- * payload of up to max_len bytes, 1..65535; SECHO_OFFLOAD_STAGING - 16 suits MTU 1500).
- * spin_us: how long the engine thread polls an empty ring before sleeping (0 = sleep at
- * once). Returns NULL with a one-line reason in err on failure.
+ * Start an engine thread as cfg says, with key (32 bytes; copied, wiped on destroy).
+ * Returns NULL with a one-line reason in err on failure (a bad configuration, a backend
+ * that cannot run here, a CPU that cannot be pinned to, no memory).
  */
-struct secho_offload *secho_offload_create(enum secho_offload_backend backend,
-                                           const uint8_t key[32], unsigned ring_size,
-                                           unsigned spin_us, uint32_t max_len, char *err,
-                                           size_t errlen);
-/* The largest payload a job may carry (the max_len it was created with). */
-uint32_t secho_offload_max_len(const struct secho_offload *o);
+struct secho_offload *secho_offload_create(const struct secho_offload_cfg *cfg,
+                                           const uint8_t key[32], char *err, size_t errlen);
 /* Drain (every posted job completes), stop the thread, wipe the key, free. NULL is ok. */
 void secho_offload_destroy(struct secho_offload *o);
+/* Queue pair i (0 <= i < cfg.queues); NULL when out of range. */
+struct secho_offload_queue *secho_offload_queue(struct secho_offload *o, unsigned i);
 
-/* Producer side (one data-path thread only). */
-/* A free staging slot, or -1 when all are in flight (the caller drops and counts). */
-int secho_offload_slot_get(struct secho_offload *o);
-uint8_t *secho_offload_staging(struct secho_offload *o, uint32_t slot);
-/* Post a job (its slot filled). 0, or -1 when the ring is full (cannot happen while
+/* Producer side: each queue pair is used by one thread only (its worker). */
+/* A free staging slot of q, or -1 when all are in flight (the caller drops and counts). */
+int secho_offload_slot_get(struct secho_offload_queue *q);
+uint8_t *secho_offload_staging(struct secho_offload_queue *q, uint32_t slot);
+/* Post a job (its slot filled) on q. 0, or -1 when the ring is full (cannot happen while
  * slots and ring entries are equal in number; checked anyway) or the job is longer than
- * max_len. Wakes the engine. */
-int secho_offload_post(struct secho_offload *o, const struct secho_offload_job *job);
-/* Completed jobs, up to max, in completion order. The caller copies the ciphertext out of
- * the staging buffer and then returns the slot with secho_offload_slot_put(). */
-unsigned secho_offload_poll(struct secho_offload *o, struct secho_offload_job *jobs, unsigned max);
-void secho_offload_slot_put(struct secho_offload *o, uint32_t slot);
-/* Jobs posted and not yet polled. */
-unsigned secho_offload_inflight(const struct secho_offload *o);
+ * max_len or names no slot of q. Wakes the engine when it sleeps. */
+int secho_offload_post(struct secho_offload_queue *q, const struct secho_offload_job *job);
+/* Jobs of q completed, up to max, in the order they were posted. The caller copies the
+ * ciphertext out of the staging buffer and then returns the slot with
+ * secho_offload_slot_put(). */
+unsigned secho_offload_poll(struct secho_offload_queue *q, struct secho_offload_job *jobs,
+                            unsigned max);
+void secho_offload_slot_put(struct secho_offload_queue *q, uint32_t slot);
+/* Jobs posted on q and not yet polled. */
+unsigned secho_offload_inflight(const struct secho_offload_queue *q);
 
 void secho_offload_stats(const struct secho_offload *o, struct secho_offload_stats *s);
-enum secho_offload_backend secho_offload_backend_of(const struct secho_offload *o);
-/* Bytes of key state the backend holds, and of staging buffers + rings. */
+/* Bytes of key state the backend holds, and of staging buffers + rings (all queue pairs). */
 size_t secho_offload_key_state_bytes(const struct secho_offload *o);
 size_t secho_offload_staging_bytes(const struct secho_offload *o);
 

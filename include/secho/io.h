@@ -99,8 +99,10 @@ struct secho_io_cfg {
 	bool vlan_restore; /* PACKET: a VLAN tag the kernel took out of the frame (it always
 	                    * takes the outer one) is put back in front of the EtherType,
 	                    * in the headroom: the frame is as it was on the wire */
-	bool fanout;       /* PACKET: join PACKET_FANOUT_HASH group fanout_id: each socket of
-	                    * the group gets whole flows (the kernel's flow hash) */
+	/* Several workers on one interface (the flow meter's, the endpoint's): */
+	bool fanout; /* PACKET: join PACKET_FANOUT_HASH group fanout_id: each socket of the
+	              * group gets whole flows (the kernel's flow hash), and no frame before
+	              * it has joined (a filter that accepts nothing until then) */
 	uint16_t fanout_id;
 };
 
@@ -227,6 +229,9 @@ const char *secho_io_describe(const struct secho_io *io);
 
 /* The file descriptor to poll, or -1 (pcap). */
 int secho_io_fd(const struct secho_io *io);
+
+/* The backend that was opened (never SECHO_IO_AUTO: what AUTO chose). */
+enum secho_io_kind secho_io_kind_of(const struct secho_io *io);
 
 /* Parse "auto|xdp|packet|pcap"; returns false on anything else. */
 bool secho_io_kind_parse(const char *s, enum secho_io_kind *kind);

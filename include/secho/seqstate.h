@@ -4,8 +4,10 @@
  *
  * The GCM IV is salt || sequence number, so a reused number under the same key breaks
  * GCM's confidentiality and authenticity (SP 800-38D section 8). Rules:
- *  - one shared counter per key id; workers take blocks of numbers from it, so numbers are
- *    unique across workers and increasing within each worker (not globally in send order);
+ *  - one shared counter per key id; workers take blocks of numbers from it
+ *    (secho_seq_take(); the endpoint's workers through their leases, src/endpoint/seqlease.h),
+ *    so numbers are unique across workers and increasing within each worker (not globally
+ *    in send order);
  *  - the state file holds the reserved high-water mark H: every number ever handed out is
  *    <= H. A window of numbers is reserved (H raised, the file replaced durably: temporary
  *    file, fsync, rename, fsync of the directory) BEFORE any number from it is handed out;
@@ -56,9 +58,8 @@ struct secho_seqstate {
 	_Atomic uint64_t next;    /* next number to hand out */
 	_Atomic uint64_t durable; /* H: reserved on disk; numbers <= H may be handed out */
 	_Atomic int failed;       /* sticky -errno once a reservation failed */
-	pthread_mutex_t lock;     /* serialises reservations (file writes); guards cond */
-	pthread_cond_t cond;      /* wakes the reservation thread */
-	_Atomic int kicked;       /* a taker asked the reservation thread for a window */
+	pthread_mutex_t lock;     /* serialises synchronous reservations (file writes) */
+	_Atomic int kicked;       /* a taker asked the reservation thread for a window (futex) */
 	_Atomic int stop;         /* the reservation thread must exit */
 	pthread_t reserver;
 	bool ahead; /* the reservation thread runs: takers never write the state */
@@ -120,28 +121,6 @@ int secho_seq_take(struct secho_seqstate *s, uint64_t n, uint64_t *first);
 /* The sticky -errno of a failed reservation, 0 while none has failed. Cheap (one atomic
  * load): the run loop polls it to stop promptly. */
 int secho_seq_failed(struct secho_seqstate *s);
-
-/* A worker's current block. Start with {0, 0}. */
-struct secho_seq_block {
-	uint64_t next, end; /* numbers next .. end - 1 remain */
-};
-
-/* Next number for one worker: from its block, refilled with `block` numbers when empty.
- * Returns 0 or the error of secho_seq_take(). */
-static inline int secho_seq_next(struct secho_seqstate *s, struct secho_seq_block *b,
-                                 uint64_t block, uint64_t *out)
-{
-	if (b->next == b->end) {
-		uint64_t first;
-		int rc = secho_seq_take(s, block, &first);
-		if (rc)
-			return rc;
-		b->next = first;
-		b->end = first + block;
-	}
-	*out = b->next++;
-	return 0;
-}
 
 /* The reserved high-water mark H (durable on disk). */
 uint64_t secho_seq_high_water(struct secho_seqstate *s);

@@ -85,6 +85,13 @@ bool cli_parse_mac(const char *s, uint8_t mac[6]);
 #define CLI_ITEM_MAX 32
 int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const char **why);
 
+/* A CPU list as taskset -c writes it: items separated by commas, each a CPU number or a
+ * range "A-B" (A <= B), e.g. "0,2-3"; numbers 0..SECHO_CPU_MAX (secho/cpu.h). The CPUs in
+ * the order written, at most max of them, into cpus. Returns how many, or -1 with a reason
+ * (static text) in *why. Whether the CPUs exist is the caller's to check
+ * (secho_cpu_usable()). */
+int cli_parse_cpus(const char *s, uint16_t *cpus, size_t max, const char **why);
+
 /* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
  * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);

@@ -4,9 +4,9 @@
  *   secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet]) [options]
  *   secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o OUT.pcap
  *
- * `secho flow` is the meter (src/flow/meter.h): records as JSON lines, IPFIX collectors
- * parsed and checked here. `secho flow gen` writes a seeded capture and its ground truth
- * (src/flow/gen.h).
+ * `secho flow` is the meter (src/flow/meter.h): records as JSON lines (src/flow/json.h)
+ * and IPFIX to collectors (src/flow/ipfix_sink.h). `secho flow gen` writes a seeded capture and its
+ * ground truth (src/flow/gen.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "flow/gen.h"
+#include "flow/ipfix_sink.h"
 #include "flow/json.h"
 #include "flow/meter.h"
 
@@ -153,8 +154,10 @@ static const char usage[] =
         "  --iface IF           meter an interface live (receive only) until SIGINT/SIGTERM,\n"
         "                       then export every flow\n"
         "  --io KIND            auto|xdp|packet (with --iface; default auto)\n"
-        "  --collector URL      udp://HOST[:PORT] or tcp://HOST[:PORT] (IPFIX, port 4739 by\n"
-        "                       default; IPv6 addresses in brackets), repeatable\n"
+        "  --collector URL      IPFIX to udp://HOST[:PORT] or tcp://HOST[:PORT] (port 4739\n"
+        "                       by default; IPv6 addresses in brackets), or into an IPFIX\n"
+        "                       file (file:PATH, RFC 5655); repeatable, up to 8: each\n"
+        "                       collector gets every record\n"
         "  --json FILE|-        one JSON object per flow record, one per line (- = stdout)\n"
         "  --uniflow            one record per direction (default: biflows, RFC 5103:\n"
         "                       forward = the direction of the flow's first packet)\n"
@@ -165,9 +168,11 @@ static const char usage[] =
         "                       1073741824; memory about 136 bytes per entry, printed)\n"
         "  --workers N          worker threads, each with its own table (default 1; 1-64):\n"
         "                       packets are split by a symmetric hash of their addresses\n"
+        "                       (offline, this thread reads the file and hands each\n"
+        "                       worker its packets)\n"
         "  --observation-domain ID   IPFIX observation domain (default 0)\n"
         "  --template-refresh S      IPFIX templates again every S seconds on UDP\n"
-        "                            (default 60)\n"
+        "                            (default 60; 1-86400)\n"
         "  --stats S            print statistics every S seconds (default: at the end only)\n"
         "  --json-stats         statistics as one JSON object per line\n"
         "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
@@ -179,8 +184,10 @@ static const char usage[] =
         "secho flow replay sends a capture onto an interface (secho flow replay --help).\n"
         "\n"
         "Statistics and the summary go to stdout, or to stderr when records do (--json -);\n"
-        "a progress line goes to stderr when it is a terminal. Exit status: 0 when every\n"
-        "record was delivered, 1 when the input or an exporter failed part way (what was\n"
+        "a progress line goes to stderr when it is a terminal. At the end the exporters\n"
+        "get up to 10 s to deliver what they hold (TCP: until the collector has\n"
+        "acknowledged it). Exit status: 0 when every record was delivered (UDP: sent;\n"
+        "TCP: acknowledged), 1 when the input or an exporter failed part way (what was\n"
         "read was metered and exported), 2 for bad usage.\n";
 
 #define MAX_COLLECTORS 8
@@ -193,14 +200,21 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* udp://HOST[:PORT], tcp://HOST[:PORT]; HOST a name, an IPv4 address or [IPv6]. */
+/* udp://HOST[:PORT], tcp://HOST[:PORT] (HOST a name, an IPv4 address or [IPv6]), or
+ * file:PATH. The exporter resolves and opens them (secho_ipfix_add_collector). */
 static bool parse_collector(const char *url, const char **why)
 {
 	const char *h;
 	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
 		h = url + 6;
+	} else if (!strncmp(url, "file:", 5)) {
+		if (!url[5]) {
+			*why = "no file name after 'file:'";
+			return false;
+		}
+		return true;
 	} else {
-		*why = "the scheme is not udp:// or tcp://";
+		*why = "the scheme is not udp://, tcp:// or file:";
 		return false;
 	}
 	const char *port = NULL;
@@ -305,8 +319,8 @@ static int cmd_flow_meter(int argc, char *argv[])
 	const char *collectors[MAX_COLLECTORS];
 	unsigned ncoll = 0;
 	bool uniflow = false, jstats = false, quiet = false;
-	double active = 300, inactive = 30, stats_s = 0, trefresh = 60;
-	uint64_t flows = 1048576, workers = 1, odid = 0;
+	double active = 300, inactive = 30, stats_s = 0;
+	uint64_t flows = 1048576, workers = 1, odid = 0, trefresh = 60;
 	enum secho_io_kind io = SECHO_IO_AUTO;
 	enum secho_flow_hash_kind hash = SECHO_FLOW_HASH_DEFAULT;
 	int c;
@@ -371,9 +385,10 @@ static int cmd_flow_meter(int argc, char *argv[])
 				        optarg);
 			break;
 		case O_TREFRESH:
-			if (!cli_parse_double(optarg, 1, 86400, &trefresh))
+			if (!cli_parse_u64(optarg, 1, 86400, &trefresh))
 				return cli_usage_err(
-				        "flow", "--template-refresh: '%s' is not 1-86400 seconds",
+				        "flow",
+				        "--template-refresh: '%s' is not 1-86400 (whole seconds)",
 				        optarg);
 			break;
 		case O_JSON:
@@ -415,22 +430,32 @@ static int cmd_flow_meter(int argc, char *argv[])
 	if (flows < workers * SECHO_FLOW_BUCKET)
 		return cli_usage_err("flow", "--flows %llu: fewer than 8 per worker",
 		                     (unsigned long long)flows);
-	if (ncoll)
-		return cli_usage_err("flow",
-		                     "--collector: the meter does not hand records to the "
-		                     "IPFIX exporter in this build (%s checked; use --json)",
-		                     collectors[0]);
-	(void)odid;
-	(void)trefresh;
 
-	struct secho_flow_sink sinks[1 + MAX_COLLECTORS];
+	struct secho_flow_sink sinks[2];
 	unsigned nsinks = 0;
 	struct secho_flow_json *jx = NULL;
+	struct secho_flow_ipfix *ix = NULL;
 	char err[256];
+	if (ncoll) {
+		struct secho_ipfix_cfg icfg = {
+		        .odid = (uint32_t)odid,
+		        .biflow = !uniflow,
+		        .template_refresh_s = (uint32_t)trefresh,
+		};
+		int r = secho_flow_ipfix_open(&ix, &icfg, collectors, ncoll, &sinks[nsinks], err,
+		                              sizeof(err));
+		if (r == -EINVAL)
+			return cli_usage_err("flow", "--collector %s", err);
+		if (r)
+			return cli_err("flow", "--collector %s", err);
+		nsinks++;
+	}
 	if (json) {
 		jx = secho_flow_json_open(json, uniflow, &sinks[nsinks], err, sizeof(err));
-		if (!jx)
+		if (!jx) {
+			secho_flow_ipfix_free(ix);
 			return cli_err("flow", "--json %s", err);
+		}
 		nsinks++;
 	}
 
@@ -465,6 +490,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 	struct secho_flow_meter_result res;
 	int r = secho_flow_meter_run(&cfg, &res, err, sizeof(err));
 	secho_flow_json_free(jx);
+	secho_flow_ipfix_free(ix);
 	if (r)
 		return cli_err("flow", "%s", err);
 	int rc = CLI_OK;

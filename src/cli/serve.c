@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/serve.h"
 #include "endpoint/endpoint.h"
+#include "secho/cpu.h"
 
 static const char usage[] =
         "usage: secho serve --iface IF --ip ADDR --key FILE [options]\n"
@@ -55,7 +56,18 @@ static const char usage[] =
         "                       through the data path under a throwaway key to keep it in\n"
         "                       cache: nothing is sent, no sequence number is used)\n"
         "  --throughput         AF_PACKET TPACKET_V3 block ring (default: V2, lowest latency)\n"
-        "  --queue N            interface queue for AF_XDP (default 0)\n"
+        "  --queue N            interface queue for AF_XDP (default 0); with --workers W,\n"
+        "                       queues N..N+W-1\n"
+        "  --workers W          W data-path workers (1..64, default 1), each a thread with\n"
+        "                       its own receive queue: AF_XDP one socket per interface queue\n"
+        "                       (the interface needs that many: ethtool -L, or a veth made\n"
+        "                       with numrxqueues), AF_PACKET one socket each in a fanout\n"
+        "                       group by flow hash (a flow stays on one worker, in order);\n"
+        "                       its own offload queue pair, sequence numbers, counters\n"
+        "  --cpus LIST          pin worker i to the i-th CPU of LIST (\"0,2-3\"; one CPU per\n"
+        "                       worker; without --workers, one worker per CPU listed)\n"
+        "  --offload-cpu N      pin the offload engine's thread to CPU N (default: where the\n"
+        "                       scheduler puts it; keep it off the workers' CPUs)\n"
         "  --xdp-mode M         native|skb|any (default any)\n"
         "  --packet-tx M        AF_PACKET transmit: ring (a TX ring, default) or sendmmsg (in\n"
         "                       place from the RX ring: no copy)\n"
@@ -152,7 +164,10 @@ int cmd_serve(int argc, char **argv)
 		O_MAC,
 		O_SEQWIN,
 		O_INSTANCE,
-		O_VLAN
+		O_VLAN,
+		O_WORKERS,
+		O_CPUS,
+		O_OFFCPU
 	};
 	static const struct option opts[] = {{"iface", required_argument, NULL, 'i'},
 	                                     {"ip", required_argument, NULL, 'a'},
@@ -178,6 +193,9 @@ int cmd_serve(int argc, char **argv)
 	                                     {"report-rate", required_argument, NULL, O_RATE},
 	                                     {"seconds", required_argument, NULL, O_SECONDS},
 	                                     {"quiet", no_argument, NULL, O_QUIET},
+	                                     {"workers", required_argument, NULL, O_WORKERS},
+	                                     {"cpus", required_argument, NULL, O_CPUS},
+	                                     {"offload-cpu", required_argument, NULL, O_OFFCPU},
 	                                     {"help", no_argument, NULL, 'h'},
 	                                     {NULL, 0, NULL, 0}};
 
@@ -326,6 +344,39 @@ int cmd_serve(int argc, char **argv)
 		case O_QUIET:
 			cfg.quiet = true;
 			break;
+		case O_WORKERS:
+			if (!cli_parse_u64(optarg, 1, SECHO_EP_MAX_WORKERS, &v))
+				return bad("--workers: '%s' is not a number in 1..%u", optarg,
+				           (unsigned)SECHO_EP_MAX_WORKERS);
+			cfg.workers = (unsigned)v;
+			break;
+		case O_CPUS: {
+			const char *why;
+			int n = cli_parse_cpus(optarg, cfg.cpus, SECHO_EP_MAX_WORKERS, &why);
+			if (n < 0)
+				return bad("--cpus: '%s': %s", optarg, why);
+			cfg.ncpus = (unsigned)n;
+			for (int i = 0; i < n; i++) {
+				char have[64];
+				if (!secho_cpu_usable(cfg.cpus[i]))
+					return bad("--cpus: CPU %u is not available to this "
+					           "process (it may use %s)",
+					           (unsigned)cfg.cpus[i],
+					           secho_cpu_usable_list(have, sizeof(have)));
+			}
+			break;
+		}
+		case O_OFFCPU: {
+			char have[64];
+			if (!cli_parse_u64(optarg, 0, SECHO_CPU_MAX, &v) ||
+			    !secho_cpu_usable((unsigned)v))
+				return bad("--offload-cpu: '%s' is not a CPU this process may use "
+				           "(%s)",
+				           optarg, secho_cpu_usable_list(have, sizeof(have)));
+			cfg.offload_pin = true;
+			cfg.offload_cpu = (unsigned)v;
+			break;
+		}
 		default:
 			fprintf(stderr, "secho serve: bad option (see secho serve --help)\n");
 			return 2;
@@ -333,6 +384,27 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad("unexpected argument '%s'", argv[optind]);
+	if (!cfg.workers)
+		cfg.workers = cfg.ncpus ? cfg.ncpus : 1;
+	if (cfg.ncpus && cfg.ncpus != cfg.workers)
+		return bad("--cpus lists %u CPU%s for %u worker%s: one per worker", cfg.ncpus,
+		           cfg.ncpus == 1 ? "" : "s", cfg.workers, cfg.workers == 1 ? "" : "s");
+	/* Allowed (two CPUs may be all there is), but the engine then runs only when the worker
+	 * yields: with --busy-poll that is every 20 us of waiting at best, a scheduler tick at
+	 * worst (bench/endpoint_bench.sh --latency-only: offload p50 about 1 ms). */
+	for (unsigned i = 0; cfg.offload_pin && i < cfg.ncpus; i++)
+		if (cfg.cpus[i] == cfg.offload_cpu) {
+			fprintf(stderr,
+			        "secho serve: warning: --offload-cpu %u is worker %u's CPU too: "
+			        "the "
+			        "offload engine runs only when that worker yields (offload latency "
+			        "up to a scheduler tick, more with --busy-poll)\n",
+			        cfg.offload_cpu, i);
+			break;
+		}
+	if (cfg.io.queue + cfg.workers - 1 > 1023)
+		return bad("--queue %u with --workers %u: queues up to %u (at most 1023)",
+		           cfg.io.queue, cfg.workers, cfg.io.queue + cfg.workers - 1);
 	if (!cfg.key_path)
 		return bad("%s", "--key FILE is required");
 	if (!ip)
@@ -356,6 +428,9 @@ int cmd_serve(int argc, char **argv)
 	if (cfg.io.pcap_in) {
 		if (ifname)
 			return bad("%s", "--pcap-in and --iface are exclusive");
+		if (cfg.workers > 1)
+			return bad("%s",
+			           "--pcap-in is one input: one worker (no --workers above 1)");
 		if (!have_mac)
 			return bad("%s", "--pcap-in needs --mac (there is no interface to ask)");
 		cfg.io.kind = SECHO_IO_PCAP;

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "secho/cpu.h"
+
 /* The body of both error printers: "secho CMD: " + message + newline, on stderr. (A
  * macro rather than a va_list helper keeps the static analysers' va_list tracking
  * simple.) */
@@ -171,6 +173,40 @@ int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const 
 		p += len;
 		if (!*p)
 			break;
+	}
+	return (int)n;
+}
+
+int cli_parse_cpus(const char *s, uint16_t *cpus, size_t max, const char **why)
+{
+	char items[SECHO_CPU_MAX + 1][CLI_ITEM_MAX];
+	int ni = cli_parse_list(s, items, sizeof(items) / sizeof(items[0]), why);
+	size_t n = 0;
+	if (ni < 0)
+		return -1;
+	for (int i = 0; i < ni; i++) {
+		char *dash = strchr(items[i], '-');
+		uint64_t a, b;
+		if (dash)
+			*dash = '\0';
+		if (!cli_parse_u64(items[i], 0, SECHO_CPU_MAX, &a) ||
+		    (dash && !cli_parse_u64(dash + 1, 0, SECHO_CPU_MAX, &b))) {
+			*why = "not a CPU number (0..1023) or range A-B";
+			return -1;
+		}
+		if (!dash)
+			b = a;
+		if (b < a) {
+			*why = "a range A-B with A above B";
+			return -1;
+		}
+		for (uint64_t c = a; c <= b; c++) {
+			if (n == max) {
+				*why = "too many CPUs";
+				return -1;
+			}
+			cpus[n++] = (uint16_t)c;
+		}
 	}
 	return (int)n;
 }

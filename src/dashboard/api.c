@@ -649,6 +649,51 @@ static void help(struct buf *b, const char *name, const char *type, const char *
 	bprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
+/*
+ * The endpoint's data-path workers: secho_workers (1 when the report has no "workers": one
+ * worker), and, when the report carries each worker's share (docs/PROTOCOL.md, "Counters
+ * report"), one series per worker, labelled worker="i", from the report's arrays. The
+ * shares come from the same reading as the totals: they add up to them exactly.
+ */
+static void worker_metrics(struct buf *b, json_t *wk)
+{
+	static const char *const arr[][3] = {
+	        {"rx_frames", "secho_worker_rx_frames_total", "Frames received, by worker."},
+	        {"tx_frames", "secho_worker_tx_frames_total", "Frames sent, by worker."},
+	        {"drops", "secho_worker_drops_total", "Frames dropped (every reason), by worker."},
+	};
+	static const char *const eng[] = {"streaming", "offload"};
+	json_t *n = json_object_get(wk, "n");
+	char lab[64];
+
+	help(b, "secho_workers", "gauge", "Data-path workers of the endpoint.");
+	sample(b, "secho_workers", "", json_is_integer(n) ? (double)json_integer_value(n) : 1);
+	if (!json_is_array(json_object_get(wk, "rx_frames")))
+		return; /* one worker, or a report that left the shares out to fit the MTU */
+	for (int k = 0; k < 3; k++) {
+		json_t *a = json_object_get(wk, arr[k][0]), *v;
+		size_t i;
+
+		help(b, arr[k][1], "counter", arr[k][2]);
+		json_array_foreach(a, i, v)
+		{
+			snprintf(lab, sizeof(lab), "{worker=\"%zu\"}", i);
+			sample(b, arr[k][1], lab, jnum(v));
+		}
+	}
+	help(b, "secho_worker_packets_total", "counter", "Packets answered, by worker and engine.");
+	for (int e = 0; e < 2; e++) {
+		json_t *v;
+		size_t i;
+
+		json_array_foreach(json_object_get(wk, eng[e]), i, v)
+		{
+			snprintf(lab, sizeof(lab), "{worker=\"%zu\",engine=\"%s\"}", i, eng[e]);
+			sample(b, "secho_worker_packets_total", lab, jnum(v));
+		}
+	}
+}
+
 /* GET /metrics: Prometheus text format 0.0.4 from the counters report and our state. */
 static void get_metrics(struct dash_api *a, struct dash_reply *r)
 {
@@ -772,6 +817,7 @@ static void get_metrics(struct dash_api *a, struct dash_reply *r)
 			snprintf(lab, sizeof(lab), "{reason=\"%s\"}", key);
 			sample(&b, "secho_drops_total", lab, jnum(v));
 		}
+		worker_metrics(&b, json_object_get(rep, "workers"));
 	}
 	if (last) {
 		help(&b, "secho_last_run_verified", "gauge",

@@ -1,10 +1,13 @@
 /*
  * src/endpoint/counters.h - what the endpoint counts, per worker, and the report.
  *
- * Each data-path worker owns one struct secho_counters and is its only writer (plain
- * increments, no atomics on the hot path). Readers (the counters report, the summary at
- * exit) sum every worker's copy with secho_counters_sum(); a read racing a write sees a
- * value at most one packet old, which is all a report promises.
+ * Each data-path worker owns one struct secho_counters and is its only writer: it adds
+ * with secho_ctr_add(), a relaxed atomic store of the new value, which on x86-64 is the
+ * plain load, add and store of an ordinary increment (no locked instruction, no fence),
+ * and no other worker ever writes the same line. Readers in other threads (the counters
+ * report, built by whichever worker a request reaches) sum every worker's copy with
+ * secho_counters_sum(), relaxed atomic loads: a value is at most one packet old, never
+ * torn, and there is no data race for the compiler or a race detector to find.
  */
 #ifndef SECHO_ENDPOINT_COUNTERS_H
 #define SECHO_ENDPOINT_COUNTERS_H
@@ -52,7 +55,23 @@ struct secho_counters {
 	struct secho_engine_counters eng[SECHO_ENG_COUNT];
 };
 
-void secho_counters_sum(struct secho_counters *into, const struct secho_counters *from);
+/* The owning worker's update of one of its counters (see the top of this file). */
+static inline void secho_ctr_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+/* One worker's share of the totals, for the per-worker breakdown of the report and the
+ * summary: frames in and out, answers per engine, drops (every reason together). */
+struct secho_counters_brief {
+	uint64_t rx_frames, tx_frames, packets[SECHO_ENG_COUNT], drops;
+};
+
+/* Add from (a worker's counters; the worker may be running) into into (the caller's own),
+ * reading each counter once; when brief is not NULL, it receives from's share, taken from
+ * the same reads, so that the shares of all workers add up to the totals exactly. */
+void secho_counters_sum(struct secho_counters *into, const struct secho_counters *from,
+                        struct secho_counters_brief *brief);
 /* Every frame received was answered or dropped under a reason: rx == answered + drops +
  * in flight. Returns the sum of all drop counters. */
 uint64_t secho_counters_drops(const struct secho_counters *c);

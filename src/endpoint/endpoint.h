@@ -13,6 +13,13 @@
  * Stages are joined by bounded queues: the RX ring, the burst arrays between the stages
  * (at most SECHO_IO_BURST frames), the offload job/completion rings, the TX ring. A full
  * queue drops the frame under a named reason; nothing is lost silently.
+ *
+ * With several workers (`--workers N`) each runs that whole path in a thread of its own on
+ * a receive queue of its own: AF_XDP one socket per interface queue, AF_PACKET one socket
+ * each in a PACKET_FANOUT_HASH group (the kernel's flow hash: one flow stays on one worker,
+ * in order). Each has its own offload queue pair, sequence lease, counters and histograms
+ * (pipeline.h lists what a worker touches); the counters report and the summary sum them
+ * and show each worker's share.
  */
 #ifndef SECHO_ENDPOINT_H
 #define SECHO_ENDPOINT_H
@@ -27,7 +34,7 @@
 #include "secho/io.h"
 #include "secho/wire.h"
 
-struct secho_seq;
+#define SECHO_EP_MAX_WORKERS 64 /* at most one offload queue pair each: engine.h */
 
 struct secho_endpoint_cfg {
 	struct secho_wire_cfg wire;
@@ -44,6 +51,13 @@ struct secho_endpoint_cfg {
 	bool quiet;
 	double report_rate; /* counters reports per second per source */
 	double run_seconds; /* 0 = until a signal (or pcap end) */
+	/* Data-path workers, 1..SECHO_EP_MAX_WORKERS (0: 1); AF_XDP: worker i binds queue
+	 * io.queue + i; AF_PACKET: a fanout group when more than one; pcap: one only. */
+	unsigned workers;
+	unsigned ncpus;                      /* 0, or workers: worker i pinned to cpus[i] */
+	uint16_t cpus[SECHO_EP_MAX_WORKERS]; /* (secho/cpu.h: usable CPUs) */
+	bool offload_pin;                    /* pin the offload engine thread to offload_cpu */
+	unsigned offload_cpu;
 };
 
 /* One data-path worker: one I/O queue, its counters, its sequence lease. */

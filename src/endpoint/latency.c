@@ -3,23 +3,25 @@
 
 #include <string.h>
 
-void secho_lat_reset(struct secho_lat *h)
+static inline uint64_t ld(const uint64_t *p)
 {
-	memset(h, 0, sizeof(*h));
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
 void secho_lat_merge(struct secho_lat *into, const struct secho_lat *from)
 {
-	if (!from->count)
+	uint64_t count = ld(&from->count);
+	if (!count)
 		return;
-	if (!into->count || from->min < into->min)
-		into->min = from->min;
-	if (from->max > into->max)
-		into->max = from->max;
-	into->count += from->count;
-	into->sum += from->sum;
+	uint64_t mn = ld(&from->min), mx = ld(&from->max);
+	if (!into->count || mn < into->min)
+		into->min = mn;
+	if (mx > into->max)
+		into->max = mx;
+	into->count += count;
+	into->sum += ld(&from->sum);
 	for (unsigned i = 0; i < SECHO_LAT_BUCKETS; i++)
-		into->bucket[i] += from->bucket[i];
+		into->bucket[i] += ld(&from->bucket[i]);
 }
 
 double secho_lat_quantile(const struct secho_lat *h, double q)

@@ -4,9 +4,11 @@
  * A value v < 32 has its own bucket; above, each power of two [2^e, 2^(e+1)) is split into
  * 32 equal sub-buckets, so a reported percentile is within 1/32 (3.1%) of the true value
  * (it is the sub-bucket's midpoint, clamped to the exact min and max). Recording is a few
- * instructions and no allocation: one histogram per engine per worker, owned by that
- * worker's thread; readers sum them with secho_lat_merge() (torn reads of a counter being
- * written only make a report a packet stale, never wrong by more).
+ * instructions and no allocation: one histogram per engine per worker, written by that
+ * worker's thread alone with relaxed atomic stores (plain stores on x86-64, see
+ * secho_ctr_add() in counters.h); readers in other threads sum them with secho_lat_merge()
+ * (relaxed atomic loads), so a report built while the worker runs is at most a packet
+ * stale, never torn, and the program has no data race.
  */
 #ifndef SECHO_ENDPOINT_LATENCY_H
 #define SECHO_ENDPOINT_LATENCY_H
@@ -27,7 +29,7 @@ struct secho_lat_summary {
 	double min, mean, p50, p99, max; /* cycles */
 };
 
-void secho_lat_reset(struct secho_lat *h);
+/* Add from (its owner may be recording into it) into into (the caller's own). Can't fail. */
 void secho_lat_merge(struct secho_lat *into, const struct secho_lat *from);
 /* Summary of h; all zeros when h is empty. */
 void secho_lat_summary(const struct secho_lat *h, struct secho_lat_summary *s);
@@ -58,15 +60,17 @@ static inline void secho_lat_bucket_range(unsigned b, uint64_t *lo, uint64_t *wi
 	*width = (uint64_t)1 << shift;
 }
 
+/* Record v into h; only h's owner may call this (see the top of this file). */
 static inline void secho_lat_record(struct secho_lat *h, uint64_t v)
 {
 	if (h->count == 0 || v < h->min)
-		h->min = v;
+		__atomic_store_n(&h->min, v, __ATOMIC_RELAXED);
 	if (v > h->max)
-		h->max = v;
-	h->count++;
-	h->sum += v;
-	h->bucket[secho_lat_bucket(v)]++;
+		__atomic_store_n(&h->max, v, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->count, h->count + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->sum, h->sum + v, __ATOMIC_RELAXED);
+	uint64_t *b = &h->bucket[secho_lat_bucket(v)];
+	__atomic_store_n(b, *b + 1, __ATOMIC_RELAXED);
 }
 
 #endif

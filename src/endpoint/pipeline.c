@@ -38,10 +38,12 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include "endpoint/report.h"
 #include "secho/tsc.h"
 
 int secho_worker_init(struct secho_worker *w, unsigned offload_ring, unsigned mtu)
@@ -141,15 +143,16 @@ int secho_worker_warm_setup(struct secho_worker *w)
  * waits for the disk). 0, or -1 with the drop counted. */
 static int take_seq(struct secho_worker *w, uint64_t *seq)
 {
-	if (w->seq_next >= w->seq_end) {
+	if (w->lease.next >= w->lease.end) {
 		int rc = w->refill ? w->refill(w) : -ENOSPC;
 		if (rc) {
-			w->ctr.drop[rc == -EAGAIN ? SECHO_DROP_SEQ_PENDING
-			                          : SECHO_DROP_SEQ_EXHAUSTED]++;
+			secho_ctr_add(&w->ctr.drop[rc == -EAGAIN ? SECHO_DROP_SEQ_PENDING
+			                                         : SECHO_DROP_SEQ_EXHAUSTED],
+			              1);
 			return -1;
 		}
 	}
-	*seq = w->seq_next++;
+	*seq = w->lease.next++;
 	return 0;
 }
 
@@ -159,13 +162,13 @@ static int send_built(struct secho_worker *w, struct secho_io_pkt *rx, const uin
 {
 	uint8_t *out = secho_io_tx_slot(w->io, rx, rlen, 0);
 	if (!out) {
-		w->ctr.drop[SECHO_DROP_TX_FULL]++;
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_TX_FULL], 1);
 		return -1;
 	}
 	if (out != buf)
 		memmove(out, buf, rlen);
 	secho_io_tx_commit(w->io, rx, rlen);
-	w->ctr.tx_frames++;
+	secho_ctr_add(&w->ctr.tx_frames, 1);
 	return 0;
 }
 
@@ -240,40 +243,40 @@ static void reject(struct secho_worker *w, struct secho_io_pkt *p, const uint8_t
 			if (l2)
 				vlan_tag(reply, tci);
 			send_built(w, p, reply, (uint32_t)n + l2);
-			w->ctr.verdict[SECHO_WIRE_ARP]++; /* answered, but still counted by kind */
+			secho_ctr_add(&w->ctr.verdict[SECHO_WIRE_ARP],
+			              1); /* answered, but still counted by kind */
 		} else {
-			w->ctr.drop[SECHO_DROP_ARP_IGNORED]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_ARP_IGNORED], 1);
 		}
 		return;
 	}
-	w->ctr.verdict[v]++;
+	secho_ctr_add(&w->ctr.verdict[v], 1);
 }
 
 /* Post the request (view f) to the offload engine. */
 static void post_offload(struct secho_worker *w, const uint8_t *f, const struct secho_wire_req *req,
                          uint16_t tci, uint64_t t_rx)
 {
-	int slot = secho_offload_slot_get(w->off);
+	int slot = secho_offload_slot_get(w->offq);
 	if (slot < 0) {
-		w->ctr.drop[SECHO_DROP_OFFLOAD_BUSY]++;
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_OFFLOAD_BUSY], 1);
 		return;
 	}
 	uint64_t seq;
 	if (take_seq(w, &seq)) {
-		secho_offload_slot_put(w->off, (uint32_t)slot);
+		secho_offload_slot_put(w->offq, (uint32_t)slot);
 		return;
 	}
-	struct secho_offload_job j = {
-	        .slot = (uint32_t)slot, .len = req->payload_len, .cookie = (uint64_t)slot};
+	struct secho_offload_job j = {.slot = (uint32_t)slot, .len = req->payload_len};
 	secho_shdr_build(j.hdr, SECHO_SHDR_F_OFFLOAD | w->shdr_flags, w->key_id, w->salt, seq);
-	memcpy(secho_offload_staging(w->off, j.slot), f + req->payload_off, j.len);
+	memcpy(secho_offload_staging(w->offq, j.slot), f + req->payload_off, j.len);
 	struct secho_pending *pd = &w->pending[slot];
 	pd->req = *req;
 	pd->t_rx = t_rx;
 	pd->tci = tci;
-	if (secho_offload_post(w->off, &j) != 0) {
-		secho_offload_slot_put(w->off, (uint32_t)slot);
-		w->ctr.drop[SECHO_DROP_OFFLOAD_BUSY]++;
+	if (secho_offload_post(w->offq, &j) != 0) {
+		secho_offload_slot_put(w->offq, (uint32_t)slot);
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_OFFLOAD_BUSY], 1);
 	}
 }
 
@@ -281,7 +284,7 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
                         const struct secho_wire_req *req, uint16_t tci, uint64_t now)
 {
 	if (!secho_report_allow(w->report, req->src_ip, now)) {
-		w->ctr.drop[SECHO_DROP_REPORT_RATE]++;
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_REPORT_RATE], 1);
 		return;
 	}
 	uint32_t l2 = l2_extra(w);
@@ -289,7 +292,7 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 	size_t cap = SECHO_WIRE_MAX_PAYLOAD(w->wire->mtu);
 	size_t n = secho_report_json(w->report, (char *)buf + SECHO_RESP_PAYLOAD_OFF, cap + 1);
 	if (!n || n > cap) {
-		w->ctr.drop[SECHO_DROP_REPORT_TOO_BIG]++;
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_REPORT_TOO_BIG], 1);
 		return;
 	}
 	uint64_t seq;
@@ -303,14 +306,14 @@ static void send_report(struct secho_worker *w, struct secho_io_pkt *p,
 	        secho_wire_rebuild(w->wire, &r, NULL, shdr, w->ip_id++, buf, w->frame_cap - l2);
 	uint8_t *ct = buf + SECHO_RESP_PAYLOAD_OFF;
 	if (!rlen || secho_gcm_seal(w->gk, shdr + 4, 12, shdr, 16, ct, ct, n, ct + n, 16) != 0) {
-		w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
+		secho_ctr_add(&w->ctr.drop[SECHO_DROP_CRYPTO_ERROR], 1);
 		return;
 	}
 	secho_wire_finalize(buf, rlen);
 	if (l2)
 		vlan_tag(start, tci);
 	if (send_built(w, p, start, (uint32_t)(rlen + l2)) == 0)
-		w->ctr.reports++;
+		secho_ctr_add(&w->ctr.reports, 1);
 }
 
 /* The idle warm-up (see secho_worker_warm_setup): the same calls as a real packet. */
@@ -354,7 +357,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 	if (!n)
 		return 0;
 	uint64_t t_rx = secho_rdtsc();
-	w->ctr.rx_frames += n;
+	secho_ctr_add(&w->ctr.rx_frames, n);
 
 	/* Stage 1: parse and steer. */
 	struct {
@@ -382,14 +385,14 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		struct secho_wire_req req;
 		struct secho_io_pkt *p = &pkts[i];
 		if (p->flags & SECHO_IO_PKT_TRUNCATED) { /* longer than the MTU's buffers */
-			w->ctr.drop[SECHO_DROP_RX_TRUNCATED]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_RX_TRUNCATED], 1);
 			continue;
 		}
 		uint32_t flen;
 		uint16_t tci;
 		uint8_t *f = vlan_view(w, p, &flen, &tci);
 		if (!f) {
-			w->ctr.verdict[SECHO_WIRE_VLAN]++;
+			secho_ctr_add(&w->ctr.verdict[SECHO_WIRE_VLAN], 1);
 			continue;
 		}
 		enum secho_wire_verdict v = secho_wire_parse(w->wire, f, flen, &req);
@@ -406,7 +409,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			continue;
 		}
 		if (secho_src_port_refused(w->wire, req.src_port)) {
-			w->ctr.drop[SECHO_DROP_SRC_PORT]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_SRC_PORT], 1);
 			continue;
 		}
 		if (req.cls == SECHO_PORT_OFFLOAD) {
@@ -451,7 +454,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		secho_shdr_build(shdr, w->shdr_flags, w->key_id, w->salt, seq);
 		size_t rlen = secho_wire_rebuild(w->wire, &req, NULL, shdr, w->ip_id++, base, cap);
 		if (!rlen) { /* cannot happen: parse bounds the payload by the MTU */
-			w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_CRYPTO_ERROR], 1);
 			continue;
 		}
 		secho_gcm_msg *m = &msgs[ns];
@@ -480,7 +483,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 	struct secho_engine_counters *es = &w->ctr.eng[SECHO_ENG_STREAM];
 	for (unsigned k = 0; k < ns; k++) {
 		if (msgs[k].status != SECHO_OK) {
-			w->ctr.drop[SECHO_DROP_CRYPTO_ERROR]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_CRYPTO_ERROR], 1);
 			continue;
 		}
 		struct secho_io_pkt *p = &pkts[sm[k].pkt];
@@ -491,7 +494,7 @@ unsigned secho_worker_rx(struct secho_worker *w)
 			vlan_tag(start, sm[k].tci);
 		uint8_t *out = secho_io_tx_slot(w->io, p, flen, sm[k].front);
 		if (!out) {
-			w->ctr.drop[SECHO_DROP_TX_FULL]++;
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_TX_FULL], 1);
 			continue;
 		}
 		if (out != start)
@@ -499,9 +502,9 @@ unsigned secho_worker_rx(struct secho_worker *w)
 		secho_io_tx_commit(w->io, p, flen);
 		uint64_t t_tx = secho_rdtsc();
 		secho_lat_record(&es->lat, t_tx - t_rx);
-		es->packets++;
-		es->bytes += msgs[k].len;
-		w->ctr.tx_frames++;
+		secho_ctr_add(&es->packets, 1);
+		secho_ctr_add(&es->bytes, msgs[k].len);
+		secho_ctr_add(&w->ctr.tx_frames, 1);
 	}
 	for (unsigned k = 0; k < nl; k++) {
 		struct secho_io_pkt *p = &pkts[later[k].pkt];
@@ -515,8 +518,8 @@ unsigned secho_worker_rx(struct secho_worker *w)
 	uint64_t t_end = secho_rdtsc();
 
 	uint64_t parse = t_parsed - t_rx;
-	es->dp_cycles += parse * ns / n + (t_end - t_parsed);
-	w->ctr.eng[SECHO_ENG_OFFLOAD].dp_cycles += parse * no / n;
+	secho_ctr_add(&es->dp_cycles, parse * ns / n + (t_end - t_parsed));
+	secho_ctr_add(&w->ctr.eng[SECHO_ENG_OFFLOAD].dp_cycles, parse * no / n);
 	if (w->warm_frame && secho_io_wait(w->io, 0) == 0)
 		warm(w);
 	return n;
@@ -524,10 +527,10 @@ unsigned secho_worker_rx(struct secho_worker *w)
 
 unsigned secho_worker_completions(struct secho_worker *w)
 {
-	if (!w->off || !secho_offload_inflight(w->off))
+	if (!w->offq || !secho_offload_inflight(w->offq))
 		return 0;
 	struct secho_offload_job jobs[SECHO_IO_BURST];
-	unsigned n = secho_offload_poll(w->off, jobs, SECHO_IO_BURST);
+	unsigned n = secho_offload_poll(w->offq, jobs, SECHO_IO_BURST);
 	if (!n)
 		return 0;
 	uint64_t t0 = secho_rdtsc();
@@ -537,21 +540,21 @@ unsigned secho_worker_completions(struct secho_worker *w)
 		struct secho_offload_job *j = &jobs[i];
 		struct secho_pending *pd = &w->pending[j->slot];
 		if (j->status != 0) {
-			w->ctr.drop[SECHO_DROP_OFFLOAD_ERROR]++;
-			secho_offload_slot_put(w->off, j->slot);
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_OFFLOAD_ERROR], 1);
+			secho_offload_slot_put(w->offq, j->slot);
 			continue;
 		}
 		uint32_t rlen = (uint32_t)SECHO_RESP_LEN(j->len), l2 = l2_extra(w);
 		uint8_t *start = secho_io_tx_slot(w->io, NULL, rlen + l2, 0);
 		if (!start) {
-			w->ctr.drop[SECHO_DROP_TX_FULL]++;
-			secho_offload_slot_put(w->off, j->slot);
+			secho_ctr_add(&w->ctr.drop[SECHO_DROP_TX_FULL], 1);
+			secho_offload_slot_put(w->offq, j->slot);
 			continue;
 		}
 		/* The transaction's read-back: ciphertext and tag out of the staging buffer. */
 		uint8_t *out = start + l2;
 		secho_wire_rebuild(w->wire, &pd->req, NULL, j->hdr, w->ip_id++, out, rlen);
-		memcpy(out + SECHO_RESP_PAYLOAD_OFF, secho_offload_staging(w->off, j->slot),
+		memcpy(out + SECHO_RESP_PAYLOAD_OFF, secho_offload_staging(w->offq, j->slot),
 		       j->len);
 		memcpy(out + SECHO_RESP_TAG_OFF(j->len), j->tag, SECHO_TAG_LEN);
 		secho_wire_finalize(out, rlen);
@@ -560,13 +563,56 @@ unsigned secho_worker_completions(struct secho_worker *w)
 		secho_io_tx_commit(w->io, NULL, rlen + l2);
 		uint64_t t_tx = secho_rdtsc();
 		secho_lat_record(&eo->lat, t_tx - pd->t_rx);
-		eo->packets++;
-		eo->bytes += j->len;
-		w->ctr.tx_frames++;
-		secho_offload_slot_put(w->off, j->slot);
+		secho_ctr_add(&eo->packets, 1);
+		secho_ctr_add(&eo->bytes, j->len);
+		secho_ctr_add(&w->ctr.tx_frames, 1);
+		secho_offload_slot_put(w->offq, j->slot);
 		sent++;
 	}
 	secho_io_tx_flush(w->io);
-	eo->dp_cycles += secho_rdtsc() - t0;
+	secho_ctr_add(&eo->dp_cycles, secho_rdtsc() - t0);
 	return sent;
+}
+
+int secho_worker_loop(struct secho_worker *w, const _Atomic int *stop)
+{
+	int rc = 0;
+	/* Waiting for completions with nothing else to do: spin (an answer takes about 2 us)
+	 * but, after 20 us, yield the CPU each turn: the engine thread may be waiting for this
+	 * very CPU (with a worker on every CPU it shares one with a worker, and a spinning
+	 * worker would hold it off until the scheduler's next tick). Not sooner: on a busy
+	 * machine a yield hands the CPU to whatever else runs. */
+	uint64_t yield_after = (uint64_t)(20e-6 * secho_tsc_hz()), waiting = 0;
+	while (!atomic_load_explicit(stop, memory_order_relaxed)) {
+		unsigned got = secho_worker_rx(w);
+		unsigned sent = secho_worker_completions(w);
+		if (got || sent)
+			waiting = 0;
+		if (got)
+			continue;
+		if (w->offq && secho_offload_inflight(w->offq)) {
+			if (secho_io_wait(w->io, 0) == 0) {
+				uint64_t now = secho_rdtsc();
+				if (!waiting)
+					waiting = now;
+				else if (now - waiting > yield_after)
+					sched_yield();
+			}
+			continue;
+		}
+		waiting = 0;
+		if (secho_io_eof(w->io))
+			break;
+		int wr = secho_io_wait(w->io, 100);
+		if (wr < 0 && wr != -EINTR) {
+			rc = wr;
+			break;
+		}
+	}
+	/* Drain: every posted job completes and is sent. */
+	uint64_t until = secho_rdtsc() + (uint64_t)(2 * secho_tsc_hz());
+	while (w->offq && secho_offload_inflight(w->offq) && secho_rdtsc() < until)
+		secho_worker_completions(w);
+	secho_io_tx_flush(w->io);
+	return rc;
 }

@@ -1,8 +1,8 @@
 /*
  * src/endpoint/seqlease.c - worker leases on top of the durable allocator (seqstate.c).
- * A lease is SEQLEASE_BLOCK numbers: one atomic add on the shared counter per 256
- * packets. State-file writes happen in the allocator's reservation thread, a window (2^20
- * by default) at a time, while half of the current window is still unused.
+ * A lease is SECHO_SEQLEASE_BLOCK numbers: one atomic compare-and-swap on the shared
+ * counter per 256 packets of a worker. State-file writes happen in the allocator's reservation
+ * thread, a window (2^20 by default) at a time, while half of the current window is still unused.
  */
 #include "endpoint/seqlease.h"
 
@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 
 #include "secho/seqstate.h"
-
-#define SEQLEASE_BLOCK 256
 
 struct secho_seqlease {
 	struct secho_seqstate st;
@@ -60,14 +58,14 @@ struct secho_seqlease *secho_seqlease_open(const char *path, uint16_t key_id, ui
 	return s;
 }
 
-int secho_seqlease_refill(struct secho_seqlease *s, uint64_t *next, uint64_t *end)
+int secho_seqlease_refill(struct secho_seqlease *s, struct secho_lease *l)
 {
 	uint64_t first;
-	int rc = secho_seq_take(&s->st, SEQLEASE_BLOCK, &first);
+	int rc = secho_seq_take(&s->st, SECHO_SEQLEASE_BLOCK, &first);
 	if (rc)
 		return rc;
-	*next = first;
-	*end = first + SEQLEASE_BLOCK;
+	l->next = first;
+	l->end = first + SECHO_SEQLEASE_BLOCK;
 	return 0;
 }
 

@@ -6,14 +6,15 @@
  * so a taker that sees durable >= its block's end knows the reservation is on disk.
  * `next` only needs atomicity (a CAS loop, so it can never wrap past SECHO_SEQ_LAST).
  *
- * Reserving ahead (secho_seq_reserve_ahead): the reservation thread sleeps on `cond` until
+ * Reserving ahead (secho_seq_reserve_ahead): the reservation thread sleeps on a futex until
  * a taker sets `kicked` (it does when fewer than low_water = window / 2 durable numbers
  * remain after its block, or when none remain for it), then raises H by a window at a time
  * until low_water numbers are free again. Takers then never advance `next` beyond H (the
  * CAS loop compares with the H it loaded), so a number is still never handed out before
- * its window is on disk. The mutex is held only around the condition variable, never
- * during a write: a kicking taker waits for no disk. The thread clears `kicked` before it
- * looks at the counters, so a kick that arrives while it writes is not lost.
+ * its window is on disk. A kick is an atomic exchange and, once per window, a futex wake:
+ * takers (the endpoint's workers) share no lock and wait for no disk. The thread clears
+ * `kicked` before it looks at the counters, so a kick that arrives while it writes is not
+ * lost. The mutex serialises the writes of takers without the thread (synchronous mode).
  */
 #include <secho/seqstate.h>
 
@@ -21,11 +22,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -394,8 +397,6 @@ int secho_seq_open_instance(struct secho_seqstate *s, const char *path, uint16_t
 		goto fail;
 	}
 	rc = pthread_mutex_init(&s->lock, NULL);
-	if (!rc && (rc = pthread_cond_init(&s->cond, NULL)) != 0)
-		pthread_mutex_destroy(&s->lock);
 	if (rc) {
 		rc = -rc;
 		set_err(err, errlen, "mutex: %s", strerror(-rc));
@@ -415,28 +416,25 @@ fail:
 	return rc;
 }
 
-/* Ask the reservation thread for the next window. Takes the mutex once per window (the
- * flag stays set until the thread has looked), never while a write is in progress. */
+/* Ask the reservation thread for the next window: one futex wake per window (the flag
+ * stays set until the thread has looked); no lock, never waits. */
 static void kick(struct secho_seqstate *s)
 {
 	if (atomic_exchange(&s->kicked, 1)) /* seq_cst: see take_ahead */
 		return;
-	pthread_mutex_lock(&s->lock);
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	syscall(SYS_futex, (int *)&s->kicked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* The reservation thread: see the top of this file. */
 static void *reserver_main(void *arg)
 {
 	struct secho_seqstate *s = arg;
-	pthread_mutex_lock(&s->lock);
 	for (;;) {
+		/* Sleeps only while kicked is still 0: a kick set before the wait is not lost. */
 		while (!atomic_load(&s->kicked) && !atomic_load(&s->stop))
-			pthread_cond_wait(&s->cond, &s->lock);
+			syscall(SYS_futex, (int *)&s->kicked, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 		if (atomic_load(&s->stop))
 			break;
-		pthread_mutex_unlock(&s->lock);
 		atomic_store(&s->kicked, 0);
 		int rc = 0;
 		for (;;) {
@@ -454,11 +452,9 @@ static void *reserver_main(void *arg)
 			}
 			atomic_store_explicit(&s->durable, t, memory_order_release);
 		}
-		pthread_mutex_lock(&s->lock);
 		if (rc)
 			break; /* sticky: every take fails from now on, nothing left to do */
 	}
-	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
 
@@ -567,14 +563,12 @@ void secho_seq_close(struct secho_seqstate *s)
 	if (s->lock_fd < 0)
 		return;
 	if (s->ahead) {
-		pthread_mutex_lock(&s->lock);
 		atomic_store(&s->stop, 1);
-		pthread_cond_signal(&s->cond);
-		pthread_mutex_unlock(&s->lock);
+		atomic_store(&s->kicked, 1); /* ends a wait that began before the store of stop */
+		syscall(SYS_futex, (int *)&s->kicked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 		pthread_join(s->reserver, NULL);
 		s->ahead = false;
 	}
-	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	close(s->lock_fd); /* releases the flock */
 	close(s->dir_fd);

@@ -129,10 +129,20 @@ uint64_t secho_flow_hash(const struct secho_flow_hasher *h, const struct secho_f
 	}
 }
 
+/* Addresses compared as 16-byte big-endian numbers: the order memcmp gives, in two
+ * compares of 64-bit words. */
+static inline uint64_t be64_at(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
 bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out)
 {
-	int c = memcmp(k->src, k->dst, sizeof(k->src));
-	bool swap = c > 0 || (c == 0 && k->sport > k->dport);
+	uint64_t sh = be64_at(k->src), dh = be64_at(k->dst);
+	uint64_t sl = be64_at(k->src + 8), dl = be64_at(k->dst + 8);
+	bool swap = sh != dh ? sh > dh : sl != dl ? sl > dl : k->sport > k->dport;
 
 	*out = *k;
 	if (swap)

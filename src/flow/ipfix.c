@@ -139,7 +139,11 @@ static const struct field f_v6[] = {
 	{139, 2},  /* icmpTypeCodeIPv6 */
 	{6, 2}, {1, 8}, {2, 8}, {152, 8}, {153, 8}, {136, 1},
 };
-/* RFC 5103 section 6.1: the reverse direction's counters, flags and times. */
+/* RFC 5103 section 6.1: the reverse direction's counters, flags and times. They go first
+ * in a biflow template, before the forward elements: nfdump 1.7 reads reverse flags and times
+ * into the same fields as the forward ones (only the reverse octets and packets have their
+ * own), so the element that comes last wins; with the reverse ones last, its records took
+ * the reverse direction's times, and a one-way flow's zeros (dated 1970). */
 static const struct field f_rev[] = {
 	{REV(1), 8}, {REV(2), 8}, {REV(6), 2}, {REV(152), 8}, {REV(153), 8},
 };
@@ -174,10 +178,9 @@ static uint8_t *put_template(uint8_t *p, uint16_t tid, const struct field *a, si
 {
 	p = w16(p, tid);
 	p = w16(p, (uint16_t)(na + (bi ? NF(f_rev) : 0)));
-	p = put_fields(p, a, na);
-	if (bi)
+	if (bi) /* first: see f_rev */
 		p = put_fields(p, f_rev, NF(f_rev));
-	return p;
+	return put_fields(p, a, na);
 }
 
 size_t secho_ipfix_template_set(bool biflow, uint8_t *out)
@@ -213,6 +216,15 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 {
 	const struct secho_flow_key *k = &r->key;
 	uint8_t *p = out;
+	if (k->ip_version != 4 && k->ip_version != 6)
+		return 0;
+	if (biflow) { /* first: see f_rev */
+		p = w64(p, r->rev.octets);
+		p = w64(p, r->rev.packets);
+		p = w16(p, r->rev.tcp_flags);
+		p = w64(p, ms(r->rev.first_ns));
+		p = w64(p, ms(r->rev.last_ns));
+	}
 	if (k->ip_version == 4) {
 		memcpy(p, k->src, 4);
 		memcpy(p + 4, k->dst, 4);
@@ -239,13 +251,6 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 	p = w64(p, ms(r->fwd.first_ns));
 	p = w64(p, ms(r->fwd.last_ns));
 	*p++ = r->end_reason;
-	if (biflow) {
-		p = w64(p, r->rev.octets);
-		p = w64(p, r->rev.packets);
-		p = w16(p, r->rev.tcp_flags);
-		p = w64(p, ms(r->rev.first_ns));
-		p = w64(p, ms(r->rev.last_ns));
-	}
 	return (size_t)(p - out);
 }
 
@@ -815,7 +820,7 @@ int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, 
 	return 0;
 }
 
-static void get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st)
+void secho_ipfix_get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st)
 {
 	if (!st)
 		return;
@@ -846,7 +851,7 @@ int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_
 		if (c->type == T_TCP)
 			tcp_tick(x, c, now_ns);
 	}
-	get_stats(x, st);
+	secho_ipfix_get_stats(x, st);
 	return 0;
 }
 
@@ -867,7 +872,8 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		append_stats(x, c, now_ns);
 		flush(x, c, now_ns);
 	}
-	/* TCP: wait, on the monotonic clock, until every queued byte is acknowledged. */
+	/* Wait, on the monotonic clock: TCP until every queued byte is acknowledged, UDP until
+	 * the socket has handed every datagram on (SIOCOUTQ: bytes still charged to it). */
 	uint64_t t0 = mono_ns(),
 	         deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
 	for (;;) {
@@ -875,6 +881,12 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		uint64_t t = mono_ns();
 		for (unsigned i = 0; i < x->nc; i++) {
 			struct coll *c = x->c[i];
+			if (c->type == T_UDP) {
+				int outq = 0;
+				if (ioctl(c->fd, SIOCOUTQ, &outq) == 0 && outq > 0)
+					pending = true;
+				continue;
+			}
 			if (c->type != T_TCP)
 				continue;
 			x->now_ns = now_ns + (t - t0);
@@ -897,7 +909,7 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		if (c->nqm || c->st.not_delivered)
 			rc = -ETIMEDOUT;
 	}
-	get_stats(x, final);
+	secho_ipfix_get_stats(x, final);
 	for (unsigned i = 0; i < x->nc; i++) {
 		struct coll *c = x->c[i];
 		if (c->fd >= 0) {

@@ -124,11 +124,15 @@ int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, 
  * every flush_ms). st (may be NULL) gets the counters. Returns 0. */
 int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *st);
 
+/* The counters now, without doing anything else. Can't fail. */
+void secho_ipfix_get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st);
+
 /*
- * Flush everything, send a last statistics record, and for TCP wait until the peer has
- * acknowledged every byte (reconnecting if needed), at most timeout_ms; then close and
- * free. Records still queued at the timeout count as not delivered. final (may be NULL)
- * gets the counters. Returns 0 when every collector got everything, -ETIMEDOUT otherwise.
+ * Flush everything, send a last statistics record, and wait, at most timeout_ms: for TCP
+ * until the peer has acknowledged every byte (reconnecting if needed), for UDP until the
+ * socket has handed every datagram on (its send queue is empty); then close and free.
+ * Records still queued at the timeout count as not delivered. final (may be NULL) gets the
+ * counters. Returns 0 when every collector got everything, -ETIMEDOUT otherwise.
  */
 int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *final,
                       int timeout_ms);

@@ -124,7 +124,7 @@ static int json_flush(struct secho_flow_json *j)
 		if (!j->failed)
 			j->st.errors++;
 		j->failed = true;
-		j->st.not_sent += j->pending;
+		j->st.not_delivered += j->pending;
 	} else {
 		j->st.messages++;
 	}
@@ -155,9 +155,11 @@ static void json_tick(void *ctx, uint64_t now_ns, const struct secho_flow_totals
 	json_flush(ctx);
 }
 
-static int json_close(void *ctx, const struct secho_flow_totals *tot, int timeout_ms)
+static int json_close(void *ctx, uint64_t now_ns, const struct secho_flow_totals *tot,
+                      int timeout_ms)
 {
 	struct secho_flow_json *j = ctx;
+	(void)now_ns;
 	(void)tot;
 	(void)timeout_ms;
 	int r = json_flush(j);
@@ -168,10 +170,13 @@ static int json_close(void *ctx, const struct secho_flow_totals *tot, int timeou
 	return j->failed ? -EIO : r;
 }
 
-static void json_stats(void *ctx, struct secho_flow_sink_stats *st)
+static unsigned json_stats(void *ctx, struct secho_flow_sink_stats *rows, unsigned max)
 {
 	const struct secho_flow_json *j = ctx;
-	*st = j->st;
+	if (!max)
+		return 0;
+	rows[0] = j->st;
+	return 1;
 }
 
 static const struct secho_flow_sink_ops json_ops = {
@@ -203,7 +208,8 @@ struct secho_flow_json *secho_flow_json_open(const char *path, bool uniflow,
 	j->uniflow = uniflow;
 	sink->ops = &json_ops;
 	sink->ctx = j;
-	snprintf(sink->name, sizeof(sink->name), "json:%s", path);
+	snprintf(j->st.name, sizeof(j->st.name), "json:%s", path);
+	snprintf(sink->name, sizeof(sink->name), "%s", j->st.name);
 	return j;
 }
 

@@ -7,11 +7,30 @@
  * visible), copies the record out, then publishes the tail with a release store (so the
  * worker may reuse the slot only after the copy). A full ring makes the worker wait: no
  * record is ever dropped between the table and the sinks.
+ *
+ * Frame rings (offline, workers > 1): the calling thread reads the file once, dissects and
+ * prepares every frame (key, hash: secho_flow_table_prepare) and writes it straight into
+ * the ring of the worker that meters it, one single-producer single-consumer ring per
+ * worker, published a burst at a time (the same release/acquire pairs as the record
+ * rings). The workers never touch the file. After each burst the reader publishes the
+ * packet clock (the latest frame time) with a release store after the heads: a worker that
+ * loads the clock (acquire) and then a head has every frame read before that clock below
+ * that head, so once it has metered them it may expire its table at that clock. The same
+ * thread hands the records to the sinks between bursts.
+ *
+ * Waiting: a thread that finds nothing to do (a worker with an empty ring, the reader with
+ * a full one, a worker with a full record ring) spins briefly, then sleeps on a futex
+ * (struct waitpoint), woken by the other side when there is enough to do (a batch of
+ * frames, half a ring of room, a drained record ring), with a bounded sleep in any case.
+ * On a machine with as many cores as workers, the reader and the workers then share the
+ * cores instead of spinning against each other.
  */
 #include "flow/meter.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,11 +49,21 @@
 
 #define BURST          32u
 #define RING_RECORDS   (1u << 15)
+#define RING_FRAMES    (1u << 12)   /* prepared frames per worker (72 B each: 288 KiB) */
+#define WAKE_FRAMES    256u         /* a sleeping worker is woken for this many frames */
+#define SPIN_CHECKS    64u          /* looks before a thread with nothing to do sleeps */
+#define SLEEP_NS       10000000ull  /* the longest sleep of a waiting thread */
 #define LIVE_GUARD_NS  200000000ull /* the wall clock, minus this, is live time */
 #define LIVE_POLL_MS   100
 #define MAX_IO_PER_WKR 16
 #define TICK_NS        100000000ull /* the sinks: every 100 ms (IPFIX flushes part-filled messages) */
 #define PROGRESS_NS    500000000ull
+
+/* Where one thread sleeps until another has something for it (futex). */
+struct waitpoint {
+	uint32_t seq;     /* bumped by every wake */
+	uint32_t waiting; /* the sleeper is (about to be) asleep */
+};
 
 struct rec_ring {
 	struct secho_flow_rec *r;
@@ -41,6 +71,18 @@ struct rec_ring {
 	char pad1[56];
 	uint64_t tail; /* written by the export thread (release) */
 	char pad2[56];
+	struct waitpoint space; /* the worker waits here for room */
+	char pad3[56];
+};
+
+struct frame_ring {
+	struct secho_flow_prep *p;
+	uint64_t head; /* written by the reader (release) */
+	char pad1[56];
+	uint64_t tail; /* written by the worker (release) */
+	char pad2[56];
+	struct waitpoint ready; /* the worker waits here for frames */
+	char pad3[56];
 };
 
 struct meter;
@@ -51,14 +93,13 @@ struct worker {
 	struct secho_flow_table t;
 	void *mem;
 	size_t memlen;
-	struct secho_capfile cf; /* offline: this worker's cursor */
 	struct secho_io *io[MAX_IO_PER_WKR];
 	unsigned nio;
 	struct rec_ring ring;
+	struct frame_ring frames; /* offline, workers > 1 */
 	pthread_t th;
 	bool started;
-	uint64_t frames_read; /* relaxed atomic stores: the export thread reads them */
-	uint64_t file_pos;
+	uint64_t frames_read;  /* live: relaxed atomic stores, the export thread reads them */
 	uint64_t kernel_drops; /* live: read by the worker itself (reading resets the kernel's) */
 	int done;              /* release store once every record is in the ring */
 	int gone;              /* live: the interface went away (the worker stopped) */
@@ -70,7 +111,14 @@ struct meter {
 	bool threaded;
 	int halt; /* the export thread tells the workers to stop (a worker did not start) */
 	struct worker *w;
-	struct secho_capfile cf; /* offline: the mapping */
+	struct secho_capfile cf; /* offline: the file, read by the calling thread */
+	uint64_t frames_read;    /* offline: by the calling thread */
+	uint64_t clock;          /* offline: latest frame time (release, after the heads) */
+	char pad1[56];
+	int eof; /* offline: the reader published its last frame (release) */
+	char pad2[60];
+	struct waitpoint reader; /* offline: the reader waits here for room in a ring */
+	char pad3[56];
 	uint64_t split_seed;
 	uint64_t start_ns, start_mono, last_tick, last_stats, last_progress;
 	uint64_t progress_frames;
@@ -98,6 +146,58 @@ static bool stopping(const struct meter *m)
 	return (m->cfg->stop && *m->cfg->stop) || __atomic_load_n(&m->halt, __ATOMIC_RELAXED);
 }
 
+/* ---- waiting ---- */
+
+static void futex_wait(uint32_t *addr, uint32_t val, uint64_t ns)
+{
+	struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+/*
+ * The sleeper: wp_prepare(), then check its condition once more; if it holds,
+ * wp_cancel(), else wp_sleep() (returns when woken, after a bounded time, or spuriously:
+ * the caller checks again). The waker changes the state, then calls wp_wake(). The
+ * sequentially consistent fences make the pair safe (Dekker): either the waker sees
+ * waiting set, or the sleeper's second check sees the waker's change.
+ */
+static uint32_t wp_prepare(struct waitpoint *w)
+{
+	uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&w->waiting, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return seq;
+}
+
+static void wp_cancel(struct waitpoint *w)
+{
+	__atomic_store_n(&w->waiting, 0, __ATOMIC_RELAXED);
+}
+
+static void wp_sleep(struct waitpoint *w, uint32_t seq, uint64_t ns)
+{
+	futex_wait(&w->seq, seq, ns);
+	__atomic_store_n(&w->waiting, 0, __ATOMIC_RELAXED);
+}
+
+/* Is someone asleep (or going to sleep) on w? After the waker's change (seq_cst fence). */
+static bool wp_waiting(struct waitpoint *w)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&w->waiting, __ATOMIC_RELAXED);
+}
+
+static void wp_wake(struct waitpoint *w)
+{
+	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &w->seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static inline void cpu_relax(void)
+{
+	__builtin_ia32_pause();
+}
+
 /* ---- export ---- */
 
 static void export_rec(struct meter *m, const struct secho_flow_rec *rec)
@@ -120,8 +220,22 @@ static void on_record(void *ctx, const struct secho_flow_rec *rec)
 	struct rec_ring *q = &w->ring;
 	uint64_t head = q->head;
 	/* acquire: the export thread finished copying the slot before it moved the tail */
-	while (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING_RECORDS)
-		sched_yield();
+	for (unsigned spin = 0; head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING_RECORDS;
+	     spin++) {
+		if (spin < SPIN_CHECKS) {
+			cpu_relax();
+			continue;
+		}
+		/* the ring is full: ask the export thread to drain it (offline it may be
+		 * asleep, waiting for room in this worker's frame ring), then sleep */
+		if (wp_waiting(&m->reader))
+			wp_wake(&m->reader);
+		uint32_t seq = wp_prepare(&q->space);
+		if (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) < RING_RECORDS)
+			wp_cancel(&q->space);
+		else
+			wp_sleep(&q->space, seq, SLEEP_NS);
+	}
 	q->r[head & (RING_RECORDS - 1)] = *rec;
 	/* release: the record's bytes before the new head */
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
@@ -137,6 +251,8 @@ static uint64_t drain(struct meter *m)
 		uint64_t tail = q->tail;
 		/* acquire: pairs with the worker's release of the head */
 		uint64_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+		if (tail == head)
+			continue;
 		for (; tail != head; tail++) {
 			struct secho_flow_rec rec = q->r[tail & (RING_RECORDS - 1)];
 			/* release: the copy is done, the slot may be written again */
@@ -144,6 +260,8 @@ static uint64_t drain(struct meter *m)
 			export_rec(m, &rec);
 			total++;
 		}
+		if (wp_waiting(&q->space))
+			wp_wake(&q->space);
 	}
 	return total;
 }
@@ -159,12 +277,10 @@ static void sum_counters(const struct meter *m, struct secho_flow_counters *c, u
 	for (unsigned i = 0; i < m->n; i++) {
 		const struct worker *w = &m->w[i];
 		secho_flow_counters_add(c, &w->t.cnt);
-		uint64_t fr = __atomic_load_n(&w->frames_read, __ATOMIC_RELAXED);
-		if (m->cfg->pcap)
-			*read = fr > *read ? fr : *read; /* every worker reads the whole file */
-		else
-			*read += fr;
+		*read += __atomic_load_n(&w->frames_read, __ATOMIC_RELAXED);
 	}
+	if (m->cfg->pcap)
+		*read = m->frames_read; /* the calling thread reads the file */
 	for (unsigned i = 0; i < m->n; i++)
 		*drops += __atomic_load_n(&m->w[i].kernel_drops, __ATOMIC_RELAXED);
 }
@@ -220,15 +336,19 @@ static void print_stats(const struct meter *m, bool final)
 			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", secho_flow_ignore_name(i),
 			        c.ignored[i]);
 		fprintf(f, "},\"sinks\":[");
+		unsigned nrow = 0;
 		for (unsigned i = 0; i < m->cfg->nsinks; i++) {
-			struct secho_flow_sink_stats st;
+			struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 			const struct secho_flow_sink *s = &m->cfg->sinks[i];
-			s->ops->stats(s->ctx, &st);
-			fprintf(f,
-			        "%s{\"name\":\"%s\",\"records\":%" PRIu64 ",\"messages\":%" PRIu64
-			        ",\"errors\":%" PRIu64 ",\"not_sent\":%" PRIu64 "}",
-			        i ? "," : "", s->name, st.records, st.messages, st.errors,
-			        st.not_sent);
+			unsigned nr = s->ops->stats(s->ctx, st, SECHO_FLOW_SINK_MAX_ROWS);
+			for (unsigned j = 0; j < nr; j++, nrow++)
+				fprintf(f,
+				        "%s{\"name\":\"%s\",\"records\":%" PRIu64
+				        ",\"messages\":%" PRIu64 ",\"errors\":%" PRIu64
+				        ",\"not_delivered\":%" PRIu64 ",\"reconnects\":%" PRIu64
+				        "}",
+				        nrow ? "," : "", st[j].name, st[j].records, st[j].messages,
+				        st[j].errors, st[j].not_delivered, st[j].reconnects);
 		}
 		fprintf(f, "]}\n");
 		fflush(f);
@@ -267,13 +387,15 @@ static void print_stats(const struct meter *m, bool final)
 			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i],
 			        secho_flow_counter_text((enum secho_flow_counter)i));
 	for (unsigned i = 0; i < m->cfg->nsinks; i++) {
-		struct secho_flow_sink_stats st;
+		struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 		const struct secho_flow_sink *s = &m->cfg->sinks[i];
-		s->ops->stats(s->ctx, &st);
-		fprintf(f,
-		        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
-		        " errors, %" PRIu64 " not sent\n",
-		        s->name, st.records, st.messages, st.errors, st.not_sent);
+		unsigned nr = s->ops->stats(s->ctx, st, SECHO_FLOW_SINK_MAX_ROWS);
+		for (unsigned j = 0; j < nr; j++)
+			fprintf(f,
+			        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
+			        " errors, %" PRIu64 " not delivered, %" PRIu64 " reconnects\n",
+			        st[j].name, st[j].records, st[j].messages, st[j].errors,
+			        st[j].not_delivered, st[j].reconnects);
 	}
 	fflush(f);
 }
@@ -282,8 +404,7 @@ static void show_progress(struct meter *m, uint64_t now_mono, bool last)
 {
 	if (!m->cfg->progress || !m->cfg->pcap)
 		return;
-	uint64_t read = __atomic_load_n(&m->w[0].frames_read, __ATOMIC_RELAXED);
-	uint64_t pos = __atomic_load_n(&m->w[0].file_pos, __ATOMIC_RELAXED);
+	uint64_t read = m->frames_read, pos = m->cf.pos;
 	double dt = (double)(now_mono - m->last_progress) / 1e9;
 	double rate = dt > 0 ? (double)(read - m->progress_frames) / dt : 0.0;
 	fprintf(stderr, "\r  %5.1f%% of %s, %" PRIu64 " frames, %.2f M frames/s   ",
@@ -322,47 +443,196 @@ static void housekeeping(struct meter *m)
 
 /* ---- workers ---- */
 
-static void run_offline(struct worker *w)
+/* Read up to BURST records of the file and prepare them for the tables (their key and
+ * hash, src/flow/table.h); the packet clock follows. Returns how many. */
+static unsigned read_burst(struct meter *m, struct secho_cap_rec *recs)
 {
-	struct meter *m = w->m;
-	struct secho_cap_rec recs[BURST];
-	uint64_t clock = 0;
-	unsigned bursts = 0;
+	unsigned n = 0;
 
-	struct secho_flow_frame fr[BURST];
+	while (n < BURST && secho_capfile_next(&m->cf, &recs[n]) == 1)
+		n++;
+	m->frames_read += n;
+	return n;
+}
+
+static void prepare(struct meter *m, const struct secho_cap_rec *r, struct secho_flow_prep *p,
+                    unsigned *owner)
+{
+	struct secho_dissect d;
+	enum secho_dissect_reason why = secho_dissect_snap(r->data, r->caplen, r->wirelen, &d);
+
+	/* every worker's table has the configuration of worker 0's, which is only read */
+	secho_flow_table_prepare(&m->w[0].t, r->data, why, &d, r->wirelen, r->ts_ns, p);
+	*owner = why == SECHO_DISSECT_OK ? secho_flow_worker_of(r->data, &d, m->split_seed, m->n)
+	                                 : 0;
+}
+
+/* One worker: everything in the calling thread, records straight to the sinks. */
+static void run_offline_one(struct meter *m)
+{
+	struct worker *w = &m->w[0];
+	struct secho_cap_rec recs[BURST];
+	struct secho_flow_prep p[BURST];
+	uint64_t clock = 0;
+	unsigned bursts = 0, owner;
 
 	while (!stopping(m)) {
-		unsigned n = 0, mine = 0;
-		while (n < BURST && secho_capfile_next(&w->cf, &recs[n]) == 1)
-			n++;
+		unsigned n = read_burst(m, recs);
 		if (!n)
 			break;
 		for (unsigned i = 0; i < n; i++) {
-			const struct secho_cap_rec *r = &recs[i];
-			struct secho_flow_frame *x = &fr[mine];
-			x->reason = secho_dissect_snap(r->data, r->caplen, r->wirelen, &x->d);
-			unsigned owner =
-			        x->reason == SECHO_DISSECT_OK
-			                ? secho_flow_worker_of(r->data, &x->d, m->split_seed, m->n)
-			                : 0;
-			if (owner == w->id) {
-				x->data = r->data;
-				x->wirelen = r->wirelen;
-				x->ts_ns = r->ts_ns;
-				mine++;
-			}
-			if (r->ts_ns > clock)
-				clock = r->ts_ns;
+			prepare(m, &recs[i], &p[i], &owner);
+			if (recs[i].ts_ns > clock)
+				clock = recs[i].ts_ns;
 		}
-		secho_flow_table_burst(&w->t, fr, mine);
+		secho_flow_table_burst_prepared(&w->t, p, n);
 		secho_flow_table_expire(&w->t, clock);
-		__atomic_store_n(&w->frames_read, w->frames_read + n, __ATOMIC_RELAXED);
-		__atomic_store_n(&w->file_pos, w->cf.pos, __ATOMIC_RELAXED);
-		if (!m->threaded && (++bursts & 31) == 0)
+		if ((++bursts & 31) == 0)
 			housekeeping(m);
 	}
 	secho_flow_table_expire(&w->t, clock);
 	secho_flow_table_flush(&w->t);
+}
+
+/* A worker of several, offline: meters what the reader puts in its ring. */
+static void run_offline_worker(struct worker *w)
+{
+	struct meter *m = w->m;
+	struct frame_ring *q = &w->frames;
+	uint64_t tail = q->tail;
+
+	for (;;) {
+		/* acquire: the clock after the heads (see the top of this file) */
+		uint64_t clock = __atomic_load_n(&m->clock, __ATOMIC_ACQUIRE);
+		int eof = __atomic_load_n(&m->eof, __ATOMIC_ACQUIRE);
+		uint64_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+		if (head == tail) {
+			if (eof)
+				break; /* eof was stored after the last head: nothing more comes */
+			bool more = false;
+			for (unsigned spin = 0; spin < SPIN_CHECKS && !more; spin++) {
+				cpu_relax();
+				more = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != tail ||
+				       __atomic_load_n(&m->eof, __ATOMIC_ACQUIRE);
+			}
+			if (more)
+				continue;
+			secho_flow_table_expire(&w->t, clock);
+			uint32_t seq = wp_prepare(&q->ready);
+			if (__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) != tail ||
+			    __atomic_load_n(&m->eof, __ATOMIC_ACQUIRE))
+				wp_cancel(&q->ready);
+			else
+				wp_sleep(&q->ready, seq, SLEEP_NS);
+			continue;
+		}
+		while (tail != head) {
+			uint32_t at = (uint32_t)(tail & (RING_FRAMES - 1));
+			uint64_t n = head - tail;
+			if (n > BURST)
+				n = BURST;
+			if (n > RING_FRAMES - at)
+				n = RING_FRAMES - at; /* up to the end of the ring, the rest next */
+			secho_flow_table_burst_prepared(&w->t, &q->p[at], (unsigned)n);
+			tail += n;
+			/* release: the frames are metered, their slots may be written again */
+			__atomic_store_n(&q->tail, tail, __ATOMIC_RELEASE);
+		}
+		secho_flow_table_expire(&w->t, clock);
+		/* the reader waits for half a ring of room (or for the end) */
+		if (wp_waiting(&m->reader) &&
+		    __atomic_load_n(&q->head, __ATOMIC_RELAXED) - tail <= RING_FRAMES / 2)
+			wp_wake(&m->reader);
+	}
+	secho_flow_table_expire(&w->t, __atomic_load_n(&m->clock, __ATOMIC_ACQUIRE));
+	secho_flow_table_flush(&w->t);
+}
+
+/* The reader's heads and clock, published; a sleeping worker woken when it has at least
+ * min frames waiting. */
+static void publish(struct meter *m, const uint64_t *head, uint64_t clock, uint64_t min)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		/* release: the frames' bytes before the head */
+		__atomic_store_n(&m->w[i].frames.head, head[i], __ATOMIC_RELEASE);
+	/* release, after the heads: see the top of this file */
+	__atomic_store_n(&m->clock, clock, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < m->n; i++) {
+		struct frame_ring *q = &m->w[i].frames;
+		if (wp_waiting(&q->ready) &&
+		    head[i] - __atomic_load_n(&q->tail, __ATOMIC_RELAXED) >= min)
+			wp_wake(&q->ready);
+	}
+}
+
+/* The reader, with room for one more frame in worker k's ring. Until there is, the
+ * records are drained and the reader sleeps (woken by the worker). */
+static void reader_room(struct meter *m, unsigned k, const uint64_t *head, uint64_t clock,
+                        uint64_t *tail_seen)
+{
+	struct frame_ring *q = &m->w[k].frames;
+
+	*tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+	if (head[k] - *tail_seen < RING_FRAMES)
+		return;
+	publish(m, head, clock, 1); /* every worker has all there is */
+	for (;;) {
+		drain(m);
+		housekeeping(m);
+		*tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+		if (head[k] - *tail_seen < RING_FRAMES)
+			return;
+		uint32_t seq = wp_prepare(&m->reader);
+		*tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+		if (head[k] - *tail_seen < RING_FRAMES) {
+			wp_cancel(&m->reader);
+			return;
+		}
+		wp_sleep(&m->reader, seq, SLEEP_NS / 10);
+	}
+}
+
+/* Several workers: this thread reads, prepares and hands out the frames, and hands the
+ * workers' records to the sinks. */
+static void run_reader(struct meter *m)
+{
+	struct secho_cap_rec recs[BURST];
+	uint64_t head[SECHO_FLOW_MAX_WORKERS] = {0}, tail_seen[SECHO_FLOW_MAX_WORKERS] = {0};
+	uint64_t clock = 0, last_tick = 0;
+	unsigned bursts = 0, owner;
+
+	while (!stopping(m)) {
+		unsigned n = read_burst(m, recs);
+		if (!n)
+			break;
+		for (unsigned i = 0; i < n; i++) {
+			struct secho_flow_prep p;
+			prepare(m, &recs[i], &p, &owner);
+			if (head[owner] - tail_seen[owner] >= RING_FRAMES)
+				reader_room(m, owner, head, clock, &tail_seen[owner]);
+			m->w[owner].frames.p[head[owner]++ & (RING_FRAMES - 1)] = p;
+			if (recs[i].ts_ns > clock)
+				clock = recs[i].ts_ns;
+		}
+		publish(m, head, clock, WAKE_FRAMES);
+		if ((++bursts & 7) == 0) {
+			drain(m);
+			if ((bursts & 255) == 0) {
+				housekeeping(m);
+				/* now and then, every sleeping worker moves to the clock */
+				if (m->last_tick != last_tick) {
+					last_tick = m->last_tick;
+					publish(m, head, clock, 0);
+				}
+			}
+		}
+	}
+	publish(m, head, clock, 0);
+	/* release: after the last heads and the final clock */
+	__atomic_store_n(&m->eof, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < m->n; i++)
+		if (wp_waiting(&m->w[i].frames.ready))
+			wp_wake(&m->w[i].frames.ready);
 }
 
 /* The kernel's drop counters of this worker's sockets (read here, in the worker's own
@@ -462,7 +732,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 
 	if (w->m->cfg->pcap)
-		run_offline(w);
+		run_offline_worker(w);
 	else
 		run_live(w);
 	/* release: every record of this worker is in its ring */
@@ -560,6 +830,7 @@ static void teardown(struct meter *m)
 		if (w->mem)
 			munmap(w->mem, w->memlen);
 		free(w->ring.r);
+		free(w->frames.p);
 	}
 	free(m->w);
 	m->w = NULL;
@@ -603,7 +874,9 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		w->m = m;
 		/* Anonymous memory: zero, and only the pages the table touches are used. Not
 		 * in transparent huge pages: a first touch of one cost milliseconds of
-		 * compaction and zeroing here, long enough for a live ring to overflow. */
+		 * compaction and zeroing here, long enough for a live ring to overflow; offline
+		 * they made the whole table resident (137 MiB by default) for no gain in user
+		 * time on the light profile and a loss on heavy (docs/PERFORMANCE.md). */
 		w->memlen = memlen;
 		w->mem = mmap(NULL, w->memlen, PROT_READ | PROT_WRITE,
 		              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -625,8 +898,16 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		r = secho_capfile_open(&m->cf, cfg->pcap, err, errlen);
 		if (r)
 			goto out;
-		for (unsigned i = 0; i < m->n; i++)
-			secho_capfile_clone(&m->cf, &m->w[i].cf);
+		secho_capfile_drop_behind(&m->cf); /* frames are not used once prepared */
+		for (unsigned i = 0; m->n > 1 && i < m->n; i++) {
+			m->w[i].frames.p =
+			        aligned_alloc(64, RING_FRAMES * sizeof(struct secho_flow_prep));
+			if (!m->w[i].frames.p) {
+				snprintf(err, errlen, "out of memory");
+				r = -ENOMEM;
+				goto out;
+			}
+		}
 	} else {
 		m->threaded = true; /* the export thread keeps ticking while workers wait */
 		r = open_live(m, err, errlen);
@@ -664,7 +945,7 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	m->start_mono = m->last_tick = m->last_stats = m->last_progress = clock_ns(CLOCK_MONOTONIC);
 	m->now_ns = m->start_ns;
 	if (!m->threaded) {
-		worker_main(&m->w[0]);
+		run_offline_one(m);
 	} else {
 		for (unsigned i = 0; i < m->n; i++) {
 			int e = pthread_create(&m->w[i].th, NULL, worker_main, &m->w[i]);
@@ -678,6 +959,13 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		}
 		if (r) /* a worker did not start: the others stop and export what they have */
 			__atomic_store_n(&m->halt, 1, __ATOMIC_RELAXED);
+		if (cfg->pcap && !r) {
+			run_reader(m);
+		} else if (cfg->pcap) {
+			__atomic_store_n(&m->eof, 1, __ATOMIC_RELEASE);
+			for (unsigned i = 0; i < m->n; i++)
+				wp_wake(&m->w[i].frames.ready);
+		}
 		for (;;) {
 			unsigned done = 0;
 			for (unsigned i = 0; i < m->n; i++)
@@ -705,21 +993,18 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	totals_of(m, &tot);
 	m->now_ns = clock_ns(CLOCK_REALTIME);
 	for (unsigned i = 0; i < cfg->nsinks; i++)
-		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, &tot, 5000))
+		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, m->now_ns, &tot,
+		                             SECHO_FLOW_CLOSE_TIMEOUT_MS))
 			res->sink_failed = true;
 	sum_counters(m, &res->cnt, &res->frames_read, &res->kernel_drops);
 	res->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
 	res->interrupted = stopping(m);
 	if (cfg->pcap) {
-		for (unsigned i = 0; i < m->n; i++) {
-			const char *e = secho_capfile_error(&m->w[i].cf);
-			if (e) {
-				snprintf(res->input_error, sizeof(res->input_error), "%s: %s",
-				         cfg->pcap, e);
-				break;
-			}
-		}
-		res->interrupted = res->interrupted && !m->w[0].cf.done;
+		const char *e = secho_capfile_error(&m->cf);
+		if (e)
+			snprintf(res->input_error, sizeof(res->input_error), "%s: %s", cfg->pcap,
+			         e);
+		res->interrupted = res->interrupted && !m->cf.done;
 	} else {
 		for (unsigned i = 0; i < m->n; i++)
 			if (__atomic_load_n(&m->w[i].gone, __ATOMIC_RELAXED))

@@ -33,6 +33,9 @@
 #include "secho/io.h"
 
 #define SECHO_FLOW_MAX_WORKERS 64
+/* How long the sinks may take at the end to deliver what they hold (TCP: until the
+ * collector acknowledged it, reconnecting with backoff if it must). */
+#define SECHO_FLOW_CLOSE_TIMEOUT_MS 10000
 
 struct secho_flow_meter_cfg {
 	struct secho_flow_table_cfg table; /* flows: the total over all workers; seed, emit and

@@ -301,9 +301,22 @@ static void slot_free(struct secho_flow_table *t, uint32_t b, unsigned s)
 	t->cnt.active--;
 }
 
+/* 44 bytes compared as five 64-bit words and one 32-bit word, inline (a library memcmp
+ * call cost more than the compare on the per-packet path). */
 static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flow_key *b)
 {
-	return memcmp(a, b, sizeof(*a)) == 0;
+	const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+	uint64_t d = 0, u, v;
+	uint32_t u4, v4;
+
+	for (unsigned i = 0; i < 40; i += 8) {
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+	}
+	memcpy(&u4, x + 40, 4);
+	memcpy(&v4, y + 40, 4);
+	return !(d | (u4 ^ v4));
 }
 
 /*
@@ -408,18 +421,15 @@ static inline void key_prepare(const struct secho_flow_table *t, const struct se
 	k->h = secho_flow_hash(&t->hasher, &k->ck);
 }
 
-/* Count one packet of key k (key_prepare) at ts in its flow. */
-static void update_keyed(struct secho_flow_table *t, const struct keyed *k, uint64_t ts,
-                         uint32_t octets, uint8_t tcp_flags)
+/* Count one packet of key ck (as the table keeps it; hash h; swapped: it runs against
+ * ck) at ts in its flow. */
+static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key *ck, uint64_t h,
+                         bool swapped, uint64_t ts, uint32_t octets, uint8_t tcp_flags)
 {
-	const struct secho_flow_key ck = k->ck;
-	bool swapped = k->swapped;
-	uint64_t h = k->h;
-
 	if (ts > t->clock_ns)
 		t->clock_ns = ts;
 	bool fresh;
-	struct flow_entry *e = lookup(t, &ck, h, swapped, ts, &fresh);
+	struct flow_entry *e = lookup(t, ck, h, swapped, ts, &fresh);
 
 	if (!fresh) {
 		if (ts >= entry_end(t, e)) {
@@ -455,7 +465,7 @@ static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, 
 	struct keyed k;
 
 	key_prepare(t, pk, &k);
-	update_keyed(t, &k, ts, octets, tcp_flags);
+	update_keyed(t, &k.ck, k.h, k.swapped, ts, octets, tcp_flags);
 }
 
 void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
@@ -500,13 +510,12 @@ static void ignore(struct secho_flow_table *t, unsigned why, size_t wirelen)
 /* The lookup key of a fragment: addresses, VLANs, version, IP id in the port fields, the
  * protocol for IPv4 (RFC 791 reassembles by src, dst, protocol, id) and 0 for IPv6 (RFC
  * 8200: src, dst, id; a later fragment's next header need not be the transport's). */
-static void frag_key(const struct secho_flow_key *k, const struct secho_dissect *d, uint8_t l4proto,
-                     struct secho_flow_key *fk)
+static void frag_key(const struct secho_flow_key *k, uint32_t frag_id, struct secho_flow_key *fk)
 {
 	*fk = *k;
-	fk->proto = d->ip_version == 4 ? l4proto : 0;
-	fk->sport = (uint16_t)(d->frag_id >> 16);
-	fk->dport = (uint16_t)d->frag_id;
+	fk->proto = k->ip_version == 4 ? k->proto : 0;
+	fk->sport = (uint16_t)(frag_id >> 16);
+	fk->dport = (uint16_t)frag_id;
 	fk->icmp_type_code = 0;
 }
 
@@ -516,11 +525,12 @@ static struct flow_frag *frag_set(struct secho_flow_table *t, const struct secho
 	return &t->frags[(size_t)(((h >> 32) * t->nfragsets) >> 32) * FRAG_WAYS];
 }
 
+/* A first fragment of key k (its own direction, with its ports) and IP id frag_id. */
 static void frag_remember(struct secho_flow_table *t, const struct secho_flow_key *k,
-                          const struct secho_dissect *d, uint64_t ts)
+                          uint32_t frag_id, uint64_t ts)
 {
 	struct secho_flow_key fk;
-	frag_key(k, d, d->proto, &fk);
+	frag_key(k, frag_id, &fk);
 	struct flow_frag *set = frag_set(t, &fk), *w = NULL;
 
 	for (unsigned i = 0; i < FRAG_WAYS && !w; i++)
@@ -540,18 +550,18 @@ static void frag_remember(struct secho_flow_table *t, const struct secho_flow_ke
 	w->sport = k->sport;
 	w->dport = k->dport;
 	w->icmp = k->icmp_type_code;
-	w->proto = d->proto;
+	w->proto = k->proto;
 	w->used = 1;
 	w->expires_ns = ts + t->cfg.frag_timeout_ns;
 	t->cnt.c[SECHO_FLOW_CNT_FRAG_FIRST]++;
 }
 
 /* A later fragment: fill in its first fragment's protocol and ports; false if unknown. */
-static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k,
-                      const struct secho_dissect *d, uint64_t ts)
+static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k, uint32_t frag_id,
+                      uint64_t ts)
 {
 	struct secho_flow_key fk;
-	frag_key(k, d, d->proto, &fk);
+	frag_key(k, frag_id, &fk);
 	struct flow_frag *set = frag_set(t, &fk);
 
 	for (unsigned i = 0; i < FRAG_WAYS; i++) {
@@ -567,59 +577,96 @@ static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k,
 	return false;
 }
 
-static void dissected(struct secho_flow_table *t, const uint8_t *frame,
-                      const struct secho_dissect *d, size_t wirelen, uint64_t ts)
+void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
+                              enum secho_dissect_reason r, const struct secho_dissect *d,
+                              uint32_t wirelen, uint64_t ts_ns, struct secho_flow_prep *p)
 {
-	struct secho_flow_key k;
-
-	secho_flow_key_from(frame, d, &k);
+	p->ts_ns = ts_ns;
+	p->swapped = 0;
+	p->tcp_flags = 0;
+	if (r != SECHO_DISSECT_OK || !d->ip_version) {
+		p->kind = SECHO_FLOW_PREP_IGNORED;
+		p->why = r != SECHO_DISSECT_OK ? (uint8_t)r : (uint8_t)SECHO_FLOW_IGN_NOT_IP;
+		p->octets = wirelen;
+		return;
+	}
+	p->octets = d->ip_len;
+	p->frag_id = d->frag_id;
+	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4))
+		p->tcp_flags = d->tcp_flags;
 	if (d->frag == SECHO_FRAG_LATER) {
-		if (!frag_join(t, &k, d, ts)) {
-			ignore(t, SECHO_FLOW_IGN_FRAG_ORPHAN, wirelen);
+		p->kind = SECHO_FLOW_PREP_FRAG_LATER;
+		secho_flow_key_from(frame, d, &p->key);
+		return;
+	}
+	p->kind = d->frag == SECHO_FRAG_FIRST ? SECHO_FLOW_PREP_FRAG_FIRST : SECHO_FLOW_PREP_PLAIN;
+	if (t->cfg.uniflow) {
+		secho_flow_key_from(frame, d, &p->key);
+	} else {
+		struct secho_flow_key k;
+		secho_flow_key_from(frame, d, &k);
+		p->swapped = secho_flow_key_canon(&k, &p->key);
+	}
+	p->h = secho_flow_hash(&t->hasher, &p->key);
+}
+
+/* Meter one prepared frame (its memory may have been asked for already). */
+static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
+{
+	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+	switch (p->kind) {
+	case SECHO_FLOW_PREP_IGNORED:
+		ignore(t, p->why, p->octets);
+		return;
+	case SECHO_FLOW_PREP_FRAG_LATER: {
+		struct secho_flow_key k = p->key;
+		if (!frag_join(t, &k, p->frag_id, p->ts_ns)) {
+			ignore(t, SECHO_FLOW_IGN_FRAG_ORPHAN, p->octets);
 			return;
 		}
 		t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED]++;
-		update(t, &k, ts, d->ip_len, 0);
+		update(t, &k, p->ts_ns, p->octets, 0);
 		return;
 	}
-	if (d->frag == SECHO_FRAG_FIRST)
-		frag_remember(t, &k, d, ts);
-	update(t, &k, ts, d->ip_len,
-	       d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4) ? d->tcp_flags : 0);
+	case SECHO_FLOW_PREP_FRAG_FIRST: {
+		struct secho_flow_key own = p->key;
+		if (p->swapped)
+			secho_flow_key_reverse(&own);
+		frag_remember(t, &own, p->frag_id, p->ts_ns);
+		break;
+	}
+	default:
+		break;
+	}
+	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->octets, p->tcp_flags);
 }
 
 void secho_flow_table_dissected(struct secho_flow_table *t, const uint8_t *frame,
                                 enum secho_dissect_reason r, const struct secho_dissect *d,
                                 size_t wirelen, uint64_t ts_ns)
 {
-	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
-	if (r != SECHO_DISSECT_OK) {
-		ignore(t, r, wirelen);
-		return;
-	}
-	if (!d->ip_version) {
-		ignore(t, SECHO_FLOW_IGN_NOT_IP, wirelen);
-		return;
-	}
-	dissected(t, frame, d, wirelen, ts_ns);
+	struct secho_flow_prep p;
+
+	secho_flow_table_prepare(t, frame, r, d, (uint32_t)wirelen, ts_ns, &p);
+	metered(t, &p);
 }
 
-/* Where key k lives: its bucket and its cache slot. */
-static inline void prefetch_bucket(const struct secho_flow_table *t, const struct keyed *k)
+/* Where hash h lives: its bucket and its cache slot. */
+static inline void prefetch_bucket(const struct secho_flow_table *t, uint64_t h)
 {
-	uint32_t sig = (uint32_t)k->h ? (uint32_t)k->h : 1;
-	uint32_t b = (uint32_t)(((k->h >> 32) * t->nbuckets) >> 32);
+	uint32_t sig = (uint32_t)h ? (uint32_t)h : 1;
+	uint32_t b = (uint32_t)(((h >> 32) * t->nbuckets) >> 32);
 
 	__builtin_prefetch(&t->buckets[b]);
 	__builtin_prefetch(&t->cache[sig & t->cache_mask]);
 }
 
-/* The entry that may hold key k (the cache's or the first signature match in its bucket,
+/* The entry that may hold hash h (the cache's or the first signature match in its bucket,
  * both now in cache): both of its lines. */
-static inline void prefetch_entry(const struct secho_flow_table *t, const struct keyed *k)
+static inline void prefetch_entry(const struct secho_flow_table *t, uint64_t h)
 {
-	uint32_t sig = (uint32_t)k->h ? (uint32_t)k->h : 1;
-	uint32_t b = (uint32_t)(((k->h >> 32) * t->nbuckets) >> 32);
+	uint32_t sig = (uint32_t)h ? (uint32_t)h : 1;
+	uint32_t b = (uint32_t)(((h >> 32) * t->nbuckets) >> 32);
 	uint64_t c = t->cache[sig & t->cache_mask];
 	const struct flow_entry *e = NULL;
 
@@ -639,49 +686,39 @@ static inline void prefetch_entry(const struct secho_flow_table *t, const struct
 	}
 }
 
+static inline bool keyed_kind(uint8_t kind)
+{
+	return kind == SECHO_FLOW_PREP_PLAIN || kind == SECHO_FLOW_PREP_FRAG_FIRST;
+}
+
+void secho_flow_table_burst_prepared(struct secho_flow_table *t, const struct secho_flow_prep *p,
+                                     unsigned n)
+{
+	if (n > SECHO_FLOW_TABLE_BURST)
+		n = SECHO_FLOW_TABLE_BURST;
+	/* 1: buckets and cache slots on their way; 2: the entries they name; 3: in order, as
+	 * one at a time would */
+	for (unsigned i = 0; i < n; i++)
+		if (keyed_kind(p[i].kind))
+			prefetch_bucket(t, p[i].h);
+	for (unsigned i = 0; i < n; i++)
+		if (keyed_kind(p[i].kind))
+			prefetch_entry(t, p[i].h);
+	for (unsigned i = 0; i < n; i++)
+		metered(t, &p[i]);
+}
+
 void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_frame *f,
                             unsigned n)
 {
-	struct keyed k[SECHO_FLOW_TABLE_BURST];
-	bool plain[SECHO_FLOW_TABLE_BURST];
+	struct secho_flow_prep p[SECHO_FLOW_TABLE_BURST];
 
 	if (n > SECHO_FLOW_TABLE_BURST)
 		n = SECHO_FLOW_TABLE_BURST;
-	/* 1: keys and hashes of the packets that are plain (not refused, IP, not a later
-	 * fragment); their buckets and cache slots on their way */
-	for (unsigned i = 0; i < n; i++) {
-		plain[i] = f[i].reason == SECHO_DISSECT_OK && f[i].d.ip_version &&
-		           f[i].d.frag != SECHO_FRAG_LATER;
-		if (!plain[i])
-			continue;
-		struct secho_flow_key pk;
-		secho_flow_key_from(f[i].data, &f[i].d, &pk);
-		key_prepare(t, &pk, &k[i]);
-		prefetch_bucket(t, &k[i]);
-	}
-	/* 2: their entries on their way */
 	for (unsigned i = 0; i < n; i++)
-		if (plain[i])
-			prefetch_entry(t, &k[i]);
-	/* 3: in order, as one at a time would */
-	for (unsigned i = 0; i < n; i++) {
-		const struct secho_flow_frame *x = &f[i];
-		const struct secho_dissect *d = &x->d;
-		if (!plain[i]) {
-			secho_flow_table_dissected(t, x->data, x->reason, d, x->wirelen, x->ts_ns);
-			continue;
-		}
-		t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
-		if (d->frag == SECHO_FRAG_FIRST) {
-			struct secho_flow_key pk;
-			secho_flow_key_from(x->data, d, &pk);
-			frag_remember(t, &pk, d, x->ts_ns);
-		}
-		update_keyed(t, &k[i], x->ts_ns, d->ip_len,
-		             d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4)
-		                     ? d->tcp_flags
-		                     : 0);
-	}
+		secho_flow_table_prepare(t, f[i].data, f[i].reason, &f[i].d, f[i].wirelen,
+		                         f[i].ts_ns, &p[i]);
+	secho_flow_table_burst_prepared(t, p, n);
 }
 
 void secho_flow_table_frame(struct secho_flow_table *t, const uint8_t *frame, size_t caplen,
@@ -746,19 +783,41 @@ static uint32_t next_due(const struct secho_flow_table *t, uint32_t from, uint32
 	return to;
 }
 
-/* Sweep buckets [from, to) at time now (exact: every bucket, every entry). */
+#define SWEEP_BATCH 16
+
+/* Sweep buckets [from, to) at time now (exact: every bucket, every entry). Not exact, the
+ * due buckets are taken SWEEP_BATCH at a time: their lines asked for, then the entries
+ * whose bounds have passed, then swept, so that the misses of one batch overlap. */
 static void sweep_range(struct secho_flow_table *t, uint32_t from, uint32_t to, uint64_t now,
                         bool exact)
 {
 	uint32_t nt = tick(now);
 
-	for (uint32_t b = from; b < to; b++) {
-		if (!exact) {
-			b = next_due(t, b, to, nt);
-			if (b == to)
-				break;
+	if (exact) {
+		for (uint32_t b = from; b < to; b++)
+			sweep_bucket(t, b, now, true);
+		return;
+	}
+	uint32_t due[SWEEP_BATCH];
+	for (uint32_t b = from; b < to;) {
+		unsigned nd = 0;
+		while (nd < SWEEP_BATCH && (b = next_due(t, b, to, nt)) < to) {
+			__builtin_prefetch(&t->buckets[b], 1);
+			due[nd++] = b++;
 		}
-		sweep_bucket(t, b, now, exact);
+		for (unsigned i = 0; i < nd; i++) {
+			const struct flow_bucket *bk = &t->buckets[due[i]];
+			for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++)
+				if (bk->sig[s] && tick_le(bk->due[s], nt)) {
+					const char *e =
+					        (const char *)&t->entries
+					                [(size_t)due[i] * SECHO_FLOW_BUCKET + s];
+					__builtin_prefetch(e, 1);
+					__builtin_prefetch(e + 64, 1);
+				}
+		}
+		for (unsigned i = 0; i < nd; i++)
+			sweep_bucket(t, due[i], now, false);
 	}
 }
 

@@ -199,6 +199,48 @@ struct secho_flow_frame {
 void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_frame *f,
                             unsigned n);
 
+/*
+ * A frame reduced to everything the table needs of it (secho_flow_table_prepare): made where
+ * the frame is read, metered where the table lives (secho_flow_table_burst_prepared), maybe
+ * by another thread, which then never touches the frame (the offline reader prepares, the
+ * workers meter: src/flow/meter.c).
+ */
+#define SECHO_FLOW_PREP_PLAIN      0 /* a packet of a flow */
+#define SECHO_FLOW_PREP_FRAG_FIRST 1 /* a first fragment: a packet of a flow, remembered */
+#define SECHO_FLOW_PREP_FRAG_LATER 2 /* a later fragment: joins its first fragment's flow */
+#define SECHO_FLOW_PREP_IGNORED    3 /* in no flow */
+
+struct secho_flow_prep {
+	struct secho_flow_key key; /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
+	                            * for biflows); FRAG_LATER: the packet's own direction,
+	                            * without ports */
+	uint32_t octets;           /* the IP length; IGNORED: the frame's length on the wire */
+	uint64_t h;                /* PLAIN, FRAG_FIRST: the hash of key */
+	uint64_t ts_ns;            /* packet time */
+	uint32_t frag_id;          /* fragments: the IP identification */
+	uint8_t kind;              /* SECHO_FLOW_PREP_* */
+	uint8_t swapped;           /* key runs against the packet (biflows) */
+	uint8_t tcp_flags;         /* TCP with its header, else 0 */
+	uint8_t why;               /* IGNORED: the index of its ignored counter */
+};
+
+/*
+ * Prepare one frame, described by r and *d (secho_dissect_snap of frame; wirelen its length
+ * on the wire), for a table of t's configuration (mode, hash and seed): t is only read, and
+ * may be another thread's table of the same configuration. Can't fail.
+ */
+void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
+                              enum secho_dissect_reason r, const struct secho_dissect *d,
+                              uint32_t wirelen, uint64_t ts_ns, struct secho_flow_prep *p);
+
+/*
+ * Meter up to SECHO_FLOW_TABLE_BURST prepared frames, with the same result as one at a time,
+ * their buckets, cache slots and entries requested ahead as in secho_flow_table_burst.
+ * Can't fail.
+ */
+void secho_flow_table_burst_prepared(struct secho_flow_table *t, const struct secho_flow_prep *p,
+                                     unsigned n);
+
 /* A packet reduced to what the table keeps (unit tests, the reference comparison). */
 struct secho_flow_pkt {
 	struct secho_flow_key key; /* the packet's own direction */

@@ -84,6 +84,37 @@ static void print_stat5(FILE *out, const json_t *rep, const char *eng, const cha
 	}
 }
 
+/* An endpoint with several workers: each one's share, one row per worker (the report's
+ * "workers" arrays); only their number when the report left the arrays out (too long for
+ * the MTU). Nothing for one worker. */
+static void print_workers(FILE *out, const json_t *ws)
+{
+	static const char *const col[] = {"rx_frames", "tx_frames", "streaming", "offload",
+	                                  "drops"};
+	const json_t *n = json_object_get(ws, "n");
+	if (!json_is_integer(n))
+		return;
+	const json_t *first = json_object_get(ws, col[0]);
+	if (!json_is_array(first)) {
+		fprintf(out, "workers: %lld (the per-worker counts did not fit in the report)\n",
+		        (long long)json_integer_value(n));
+		return;
+	}
+	fprintf(out, "%-10s", "worker");
+	for (unsigned c = 0; c < 5; c++)
+		fprintf(out, " %12s", col[c]);
+	fputc('\n', out);
+	for (size_t i = 0; i < json_array_size(first) && i < 1024; i++) {
+		fprintf(out, "%-10zu", i);
+		for (unsigned c = 0; c < 5; c++) {
+			const json_t *v = json_array_get(json_object_get(ws, col[c]), i);
+			fputc(' ', out);
+			secho_print_num(out, 12, 0, json_is_number(v) ? json_number_value(v) : NAN);
+		}
+		fputc('\n', out);
+	}
+}
+
 void secho_report_table(FILE *out, const json_t *rep)
 {
 	static const char *const eng[] = {"streaming", "offload"};
@@ -143,6 +174,7 @@ void secho_report_table(FILE *out, const json_t *rep)
 		}
 		fprintf(out, "\n");
 	}
+	print_workers(out, json_object_get(rep, "workers"));
 	fprintf(out, "drops:");
 	if (json_is_object(drops) && json_object_size(drops)) {
 		const char *k;

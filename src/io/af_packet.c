@@ -559,6 +559,17 @@ static int setup_tx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, unsig
 	return 0;
 }
 
+/* Classic BPF that accepts no frame (a zero snap length drops it). */
+static const struct sock_filter drop_all[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+
+/* Attach (or replace) the classic BPF filter of fd: n instructions at insns. 0 or -errno. */
+static int attach_filter(int fd, const void *insns, uint16_t n)
+{
+	struct sock_fprog prog = {.len = n, .filter = (struct sock_filter *)(uintptr_t)insns};
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) ? -errno : 0;
+}
+
 struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err, size_t errlen)
 {
 	struct sockaddr_ll sll = {0};
@@ -633,15 +644,18 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 			goto fail_rx;
 		}
 	}
-	if (cfg->bpf && cfg->bpf_len) {
-		struct sock_fprog prog = {.len = cfg->bpf_len,
-		                          .filter = (struct sock_filter *)(uintptr_t)cfg->bpf};
-
-		if (setsockopt(p->rxfd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog))) {
-			r = -errno;
-			secho_io_err(err, errlen, "SO_ATTACH_FILTER: %s", strerror(-r));
-			goto fail_rx;
-		}
+	/* A socket joins its fanout group only once it is bound, and in between it receives
+	 * every frame of the interface, frames the group's members receive as well (answered
+	 * or counted twice). Until it has joined, a filter that accepts nothing keeps them out;
+	 * the caller's filter, or none, replaces it after the join. */
+	if (cfg->fanout && (r = attach_filter(p->rxfd, drop_all, 1)) != 0) {
+		secho_io_err(err, errlen, "SO_ATTACH_FILTER: %s", strerror(-r));
+		goto fail_rx;
+	}
+	if (!cfg->fanout && cfg->bpf && cfg->bpf_len &&
+	    (r = attach_filter(p->rxfd, cfg->bpf, cfg->bpf_len)) != 0) {
+		secho_io_err(err, errlen, "SO_ATTACH_FILTER: %s", strerror(-r));
+		goto fail_rx;
 	}
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
@@ -658,6 +672,14 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 		if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT, fo))) {
 			secho_io_err(err, errlen, "PACKET_FANOUT (group %u): %s", cfg->fanout_id,
 			             strerror(-r));
+			goto fail_rx;
+		}
+		if (cfg->bpf && cfg->bpf_len)
+			r = attach_filter(p->rxfd, cfg->bpf, cfg->bpf_len);
+		else if (setopt_int(p->rxfd, SOL_SOCKET, SO_DETACH_FILTER, 0)) /* an int: */
+			r = -errno; /* the kernel refuses a shorter option (EINVAL) */
+		if (r) {
+			secho_io_err(err, errlen, "filter after PACKET_FANOUT: %s", strerror(-r));
 			goto fail_rx;
 		}
 	}

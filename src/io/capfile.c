@@ -115,7 +115,6 @@ int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, siz
 		return r;
 	}
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-	c->populated = 0;
 	c->map = m;
 	c->size = (size_t)st.st_size;
 	c->owner = true;
@@ -154,21 +153,42 @@ int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, siz
 	return 0;
 }
 
-/* Map the pages ahead of the cursor in large steps (one madvise per POPULATE_STEP instead
- * of a page fault per 64 KiB), and ask for the lines a few records ahead. */
-#define POPULATE_STEP (16u << 20)
+/*
+ * Ahead of the cursor: the pages are mapped by touching one byte per 64 KiB some way
+ * ahead (each page fault maps the whole 64 KiB window around it from the page cache, the
+ * kernel's fault-around, at less cost than MADV_POPULATE_READ's page-by-page walk), then
+ * every cache line up to PREFETCH_AHEAD past the cursor is asked for: the record headers
+ * form a chain of dependent loads (each length says where the next header is), so their
+ * lines must be on their way before the walk gets there, and a prefetch into a page not
+ * yet mapped would be dropped. Behind the cursor, when asked to, the pages more than
+ * DROP_BEHIND back are unmapped (the page cache keeps them): the resident set stays small
+ * and the unmapping costs what the final munmap would have.
+ */
+#define TOUCH_STEP     (64u << 10)
+#define TOUCH_AHEAD    (256u << 10)
+#define PREFETCH_AHEAD (16u << 10)
+#define DROP_BEHIND    (16u << 20)
 
 static inline void read_ahead(struct secho_capfile *c)
 {
-	if (c->pos + POPULATE_STEP / 2 > c->populated && c->populated < c->size) {
-		size_t len = c->size - c->populated < POPULATE_STEP ? c->size - c->populated
-		                                                    : POPULATE_STEP;
-#ifdef MADV_POPULATE_READ
-		madvise((void *)(uintptr_t)(c->map + c->populated), len, MADV_POPULATE_READ);
-#endif
-		c->populated += len;
+	if (c->touched < c->pos + TOUCH_AHEAD && c->touched < c->size) {
+		size_t want = c->pos + TOUCH_AHEAD < c->size ? c->pos + TOUCH_AHEAD : c->size;
+		if (c->touched < c->pos)
+			c->touched = c->pos & ~(size_t)(TOUCH_STEP - 1);
+		for (; c->touched < want; c->touched += TOUCH_STEP)
+			(void)*(const volatile uint8_t *)(c->map + c->touched);
+		if (c->drop_behind && c->pos > c->dropped + 2 * (size_t)DROP_BEHIND) {
+			size_t to = (c->pos - DROP_BEHIND) & ~(size_t)4095;
+			madvise((void *)(uintptr_t)(c->map + c->dropped), to - c->dropped,
+			        MADV_DONTNEED);
+			c->dropped = to;
+		}
 	}
-	__builtin_prefetch(c->map + c->pos + 2048);
+	size_t want = c->pos + PREFETCH_AHEAD < c->size ? c->pos + PREFETCH_AHEAD : c->size;
+	if (c->prefetched < c->pos)
+		c->prefetched = c->pos & ~(size_t)63;
+	for (; c->prefetched < want; c->prefetched += 64)
+		__builtin_prefetch(c->map + c->prefetched);
 }
 
 static int pcap_next(struct secho_capfile *c, struct secho_cap_rec *r)
@@ -347,6 +367,12 @@ void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *co
 {
 	*copy = *c;
 	copy->owner = false;
+	copy->drop_behind = false;
+}
+
+void secho_capfile_drop_behind(struct secho_capfile *c)
+{
+	c->drop_behind = c->owner;
 }
 
 void secho_capfile_close(struct secho_capfile *c)

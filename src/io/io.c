@@ -234,6 +234,11 @@ const char *secho_io_describe(const struct secho_io *io)
 	return io->desc;
 }
 
+enum secho_io_kind secho_io_kind_of(const struct secho_io *io)
+{
+	return io->kind;
+}
+
 int secho_io_fd(const struct secho_io *io)
 {
 	return io->fd;

@@ -11,6 +11,7 @@ ROOT=${SECHO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SECHO=${SECHO_BIN:-$ROOT/${BUILD:-build}/secho}
 DASH_PID=
 DASH_PORT=
+DASH_ARGS=()
 # An unbuilt binary is a broken tree, not a machine that lacks something: FAIL, never
 # UNAVAILABLE (dash_unavailable is for what the machine lacks).
 if [ ! -x "$SECHO" ]; then
@@ -50,10 +51,10 @@ dash_unavailable() {
 	return 1
 }
 
-# Start the dashboard on a free port (bounded: 5 tries, 5 s each). Returns non-zero on failure
-# with the log shown.
+# Start the dashboard on a free port (bounded: 5 tries, 5 s each), with the options in the
+# array DASH_ARGS when set. Returns non-zero on failure with the log shown.
 dash_start() {
-	local try i args=(--quiet)
+	local try i args=(--quiet "${DASH_ARGS[@]}")
 	[ "${SECHO_DASH_FAKE:-0}" = 1 ] && args+=(--secho-bin "$ROOT/tests/browser/fake-secho")
 	for try in 1 2 3 4 5; do
 		DASH_PORT=$((20000 + (RANDOM % 20000)))

@@ -13,6 +13,8 @@
 #   4. GET /api/counters, GET /metrics (Prometheus names)
 #   5. POST /api/endpoint/stop: down, namespaces gone; SIGTERM: private directory gone
 #   6. --iface mode on a veth pair inside a namespace of the test's own: 100 of 100
+#   7. an endpoint with two workers (secho serve --workers 2, AF_PACKET fanout): /metrics
+#      has a series per worker, and the workers' series add up to the totals
 # Bounded: about 10-20 s. Cleans up (dashboard, namespaces, temp files) on any exit.
 set -u
 # shellcheck source=tests/sh/dashboard_lib.bash
@@ -28,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-CASES="security endpoint-start run counters metrics stop iface-mode"
+CASES="security endpoint-start run counters metrics stop iface-mode workers"
 if why=$(dash_unavailable); then
 	for c in $CASES; do echo "UNAVAILABLE dashboard api $c: $why"; done
 	exit 0
@@ -281,6 +283,61 @@ if ip netns add "$NS_I" &&
 	[ -n "$left" ] && for p in $left; do ps -o pid=,stat=,args= -p "$p"; done | sed "s/^/  /"
 else
 	t_check 1 "could not build the test namespace"
+fi
+t_end
+
+# ---- 8. an endpoint with two workers: /metrics per worker ----
+# The dashboard runs `secho serve` as it always does, through a --secho-bin that adds
+# --workers 2 --io packet (a fanout group: the virtual wire has one queue).
+t_begin "dashboard api workers"
+if [ "${SECHO_DASH_FAKE:-0}" = 1 ]; then
+	t_check 0 "(fake secho: nothing to check)"
+else
+	W=$DASH_TMP/secho-2w
+	printf '#!/bin/sh\n[ "$1" = serve ] && exec %q "$@" --workers 2 --io packet\nexec %q "$@"\n' \
+		"$SECHO" "$SECHO" >"$W"
+	chmod 700 "$W"
+	DASH_ARGS=(--secho-bin "$W")
+	if dash_start; then
+		post /api/endpoint/start ''
+		is "$(jget '.running')" true "endpoint with two workers up"
+		post /api/runs '{"count": 50, "size": 100, "load_seconds": 0}'
+		ID=$(jget '.id')
+		for _ in $(seq 1 300); do
+			req GET "/api/runs/$ID"
+			[ "$(jget '.state')" = running ] || break
+			sleep 0.2
+		done
+		is "$(jget '.summary.text')" "100 of 100 verified" "run through two workers"
+		req GET /metrics
+		M=$DASH_TMP/metrics
+		cp "$DASH_TMP/body" "$M"
+		grep -qx 'secho_workers 2' "$M"
+		t_check $? "secho_workers 2"
+		# labels NAME: the worker labels of NAME's series, in order ("0 1")
+		labels() { sed -n "s/^$1{worker=\"\([0-9]*\)\"[,}].*/\1/p" "$M" | tr '\n' ' '; }
+		for f in rx_frames tx_frames drops; do
+			is "$(labels "secho_worker_${f}_total")" "0 1 " "secho_worker_${f}_total: one series per worker"
+		done
+		is "$(labels secho_worker_packets_total)" "0 1 0 1 " "secho_worker_packets_total: one series per worker and engine"
+		# sum NAME [LABEL-FILTER]: the per-worker series of NAME added up
+		sum() { awk -v n="$1" -v f="${2:-}" 'index($1, n "{") == 1 && index($1, f) {s += $2} END {print s + 0}' "$M"; }
+		tot() { awk -v n="$1" '$1 == n {print $2}' "$M"; }
+		is "$(sum secho_worker_rx_frames_total)" "$(tot secho_rx_frames_total)" "workers' rx = rx"
+		is "$(sum secho_worker_tx_frames_total)" "$(tot secho_tx_frames_total)" "workers' tx = tx"
+		for e in streaming offload; do
+			is "$(sum secho_worker_packets_total "engine=\"$e\"")" \
+				"$(tot "secho_packets_total{engine=\"$e\"}")" "workers' $e packets = $e packets"
+		done
+		[ "$(tot "secho_packets_total{engine=\"streaming\"}")" -ge 50 ] 2>/dev/null
+		t_check $? "the streaming packets counted ($(tot "secho_packets_total{engine=\"streaming\"}"))"
+		bad=$(grep -v '^#' "$M" | grep -cvE '^[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? ([-+0-9.eE]+|NaN)$')
+		is "$bad" 0 "malformed metrics lines"
+		[ "$T_FAILS" -eq 0 ] || grep '^secho_\(worker\|rx\|tx\|packets\)' "$M" | sed 's/^/  /'
+		dash_stop
+	else
+		t_check 1 "the dashboard did not start"
+	fi
 fi
 t_end
 

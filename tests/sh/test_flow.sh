@@ -92,7 +92,10 @@ bad "--collector port 0" --pcap x --collector udp://h:0
 bad "--collector port 65536" --pcap x --collector tcp://h:65536
 bad "--collector bracket" --pcap x --collector 'udp://[::1'
 bad "--collector bad host" --pcap x --collector 'udp://a b:9'
-bad "--collector not in this build" --pcap x --collector udp://127.0.0.1:4739
+bad "--collector file: without a name" --pcap x --collector file:
+bad "--collector host that does not resolve" --pcap x --collector udp://no-such-host.invalid:9
+bad "--collector nine of them" --pcap x $(for i in 1 2 3 4 5 6 7 8 9; do echo --collector udp://127.0.0.1:$i; done)
+bad "--template-refresh fraction" --pcap x --template-refresh 1.5
 bad "unknown option" --pcap x --frobnicate
 bad "missing value" --pcap
 bad "extra argument" --pcap x extra

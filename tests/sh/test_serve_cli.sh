@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # tests/sh/test_serve_cli.sh - `secho serve` and `secho keygen` options that need no network:
-#   - bad values of --seq-window, --instance, --report-rate, --vlan, --mtu: exit 2, one line on
-#     stderr naming the option, nothing on stdout;
+#   - bad values of --seq-window, --instance, --report-rate, --vlan, --mtu, --workers, --cpus,
+#     --offload-cpu: exit 2, one line on stderr naming the option, nothing on stdout;
 #   - a key file marked "shared yes" (keygen --shared) without --instance, and --instance
 #     with a key that is not shared: refused at start (exit 2, one line saying why);
+#   - --offload-cpu on a worker's CPU (--cpus): allowed, with a warning on stderr;
 #   - --help documents every option the code accepts.
 # Offline (--pcap-in): the refusals come before any I/O is opened.
 set -u
@@ -49,6 +50,29 @@ done
 for v in 0 4095 -5 " 5" 5x ""; do
 	refused "--vlan" --key "$T/plain.key" "${OFF[@]}" --vlan "$v"
 done
+for v in 0 65 -1 " 2" 2x ""; do
+	refused "--workers" --key "$T/plain.key" "${OFF[@]}" --workers "$v"
+done
+# (CPU 1023 exists on no machine this runs on: not available to the process)
+for v in "" , 0, ,0 1-0 0-x x 1024 -1 " 0" 1023; do
+	refused "--cpus" --key "$T/plain.key" "${OFF[@]}" --cpus "$v"
+done
+for v in "" -1 x " 0" 1023 1024; do
+	refused "--offload-cpu" --key "$T/plain.key" "${OFF[@]}" --offload-cpu "$v"
+done
+refused "--cpus lists 1 CPU for 2 workers" --key "$T/plain.key" "${OFF[@]}" --workers 2 --cpus 0
+refused "--pcap-in is one input: one worker" --key "$T/plain.key" "${OFF[@]}" --workers 2
+end_group
+
+group "serve: --offload-cpu on a worker's CPU is allowed, with a warning"
+# (the first CPU this process may use; the missing capture file then ends the run)
+C0=$(taskset -pc $$ 2>/dev/null | sed 's/.*: //; s/[,-].*//')
+"$S" serve --key "$T/plain.key" "${OFF[@]}" --cpus "${C0:-0}" --offload-cpu "${C0:-0}" >/dev/null 2>"$T/err"
+grep -q "^secho serve: warning: --offload-cpu ${C0:-0} is worker 0's CPU too" "$T/err"
+check $? "no warning for --cpus $C0 --offload-cpu $C0: $(head -c 200 "$T/err")"
+"$S" serve --key "$T/plain.key" "${OFF[@]}" --offload-cpu "${C0:-0}" >/dev/null 2>"$T/err"
+grep -q "warning: --offload-cpu" "$T/err"
+check $((!$?)) "a warning for --offload-cpu without --cpus: $(head -c 200 "$T/err")"
 end_group
 
 group "shared keys: refused without --instance, --instance refused without a shared key"
@@ -68,7 +92,7 @@ group "serve --help documents every option"
 "$S" serve --help >"$T/help" 2>&1
 for o in --iface --ip --key --mac --state --seq-window --instance --io --offload --mtu --ports \
 	--arp --vlan --busy-poll --throughput --queue --xdp-mode --packet-tx --pcap-in --pcap-out \
-	--offload-ring --report-rate --seconds --quiet; do
+	--offload-ring --report-rate --seconds --quiet --workers --cpus --offload-cpu; do
 	grep -q -- "  $o" "$T/help"
 	check $? "serve --help lacks $o"
 done

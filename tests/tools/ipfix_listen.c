@@ -9,11 +9,16 @@
  * forward line and, when it has reverse packets, the reverse line).
  *
  * usage: ipfix_listen --tcp PORT|0 [--port-file F] [--out F] [--max-seconds S]
+ *        ipfix_listen --udp PORT|0 [--port-file F] [--out F] [--max-seconds S]
  *        ipfix_listen --file F [--out F]
  * TCP: connections one after the other until SIGTERM (what is readable then is still read)
- * or the time limit. At the end one line on stdout:
+ * or the time limit. UDP: one datagram is one message; a Transport Session per exporter
+ * socket (source address and port: templates are kept, numbers run on across template
+ * refreshes), until SIGTERM (the datagrams already queued are still read) or the time limit.
+ * template_msgs counts the messages that carry a template set (UDP: the first and every
+ * refresh). At the end one line on stdout:
  *   sessions=N messages=N records=N options=N templates=N seq_errors=N no_template=N
- *   malformed=N last_exported=N last_not_sent=N last_observed=N
+ *   malformed=N last_exported=N last_not_sent=N last_observed=N template_msgs=N
  * Exit 0 when nothing was malformed, out of sequence or without a template; 1 otherwise.
  */
 #include <arpa/inet.h>
@@ -23,6 +28,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +49,7 @@ struct tmpl {
 
 static struct tmpl *tmpls[65536];
 static uint64_t sessions, messages, records, options, templates, seq_errors, no_template, malformed,
-        last_exported, last_not_sent, last_observed, session_seq;
+        last_exported, last_not_sent, last_observed, session_seq, template_msgs;
 static FILE *out;
 static volatile sig_atomic_t stop;
 
@@ -185,6 +191,7 @@ static void message(const uint8_t *m, size_t len)
 	if (rd(m + 8, 4) != (session_seq & 0xffffffffu))
 		seq_errors++;
 	size_t o = 16;
+	bool has_template = false;
 	while (o < len) {
 		if (o + 4 > len) {
 			malformed++;
@@ -199,6 +206,9 @@ static void message(const uint8_t *m, size_t len)
 		size_t n = sl - 4u;
 		if (sid == 2 || sid == 3) {
 			parse_templates(s, n, sid == 3);
+			if (!has_template)
+				template_msgs++;
+			has_template = true;
 		} else if (sid >= 256) {
 			const struct tmpl *t = tmpls[sid];
 			if (!t) {
@@ -256,9 +266,9 @@ static int summary(void)
 	printf("sessions=%" PRIu64 " messages=%" PRIu64 " records=%" PRIu64 " options=%" PRIu64
 	       " templates=%" PRIu64 " seq_errors=%" PRIu64 " no_template=%" PRIu64
 	       " malformed=%" PRIu64 " last_exported=%" PRIu64 " last_not_sent=%" PRIu64
-	       " last_observed=%" PRIu64 "\n",
+	       " last_observed=%" PRIu64 " template_msgs=%" PRIu64 "\n",
 	       sessions, messages, records, options, templates, seq_errors, no_template, malformed,
-	       last_exported, last_not_sent, last_observed);
+	       last_exported, last_not_sent, last_observed, template_msgs);
 	if (out)
 		fclose(out);
 	return (seq_errors || no_template || malformed) ? 1 : 0;
@@ -268,10 +278,12 @@ int main(int argc, char **argv)
 {
 	const char *file = NULL, *port_file = NULL;
 	long port = -1, max_s = 60;
+	bool udp = false;
 	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--tcp"))
+		if (!strcmp(argv[i], "--tcp") || !strcmp(argv[i], "--udp")) {
 			port = atol(argv[i + 1]);
-		else if (!strcmp(argv[i], "--file"))
+			udp = argv[i][2] == 'u';
+		} else if (!strcmp(argv[i], "--file"))
 			file = argv[i + 1];
 		else if (!strcmp(argv[i], "--port-file"))
 			port_file = argv[i + 1];
@@ -303,17 +315,20 @@ int main(int argc, char **argv)
 		return summary();
 	}
 	if (port < 0 || port > 65535) {
-		fprintf(stderr, "usage: ipfix_listen --tcp PORT|0 [...] | --file F [...]\n");
+		fprintf(stderr, "usage: ipfix_listen --tcp|--udp PORT|0 [...] | --file F [...]\n");
 		return 2;
 	}
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
-	int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int ls = socket(AF_INET, (udp ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC, 0), one = 1;
+	int rcvbuf = 8 << 20;
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (udp) /* root: beyond rmem_max, as nfcapd -B does */
+		setsockopt(ls, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t al = sizeof(a);
-	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 4) ||
+	if (bind(ls, (struct sockaddr *)&a, sizeof(a)) || (!udp && listen(ls, 4)) ||
 	    getsockname(ls, (struct sockaddr *)&a, &al)) {
 		perror("ipfix_listen");
 		return 2;
@@ -326,6 +341,33 @@ int main(int argc, char **argv)
 		fclose(pf);
 	}
 	time_t t_end = time(NULL) + max_s;
+	if (udp) {
+		struct sockaddr_in from = {0}, last = {0};
+		while (time(NULL) < t_end) {
+			struct pollfd p = {.fd = ls, .events = POLLIN};
+			int r = poll(&p, 1, stop ? 0 : 100);
+			if (stop && r <= 0)
+				break; /* nothing more queued */
+			if (r <= 0)
+				continue;
+			static uint8_t b[65536];
+			socklen_t fl = sizeof(from);
+			ssize_t n = recvfrom(ls, b, sizeof(b), 0, (struct sockaddr *)&from, &fl);
+			if (n <= 0)
+				continue;
+			if (from.sin_port != last.sin_port ||
+			    from.sin_addr.s_addr != last.sin_addr.s_addr)
+				new_session(); /* another exporter socket: another Transport Session
+				                */
+			last = from;
+			if (n < 4 || rd(b + 2, 2) != (uint64_t)n)
+				malformed++;
+			else
+				message(b, (size_t)n);
+		}
+		close(ls);
+		return summary();
+	}
 	int cs = -1;
 	while (time(NULL) < t_end) {
 		struct pollfd p = {.fd = cs >= 0 ? cs : ls, .events = POLLIN};

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "endpoint/pipeline.h"
+#include "endpoint/report.h"
 #include "endpoint/seqlease.h"
+#include "eptest.h"
 #include "harness.h"
 #include "host/verify.h"
 #include "secho/keyfile.h"
@@ -25,65 +27,10 @@
 static const uint8_t EP_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x02};
 static const uint8_t H_MAC[6] = {0x02, 0x00, 0x00, 0x00, 0x00, 0x01};
 
-static uint16_t ref_csum(const uint8_t *p, size_t n, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		sum += (uint32_t)(p[n - 1] << 8);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* An Ethernet/IPv4/UDP request from 192.0.2.1:sport to 192.0.2.2:dport. */
 static size_t build_req(uint8_t *f, uint16_t sport, uint16_t dport, const uint8_t *pl, size_t len)
 {
-	memcpy(f, EP_MAC, 6);
-	memcpy(f + 6, H_MAC, 6);
-	f[12] = 0x08;
-	f[13] = 0x00;
-	uint8_t *ip = f + 14;
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	uint16_t tot = (uint16_t)(28 + len);
-	ip[2] = (uint8_t)(tot >> 8);
-	ip[3] = (uint8_t)tot;
-	ip[6] = 0x40;
-	ip[8] = 64;
-	ip[9] = 17;
-	uint8_t src[4] = {192, 0, 2, 1}, dst[4] = {192, 0, 2, 2};
-	memcpy(ip + 12, src, 4);
-	memcpy(ip + 16, dst, 4);
-	uint16_t c = ref_csum(ip, 20, 0);
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
-	uint8_t *u = ip + 20;
-	u[0] = (uint8_t)(sport >> 8);
-	u[1] = (uint8_t)sport;
-	u[2] = (uint8_t)(dport >> 8);
-	u[3] = (uint8_t)dport;
-	uint16_t ul = (uint16_t)(8 + len);
-	u[4] = (uint8_t)(ul >> 8);
-	u[5] = (uint8_t)ul;
-	u[6] = u[7] = 0;
-	memcpy(u + 8, pl, len);
-	/* pseudo header */
-	uint32_t sum = 0;
-	sum += (uint32_t)(src[0] << 8 | src[1]) + (uint32_t)(src[2] << 8 | src[3]);
-	sum += (uint32_t)(dst[0] << 8 | dst[1]) + (uint32_t)(dst[2] << 8 | dst[3]);
-	sum += 17 + ul;
-	c = ref_csum(u, ul, sum);
-	if (!c)
-		c = 0xffff;
-	u[6] = (uint8_t)(c >> 8);
-	u[7] = (uint8_t)c;
-	size_t n = 42 + len;
-	if (n < 60) {
-		memset(f + n, 0, 60 - n);
-		n = 60;
-	}
-	return n;
+	return ept_request(f, EP_MAC, H_MAC, 1, sport, dport, pl, len);
 }
 
 struct req_rec {
@@ -101,26 +48,21 @@ static void dump(pcap_dumper_t *d, const uint8_t *f, size_t n)
 	pcap_dump((u_char *)d, &h, f);
 }
 
-static int gcm_open_ref(const uint8_t key[32], const uint8_t *hdr, const uint8_t *ct, size_t len,
-                        const uint8_t *tag, uint8_t *pt)
-{
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-	int l, ok = 1;
-	ok &= EVP_DecryptInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL);
-	ok &= EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, 12, NULL);
-	ok &= EVP_DecryptInit_ex(c, NULL, NULL, key, hdr + 4);
-	ok &= EVP_DecryptUpdate(c, NULL, &l, hdr, 16);
-	if (len)
-		ok &= EVP_DecryptUpdate(c, pt, &l, ct, (int)len);
-	ok &= EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_TAG, 16, (void *)tag);
-	ok &= EVP_DecryptFinal_ex(c, pt + len, &l) > 0;
-	EVP_CIPHER_CTX_free(c);
-	return ok;
-}
-
 static int refill(struct secho_worker *w)
 {
-	return secho_seqlease_refill(w->refill_arg, &w->seq_next, &w->seq_end);
+	return secho_seqlease_refill(w->refill_arg, &w->lease);
+}
+
+/* An offload engine with one queue pair (one worker), OpenSSL backend, 20 us spin. */
+static struct secho_offload *offload_1q(const uint8_t key[32], unsigned ring, uint32_t max_len,
+                                        char *err, size_t errlen)
+{
+	struct secho_offload_cfg oc = {.backend = SECHO_OFFLOAD_OPENSSL,
+	                               .queues = 1,
+	                               .ring_size = ring,
+	                               .spin_us = 20,
+	                               .max_len = max_len};
+	return secho_offload_create(&oc, key, err, errlen);
 }
 
 /* Two endpoints sharing one key (each its own instance id), given the very same sequence
@@ -133,8 +75,8 @@ static int refill(struct secho_worker *w)
 static uint64_t fixed_next;
 static int fixed_refill(struct secho_worker *w)
 {
-	w->seq_next = fixed_next; /* both endpoints: the same numbers from 5000 on */
-	w->seq_end = fixed_next + 256;
+	w->lease.next = fixed_next; /* both endpoints: the same numbers from 5000 on */
+	w->lease.end = fixed_next + 256;
 	fixed_next += 256;
 	return 0;
 }
@@ -170,21 +112,20 @@ static unsigned run_shared(const char *dir, const uint8_t key[32], const uint8_t
 		struct secho_io_cfg ioc = {
 		        .kind = SECHO_IO_PCAP, .pcap_in = in_path, .pcap_out = out_path[e]};
 		struct secho_io *io = secho_io_open(&ioc, err, sizeof(err));
-		struct secho_offload *off = secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 64, 20,
-		                                                 1440, err, sizeof(err));
+		struct secho_offload *off = offload_1q(key, 64, 1440, err, sizeof(err));
 		static struct secho_worker w;
 		static struct secho_report_ctx rep;
-		struct secho_worker *ws[1] = {&w};
+		struct secho_counters *ws[1] = {&w.ctr};
 		memset(&w, 0, sizeof(w));
 		if (!T_CHECK(io && off && secho_worker_init(&w, 64, 1500) == 0, "set-up: %s", err))
 			return 0;
 		secho_report_init(&rep, 2);
-		rep.workers = ws;
+		rep.ctr = ws;
 		rep.nworkers = 1;
 		w.io = io;
 		w.wire = &wc;
 		w.gk = &gk;
-		w.off = off;
+		w.offq = secho_offload_queue(off, 0);
 		w.key_id = 9;
 		secho_shdr_fixed(salt, instance, w.salt);
 		w.shdr_flags = instance ? SECHO_SHDR_F_INSTANCE : 0;
@@ -195,7 +136,7 @@ static unsigned run_shared(const char *dir, const uint8_t key[32], const uint8_t
 		while (secho_rdtsc() < until) {
 			unsigned got = secho_worker_rx(&w);
 			secho_worker_completions(&w);
-			if (!got && secho_io_eof(io) && !secho_offload_inflight(off))
+			if (!got && secho_io_eof(io) && !secho_offload_inflight(w.offq))
 				break;
 		}
 		secho_io_close(io);
@@ -238,7 +179,7 @@ static unsigned run_shared(const char *dir, const uint8_t key[32], const uint8_t
 			           memcmp(hdr + 4, want, 4) != 0;
 			static uint8_t pt[2048];
 			bad_crypto +=
-			        !gcm_open_ref(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt);
+			        !ept_gcm_open(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt);
 			struct secho_vreq r = {.payload = rq[idx].pl,
 			                       .len = rq[idx].len,
 			                       .dport = rq[idx].dport,
@@ -351,12 +292,11 @@ static void test_jumbo(const char *dir)
 		                           .tx_copy = copy,
 		                           .max_frame = 9018};
 		struct secho_io *io = secho_io_open(&ioc, err, sizeof(err));
-		struct secho_offload *off = secho_offload_create(
-		        SECHO_OFFLOAD_OPENSSL, key, 64, 20, (uint32_t)SECHO_WIRE_MAX_PAYLOAD(9000),
-		        err, sizeof(err));
+		struct secho_offload *off = offload_1q(
+		        key, 64, (uint32_t)SECHO_WIRE_MAX_PAYLOAD(9000), err, sizeof(err));
 		static struct secho_worker w;
 		static struct secho_report_ctx rep;
-		struct secho_worker *ws[1] = {&w};
+		struct secho_counters *ws[1] = {&w.ctr};
 		secho_gcm_key gk;
 		memset(&w, 0, sizeof(w));
 		if (!T_CHECK(io && off && secho_worker_init(&w, 64, 9000) == 0 &&
@@ -366,12 +306,12 @@ static void test_jumbo(const char *dir)
 			return;
 		}
 		secho_report_init(&rep, 2);
-		rep.workers = ws;
+		rep.ctr = ws;
 		rep.nworkers = 1;
 		w.io = io;
 		w.wire = &wc;
 		w.gk = &gk;
-		w.off = off;
+		w.offq = secho_offload_queue(off, 0);
 		w.key_id = 9;
 		w.report = &rep;
 		w.refill = fixed_refill;
@@ -380,11 +320,11 @@ static void test_jumbo(const char *dir)
 		while (secho_rdtsc() < until) {
 			unsigned got = secho_worker_rx(&w);
 			secho_worker_completions(&w);
-			if (!got && secho_io_eof(io) && !secho_offload_inflight(off))
+			if (!got && secho_io_eof(io) && !secho_offload_inflight(w.offq))
 				break;
 		}
 		struct secho_counters c;
-		secho_report_collect(&rep, &c);
+		secho_report_collect(&rep, &c, NULL);
 		secho_io_close(io);
 		unsigned answered[2 * NS] = {0}, bad = 0;
 		pcap_t *rp = pcap_open_offline(out_path, err);
@@ -400,7 +340,7 @@ static void test_jumbo(const char *dir)
 			}
 			answered[i]++;
 			bad += ctlen != sizes[i / 2] ||
-			       !gcm_open_ref(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt) ||
+			       !ept_gcm_open(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt) ||
 			       memcmp(pt, pl, ctlen) != 0;
 		}
 		if (rp)
@@ -546,8 +486,7 @@ int main(void)
 	T_CHECK(io != NULL, "pcap open: %s", err);
 	secho_gcm_key gk;
 	T_CHECK(secho_gcm_key_init(&gk, key, 32, SECHO_IMPL_AUTO) == SECHO_OK, "gcm key");
-	struct secho_offload *off =
-	        secho_offload_create(SECHO_OFFLOAD_OPENSSL, key, 512, 20, 1440, err, sizeof(err));
+	struct secho_offload *off = offload_1q(key, 512, 1440, err, sizeof(err));
 	T_CHECK(off != NULL, "offload: %s", err);
 	struct secho_seqlease *seq = secho_seqlease_open(state_path, 7, 0, 0, err, sizeof(err));
 	T_CHECK(seq != NULL, "seq: %s", err);
@@ -557,10 +496,10 @@ int main(void)
 	}
 	static struct secho_worker w;
 	static struct secho_report_ctx rep;
-	struct secho_worker *ws[1] = {&w};
+	struct secho_counters *ws[1] = {&w.ctr};
 	T_CHECK(secho_worker_init(&w, 512, 1500) == 0, "worker init");
 	secho_report_init(&rep, 2);
-	rep.workers = ws;
+	rep.ctr = ws;
 	rep.nworkers = 1;
 	rep.off = off;
 	rep.io_desc = secho_io_describe(io);
@@ -568,7 +507,7 @@ int main(void)
 	w.io = io;
 	w.wire = &wc;
 	w.gk = &gk;
-	w.off = off;
+	w.offq = secho_offload_queue(off, 0);
 	w.key_id = 7;
 	memcpy(w.salt, salt, 4);
 	w.report = &rep;
@@ -581,11 +520,11 @@ int main(void)
 	while (secho_rdtsc() < until) {
 		unsigned got = secho_worker_rx(&w);
 		secho_worker_completions(&w);
-		if (!got && secho_io_eof(io) && !secho_offload_inflight(off))
+		if (!got && secho_io_eof(io) && !secho_offload_inflight(w.offq))
 			break;
 	}
 	struct secho_counters c;
-	secho_report_collect(&rep, &c);
+	secho_report_collect(&rep, &c, NULL);
 	secho_io_close(io);
 
 	/* ---- check every response ---- */
@@ -602,7 +541,7 @@ int main(void)
 		T_CHECK(h->caplen >= 58 + 16, "response too short (%u)", h->caplen);
 		T_CHECK(memcmp(fr, H_MAC, 6) == 0 && memcmp(fr + 6, EP_MAC, 6) == 0,
 		        "MACs swapped");
-		T_CHECK(ref_csum(ip, 20, 0) == 0, "IPv4 header checksum");
+		T_CHECK(ept_csum(ip, 20, 0) == 0, "IPv4 header checksum");
 		T_CHECK(ip[8] == 64 && (ip[6] & 0x40), "TTL 64, DF");
 		T_CHECK(ip[12] == 192 && ip[15] == 2 && ip[16] == 192 && ip[19] == 1,
 		        "IPs swapped");
@@ -611,7 +550,7 @@ int main(void)
 		        "lengths consistent");
 		uint32_t sum = 0xc000 + 0x0202 + 0xc000 + 0x0201 + 17 + (uint32_t)ulen;
 		T_CHECK(u[6] | u[7], "UDP checksum non-zero");
-		T_CHECK(ref_csum(u, ulen, sum) == 0, "UDP checksum valid");
+		T_CHECK(ept_csum(u, ulen, sum) == 0, "UDP checksum valid");
 		uint16_t sport = (uint16_t)(u[0] << 8 | u[1]), dport = (uint16_t)(u[2] << 8 | u[3]);
 		unsigned idx = dport - 10000u;
 		if (!T_CHECK(idx < nr, "response to unknown port %u", dport))
@@ -631,7 +570,7 @@ int main(void)
 		seen_seq[nseq++] = s;
 		size_t ctlen = ulen - 8 - 16 - 16;
 		static uint8_t pt[2048];
-		T_CHECK(gcm_open_ref(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt),
+		T_CHECK(ept_gcm_open(key, hdr, hdr + 16, ctlen, hdr + 16 + ctlen, pt),
 		        "tag verifies (OpenSSL) for port %u len %zu", r->dport, ctlen);
 		if (r->dport == 4002) {
 			nreport++;

@@ -1,4 +1,4 @@
-/* src/endpoint/tsc.c - TSC calibration (see secho/tsc.h). */
+/* src/sys/tsc.c - TSC calibration (see secho/tsc.h). */
 #include "secho/tsc.h"
 
 #include <stdatomic.h>
