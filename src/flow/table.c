@@ -482,7 +482,11 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 
 	entry_start(t, e, ck, sig, swapped, ts);
 	bk->sig[s] = sig;
-	bk->due[s] = tick(entry_end(t, e));
+	/* The packet is not counted yet (no last time): its own time is the last. Taken from
+	 * an empty entry, the bound would be 2^31 ticks or more from the clock, and the 32-bit
+	 * comparison would put it in the future (as it does from late 2026 on). */
+	bk->due[s] = tick(ts + (t->cfg.active_ns < t->cfg.inactive_ns ? t->cfg.active_ns
+	                                                              : t->cfg.inactive_ns));
 	/* the bucket's lowest bound: this one if it was empty (evict leaves it full) */
 	if ((free_slot >= 0 && used == 0) || !tick_le(t->bucket_due[b], bk->due[s]))
 		t->bucket_due[b] = bk->due[s];
