@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/ctt_bench.sh - seed 004's experiment on a virtual wire: the flow meter with and
 # without its XDP offload tier (the CTT's analog), GEANT-like and NIX-like traffic at one
-# offered rate above what the meter alone takes (docs/FLOW.md, "The experiment").
+# offered rate above what the meter alone takes (docs/FLOW.md, "The experiment: bench/ctt_bench.sh").
 #
 #   bench/ctt_bench.sh [--packets N] [--rate PPS] [--cap PCT] [--threshold N] [--seed S]
 #                      [--out DIR] [--captures DIR] [--profiles "geant nix"]
