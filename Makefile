@@ -130,10 +130,11 @@ $(BUILD)/tools/%: $(BUILD)/obj/tests/tools/%.o $(LIBSECHO)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBSECHO)
+# Benchmarks parse their options with the commands' one set of parsers (src/cli/util.c).
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/obj/src/cli/util.o $(LIBSECHO)
 	$(call msg,LD,$@)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(LIBSECHO) $(LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/obj/src/cli/util.o $(LIBSECHO) $(LIBS)
 
 # bench/ipfix_encode measures libfixbuf (and GLib under it) beside our encoder.
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))

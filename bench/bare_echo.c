@@ -15,6 +15,7 @@
  * Bounded: exits after --seconds (default 10, at most 3600), --max-packets echoes, at end
  * of a pcap input, or on SIGINT/SIGTERM; the XDP program is detached on every exit path.
  */
+#include "cli/cli.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,24 +54,19 @@ static void usage(void)
 	        "       [--tx-copy] [--ready-file FILE] [--grow] [--quiet]\n");
 }
 
-/* Parse an unsigned decimal in [lo, hi]; false (with a message) on anything else. */
+/* --opt's value s, a whole unsigned decimal in [lo, hi] (cli_parse_u64, the one parser
+ * every command uses); false with one line on stderr otherwise. */
 static bool parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
 	if (!s) {
 		fprintf(stderr, "bare_echo: %s needs a value\n", opt);
 		return false;
 	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi || s[0] == '-') {
+	if (!cli_parse_u64(s, lo, hi, out)) {
 		fprintf(stderr, "bare_echo: %s: bad value '%s' (want %llu..%llu)\n", opt, s,
 		        (unsigned long long)lo, (unsigned long long)hi);
 		return false;
 	}
-	*out = v;
 	return true;
 }
 

@@ -18,6 +18,7 @@
  * tree this binary belongs to (<tree>/secho.so), "provider=secho", AES-256-GCM, sizes 16 64
  * 256 1024 8192 16384, 5 samples, a 64-byte aligned buffer (--buffer-offset moves it).
  */
+#include "cli/cli.h"
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
@@ -118,13 +119,15 @@ static double measure(struct run *r, int len, unsigned repeat)
 	                  : (samples[repeat / 2 - 1] + samples[repeat / 2]) / 2;
 }
 
+/* A whole unsigned decimal 0..max (cli_parse_u64, the one parser the commands use). */
 static bool parse_uint(const char *s, unsigned long max, unsigned long *v)
 {
-	char *end;
-	if (!*s || *s == '-')
+	uint64_t u;
+
+	if (!cli_parse_u64(s, 0, max, &u))
 		return false;
-	*v = strtoul(s, &end, 10);
-	return !*end && *v <= max;
+	*v = (unsigned long)u;
+	return true;
 }
 
 int main(int argc, char **argv)

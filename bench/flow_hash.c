@@ -12,6 +12,7 @@
  * IPv4 with one client address and sequential source ports (a scan, or NAT), and IPv6
  * with addresses that differ in one byte.
  */
+#include "cli/cli.h"
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -100,20 +101,15 @@ int main(int argc, char **argv)
 	                                   {"help", no_argument, NULL, 'h'},
 	                                   {NULL, 0, NULL, 0}};
 	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
-		char *end;
 		switch (c) {
 		case 'n':
-			errno = 0;
-			nkeys = strtoull(optarg, &end, 10);
-			if (errno || *end || nkeys < 1000 || nkeys > 100000000) {
+			if (!cli_parse_u64(optarg, 1000, 100000000, &nkeys)) {
 				fprintf(stderr, "flow_hash: --keys wants 1000..100000000\n");
 				return 2;
 			}
 			break;
 		case 'r':
-			errno = 0;
-			repeat = strtoull(optarg, &end, 10);
-			if (errno || *end || repeat < 1 || repeat > 99) {
+			if (!cli_parse_u64(optarg, 1, 99, &repeat)) {
 				fprintf(stderr, "flow_hash: --repeat wants 1..99\n");
 				return 2;
 			}

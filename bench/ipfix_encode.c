@@ -14,6 +14,7 @@
  *
  * usage: ipfix_encode [RECORDS [RUNS [FILE]]]   (default 2000000 5 /dev/null)
  */
+#include "cli/cli.h"
 #include <fixbuf/public.h>
 #include <glib.h>
 
@@ -186,14 +187,16 @@ static double run_encode(uint32_t n)
 
 int main(int argc, char **argv)
 {
-	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 2000000;
-	int runs = argc > 2 ? atoi(argv[2]) : 5;
+	uint64_t n64 = 2000000, runs64 = 5;
 	const char *path = argc > 3 ? argv[3] : "/dev/null";
-	if (!n || runs < 1 || runs > 99) {
+	if ((argc > 1 && !cli_parse_u64(argv[1], 1, UINT32_MAX, &n64)) ||
+	    (argc > 2 && !cli_parse_u64(argv[2], 1, 99, &runs64)) || argc > 4) {
 		fprintf(stderr, "usage: ipfix_encode [RECORDS [RUNS [FILE]]]\n");
 		return 2;
 	}
-	double a[99], b[99], c[99];
+	uint32_t n = (uint32_t)n64;
+	int runs = (int)runs64;
+	double a[99] = {0}, b[99] = {0}, c[99] = {0};
 	for (int r = 0; r < runs; r++) {
 		a[r] = run_encode(n);
 		b[r] = run_secho(path, n);

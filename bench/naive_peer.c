@@ -9,6 +9,7 @@
  * usage: naive_peer --key FILE --ip ADDR [--ports 4000,4001] [--seconds S]
  * Prints packets answered and CPU time per packet (getrusage) at exit.
  */
+#include "cli/cli.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <openssl/evp.h>
@@ -48,11 +49,28 @@ int main(int argc, char **argv)
 			key_path = argv[++i];
 		else if (!strcmp(argv[i], "--ip") && i + 1 < argc)
 			ip = argv[++i];
-		else if (!strcmp(argv[i], "--ports") && i + 1 < argc)
-			sscanf(argv[++i], "%u,%u", &ports[0], &ports[1]);
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
-		else {
+		else if (!strcmp(argv[i], "--ports") && i + 1 < argc) {
+			char items[2][CLI_ITEM_MAX];
+			const char *why;
+			uint64_t s, o;
+			if (cli_parse_list(argv[++i], items, 2, &why) != 2 ||
+			    !cli_parse_u64(items[0], 1, 65535, &s) ||
+			    !cli_parse_u64(items[1], 1, 65535, &o) || s == o) {
+				fprintf(stderr,
+				        "naive_peer: --ports '%s': not two different ports "
+				        "S,O in 1..65535\n",
+				        argv[i]);
+				return 2;
+			}
+			ports[0] = (unsigned)s;
+			ports[1] = (unsigned)o;
+		} else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) {
+			if (!cli_parse_double(argv[++i], 0, 86400, &seconds)) {
+				fprintf(stderr, "naive_peer: --seconds '%s': not 0..86400\n",
+				        argv[i]);
+				return 2;
+			}
+		} else {
 			fprintf(stderr, "usage: naive_peer --key FILE --ip ADDR [--ports S,O] "
 			                "[--seconds S]\n");
 			return 2;

@@ -8,6 +8,7 @@
  * Runs in a network namespace of its own (unshare; needs root) on a veth pair it creates
  * there; nothing is sent. One line per run. Run it under `flock /tmp/secho-bench.lock`.
  */
+#include "cli/cli.h"
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +36,11 @@ static void key_of(uint32_t i, struct secho_flow_key *k)
 
 int main(int argc, char **argv)
 {
-	unsigned long flows = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000;
-	unsigned long size = argc > 2 ? strtoul(argv[2], NULL, 10) : 1u << 20;
-	unsigned long runs = argc > 3 ? strtoul(argv[3], NULL, 10) : 5;
+	uint64_t flows = 100000, size = 1u << 20, runs = 5;
 
-	if (!flows || flows > size || size > SECHO_OFFLOAD_FLOWS_MAX || !runs || runs > 100) {
+	if ((argc > 1 && !cli_parse_u64(argv[1], 1, SECHO_OFFLOAD_FLOWS_MAX, &flows)) ||
+	    (argc > 2 && !cli_parse_u64(argv[2], 1, SECHO_OFFLOAD_FLOWS_MAX, &size)) ||
+	    (argc > 3 && !cli_parse_u64(argv[3], 1, 100, &runs)) || argc > 4 || flows > size) {
 		fprintf(stderr,
 		        "usage: offload_ops [FLOWS [MAP_SIZE [RUNS]]] (FLOWS <= MAP_SIZE)\n");
 		return 2;

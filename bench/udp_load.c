@@ -24,6 +24,7 @@
  * Safety: refuses destinations outside 192.0.2.0/24 (TEST-NET-1) and 127.0.0.0/8.
  * Exit status: 0, or 1 when fewer than --min-replies replies or any bad reply, 2 on usage.
  */
+#include "cli/cli.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
@@ -76,38 +77,18 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* --opt's value s, a whole unsigned decimal in [lo, hi] (cli_parse_u64, the one parser
+ * every command uses); false with one line on stderr otherwise. */
 static bool parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
 {
-	char *end;
-	unsigned long long v;
-
 	if (!s) {
 		fprintf(stderr, "udp_load: %s needs a value\n", opt);
 		return false;
 	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+	if (!cli_parse_u64(s, lo, hi, out)) {
 		fprintf(stderr, "udp_load: %s: bad value '%s' (want %llu..%llu)\n", opt, s,
 		        (unsigned long long)lo, (unsigned long long)hi);
 		return false;
-	}
-	*out = v;
-	return true;
-}
-
-static bool parse_mac(const char *s, uint8_t m[6])
-{
-	unsigned v[6];
-	char extra;
-
-	if (!s ||
-	    sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &extra) != 6)
-		return false;
-	for (int i = 0; i < 6; i++) {
-		if (v[i] > 255)
-			return false;
-		m[i] = (uint8_t)v[i];
 	}
 	return true;
 }
@@ -410,7 +391,7 @@ static bool arp_lookup(struct in_addr ip, uint8_t mac[6])
 		struct in_addr a;
 
 		if (sscanf(line, "%63s %*s %*s %63s", ipbuf, hw) == 2 && inet_aton(ipbuf, &a) &&
-		    a.s_addr == ip.s_addr && parse_mac(hw, mac))
+		    a.s_addr == ip.s_addr && cli_parse_mac(hw, mac))
 			found = true;
 	}
 	fclose(f);
@@ -617,11 +598,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "udp_load: packet mode needs --iface\n");
 			return 2;
 		}
-		if (!parse_mac(smac, L.smac)) {
+		if (!cli_parse_mac(smac, L.smac)) {
 			fprintf(stderr, "udp_load: --src-mac: bad value '%s'\n", smac);
 			return 2;
 		}
-		if (dmac ? !parse_mac(dmac, L.dmac) : !arp_lookup(L.dst, L.dmac)) {
+		if (dmac && !cli_parse_mac(dmac, L.dmac)) {
+			fprintf(stderr, "udp_load: --dst-mac: bad value '%s' (aa:bb:cc:dd:ee:ff)\n",
+			        dmac);
+			return 2;
+		}
+		if (!dmac && !arp_lookup(L.dst, L.dmac)) {
 			fprintf(stderr, "udp_load: no MAC for %s (give --dst-mac)\n", dst);
 			return 2;
 		}

@@ -1,6 +1,8 @@
 /*
  * bench/wire_bench.c - TSC cycles per parse: the endpoint's request parse
- * (secho_wire_parse) and the L2-L4 dissector under it (secho_dissect).
+ * (secho_wire_parse) and the L2-L4 dissector under it (secho_dissect); and per response
+ * header written (secho_wire_rebuild, out of place, without the checksum finalize) and
+ * per ARP reply (secho_wire_arp_reply).
  *
  *   wire_bench [--iters N] [--repeat R] [--json]
  *
@@ -10,6 +12,7 @@
  * median over R runs of N back-to-back parses of the same frame (hot in cache: what the
  * parse itself costs, not the frame's first touch), in TSC cycles per parse.
  */
+#include "cli/cli.h"
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +31,7 @@ static const char usage[] =
         "TSC cycles per parse of one frame, parsed N times back to back; the median of R runs.\n"
         "  wire_parse 64 / 1440    the endpoint's request parse, 64- and 1440-byte payloads\n"
         "  dissect ...             the L2-L4 dissector alone on the same and other frames\n"
+        "  rebuild, arp_reply      a response's headers written; an ARP request answered\n"
         "\n"
         "  --iters N     parses per run (default 200000, 1..100000000)\n"
         "  --repeat R    runs, median kept (default 9, 1..99)\n"
@@ -151,15 +155,51 @@ static double run_dissect(const uint8_t *f, size_t len)
 	return v[repeat / 2];
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+/* Response headers for req into out (out of place: the payload is not moved). */
+static double run_rebuild(const struct secho_wire_cfg *cfg, const struct secho_wire_req *req)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
+	static const uint8_t shdr[SECHO_SHDR_LEN] = {1};
+	static uint8_t out[2048];
+	double v[99] = {0};
+	for (uint64_t r = 0; r < repeat; r++) {
+		unsigned acc = 0;
+		uint64_t t0 = secho_tsc_begin();
+		for (uint64_t i = 0; i < iters; i++)
+			acc += (unsigned)secho_wire_rebuild(cfg, req, NULL, shdr, (uint16_t)i, out,
+			                                    sizeof(out));
+		uint64_t t1 = secho_tsc_end();
+		sink = acc + out[25];
+		v[r] = (double)(t1 - t0) / (double)iters;
+	}
+	qsort(v, repeat, sizeof(v[0]), cmp_double);
+	return v[repeat / 2];
+}
+
+/* An ARP request for cfg->ip from HOST_MAC, answered into another buffer. */
+static double run_arp(const struct secho_wire_cfg *cfg)
+{
+	static const uint8_t req[42] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0, 0, 0,
+	                                0x01, 0x08, 0x06, 0,    1,    0x08, 0,    6, 4, 0, 1,
+	                                0x02, 0,    0,    0,    0,    0x01, 192,  0, 2, 1, 0,
+	                                0,    0,    0,    0,    0,    192,  0,    2, 2};
+	static uint8_t out[64];
+	double v[99] = {0};
+	if (secho_wire_arp_reply(cfg, req, sizeof(req), out, sizeof(out)) != SECHO_ETH_MIN_FRAME) {
+		fprintf(stderr, "wire_bench: the benchmark ARP request is not answered\n");
+		exit(1);
+	}
+	for (uint64_t r = 0; r < repeat; r++) {
+		unsigned acc = 0;
+		uint64_t t0 = secho_tsc_begin();
+		for (uint64_t i = 0; i < iters; i++)
+			acc += (unsigned)secho_wire_arp_reply(cfg, req, sizeof(req), out,
+			                                      sizeof(out));
+		uint64_t t1 = secho_tsc_end();
+		sink = acc + out[21];
+		v[r] = (double)(t1 - t0) / (double)iters;
+	}
+	qsort(v, repeat, sizeof(v[0]), cmp_double);
+	return v[repeat / 2];
 }
 
 int main(int argc, char **argv)
@@ -173,13 +213,13 @@ int main(int argc, char **argv)
 	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
 		switch (c) {
 		case 'n':
-			if (parse_u64(optarg, 1, 100000000, &iters)) {
+			if (!cli_parse_u64(optarg, 1, 100000000, &iters)) {
 				fprintf(stderr, "wire_bench: --iters wants 1..100000000\n");
 				return 2;
 			}
 			break;
 		case 'r':
-			if (parse_u64(optarg, 1, 99, &repeat)) {
+			if (!cli_parse_u64(optarg, 1, 99, &repeat)) {
 				fprintf(stderr, "wire_bench: --repeat wants 1..99\n");
 				return 2;
 			}
@@ -217,12 +257,15 @@ int main(int argc, char **argv)
 	double w64 = run_wire(&cfg, f64, n64), w1440 = run_wire(&cfg, f1440, n1440);
 	double d64 = run_dissect(f64, n64), d1440 = run_dissect(f1440, n1440);
 	double d6 = run_dissect(f6, n6), dq = run_dissect(fq, nq);
+	(void)secho_wire_parse(&cfg, f64, n64, &req);
+	double rb = run_rebuild(&cfg, &req), arp = run_arp(&cfg);
 	if (json) {
 		printf("{\"wire_parse_64\":%.1f,\"wire_parse_1440\":%.1f,\"dissect_ip4_udp_64\":%."
 		       "1f,"
 		       "\"dissect_ip4_udp_1440\":%.1f,\"dissect_ip6_tcp\":%.1f,"
-		       "\"dissect_qinq\":%.1f,\"iters\":%llu,\"repeat\":%llu}\n",
-		       w64, w1440, d64, d1440, d6, dq, (unsigned long long)iters,
+		       "\"dissect_qinq\":%.1f,\"rebuild\":%.1f,\"arp_reply\":%.1f,\"iters\":%llu,"
+		       "\"repeat\":%llu}\n",
+		       w64, w1440, d64, d1440, d6, dq, rb, arp, (unsigned long long)iters,
 		       (unsigned long long)repeat);
 		return 0;
 	}
@@ -234,5 +277,7 @@ int main(int argc, char **argv)
 	printf("  dissect     IPv4/UDP, 1440 B payload  %8.1f\n", d1440);
 	printf("  dissect     IPv6/TCP, 64 B payload    %8.1f\n", d6);
 	printf("  dissect     QinQ IPv4/UDP, 64 B       %8.1f\n", dq);
+	printf("  rebuild     response headers          %8.1f\n", rb);
+	printf("  arp_reply   request answered          %8.1f\n", arp);
 	return 0;
 }

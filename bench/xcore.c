@@ -15,6 +15,7 @@
  * TSC cycles and ns, after 1000 untimed round trips. Bounded: every wait gives up after
  * 1 s without progress (exit 1).
  */
+#include "cli/cli.h"
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -89,17 +90,6 @@ static void *echo_thread(void *arg)
 	return NULL;
 }
 
-static int parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -118,24 +108,28 @@ int main(int argc, char **argv)
 	for (int c; (c = getopt_long(argc, argv, "h", lo, NULL)) != -1;) {
 		switch (c) {
 		case 'c': {
-			char tail;
-			if (sscanf(optarg, "%d,%d%c", &cpus[0], &cpus[1], &tail) != 2 ||
-			    cpus[0] < 0 || cpus[1] < 0 || cpus[0] >= CPU_SETSIZE ||
-			    cpus[1] >= CPU_SETSIZE || cpus[0] == cpus[1]) {
+			char items[2][CLI_ITEM_MAX];
+			const char *why;
+			uint64_t a = 0, b = 0;
+			if (cli_parse_list(optarg, items, 2, &why) != 2 ||
+			    !cli_parse_u64(items[0], 0, CPU_SETSIZE - 1, &a) ||
+			    !cli_parse_u64(items[1], 0, CPU_SETSIZE - 1, &b) || a == b) {
 				fprintf(stderr,
 				        "xcore: --cpus wants two different CPU numbers A,B\n");
 				return 2;
 			}
+			cpus[0] = (int)a;
+			cpus[1] = (int)b;
 			break;
 		}
 		case 'n':
-			if (parse_u64(optarg, 1, 100000000, &rounds)) {
+			if (!cli_parse_u64(optarg, 1, 100000000, &rounds)) {
 				fprintf(stderr, "xcore: --rounds wants 1..100000000\n");
 				return 2;
 			}
 			break;
 		case 'r':
-			if (parse_u64(optarg, 1, 99, &repeat)) {
+			if (!cli_parse_u64(optarg, 1, 99, &repeat)) {
 				fprintf(stderr, "xcore: --repeat wants 1..99\n");
 				return 2;
 			}

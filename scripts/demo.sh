@@ -2,8 +2,10 @@
 # scripts/demo.sh - the main job, run by `make demo` after the build:
 #
 #   1. the crypto self-test and a short speed table (ours beside OpenSSL and ipsec-mb);
-#   2. a virtual wire: two network namespaces joined by a veth pair (host 192.0.2.1/24,
-#      endpoint 192.0.2.2), a fresh key, `secho serve` on the endpoint side;
+#   2. a virtual wire (`secho lab`, through tests/sh/netns.sh: the one the tests and the
+#      dashboard use): two network namespaces joined by a veth pair (host 192.0.2.1/24,
+#      endpoint 192.0.2.2), a fresh key, `secho serve` on the endpoint side (it gets SIGTERM
+#      should this script die);
 #   3. the paired run (500 packets per path, every response verified against nettle's
 #      AES-256-GCM) and the seed-style report: per path sent/verified, host RTT, endpoint
 #      latency in ns and TSC cycles, headroom, the offload/streaming ratio;
@@ -40,7 +42,7 @@ trap 'exit 1' INT TERM
 echo "== virtual wire: $NS_H ($IP_H, $IF_H) <== veth ==> $NS_E ($IP_E, $IF_E)"
 netns_setup || exit 1
 "$S" keygen --key-id 1 --out "$D/key" || exit 1
-ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+"${LAB_RUN[@]}" endpoint "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
 	--state "$D/seq.state" >"$D/serve.log" 2>&1 &
 EP=$!
 for _ in $(seq 1 50); do

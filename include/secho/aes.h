@@ -4,7 +4,8 @@
  * Conventions for the whole secho crypto library (BearSSL-like):
  *  - the caller owns every context; nothing here allocates;
  *  - every length is an explicit size_t in bytes;
- *  - functions returning int return SECHO_OK (0) or a negative SECHO_E* code and never
+ *  - functions returning int return SECHO_OK (0) or a negative SECHO_E* code (never an
+ *    -errno value: see below) and never
  *    have undefined behaviour on a bad argument (NULL with a non-zero length, bad key
  *    size, ...): they return SECHO_EINVAL instead;
  *  - `out` may equal `in` (in place); partial overlap is not supported;
@@ -25,17 +26,29 @@ extern "C" {
 #define SECHO_AES_BLOCK      16
 #define SECHO_AES_MAX_ROUNDS 14
 
-/* Error codes (negative). secho_strerror() gives one line of text for each. */
+/*
+ * Error codes (negative). The rest of secho reports errors as -errno; these codes are kept
+ * apart from those values so that an int that may hold either is never misread: every
+ * code is below -SECHO_ERR_BASE, and no errno value reaches 4096 (the kernel's
+ * MAX_ERRNO is 4095). secho_strerror() gives one line of text for each; a caller that
+ * hands a result on in the -errno convention converts it with secho_crypto_errno().
+ */
+#define SECHO_ERR_BASE 4096
 enum {
 	SECHO_OK = 0,
-	SECHO_EINVAL = -1,   /* bad argument: NULL pointer, key/IV/tag size, ... */
-	SECHO_ELEN = -2,     /* length not a multiple of the block size (ECB/CBC/PCBC) */
-	SECHO_EAUTH = -3,    /* GCM tag did not verify */
-	SECHO_EUNAVAIL = -4, /* implementation not available on this CPU */
-	SECHO_ESTATE = -5,   /* call out of order (e.g. AAD after data) or context unset */
-	SECHO_ELIMIT = -6,   /* exceeds a limit of the standard (GCM text or AAD length) */
+	SECHO_EINVAL = -(SECHO_ERR_BASE + 1),   /* bad argument: NULL pointer, key/IV/tag size */
+	SECHO_ELEN = -(SECHO_ERR_BASE + 2),     /* length not a multiple of the block size */
+	SECHO_EAUTH = -(SECHO_ERR_BASE + 3),    /* GCM tag did not verify */
+	SECHO_EUNAVAIL = -(SECHO_ERR_BASE + 4), /* implementation not available on this CPU */
+	SECHO_ESTATE = -(SECHO_ERR_BASE + 5),   /* call out of order, or context unset */
+	SECHO_ELIMIT = -(SECHO_ERR_BASE + 6),   /* over a limit of the standard (GCM lengths) */
 };
+/* One line of text for a code; "not a crypto library code" for anything else. */
 const char *secho_strerror(int err);
+/* The -errno value closest to a code: SECHO_EINVAL, SECHO_ELEN -EINVAL; SECHO_EAUTH
+ * -EBADMSG; SECHO_EUNAVAIL -EOPNOTSUPP; SECHO_ESTATE -EPROTO; SECHO_ELIMIT -EMSGSIZE;
+ * SECHO_OK 0. Anything else (an -errno value already, say) is returned unchanged. */
+int secho_crypto_errno(int err);
 
 /*
  * Implementations. PORTABLE is the constant-time bitsliced reference every other is

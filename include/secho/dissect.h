@@ -34,6 +34,8 @@
 #ifndef SECHO_DISSECT_H
 #define SECHO_DISSECT_H
 
+#include "secho/proto.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,17 +43,11 @@
 extern "C" {
 #endif
 
-/* The same values as secho/wire.h's where both name one (identical redefinitions). */
-#define SECHO_ETHERTYPE_IPV4     0x0800
-#define SECHO_ETHERTYPE_VLAN     0x8100
-#define SECHO_ETHERTYPE_IPV6     0x86dd
-#define SECHO_ETHERTYPE_QINQ     0x88a8 /* 802.1ad service tag */
-#define SECHO_ETHERTYPE_QINQ_OLD 0x9100 /* pre-standard QinQ */
+/* EtherTypes: secho/proto.h. */
 
 #define SECHO_IPPROTO_HOPOPTS  0
 #define SECHO_IPPROTO_ICMP     1
 #define SECHO_IPPROTO_TCP      6
-#define SECHO_IPPROTO_UDP      17
 #define SECHO_IPPROTO_ROUTING  43
 #define SECHO_IPPROTO_FRAGMENT 44
 #define SECHO_IPPROTO_ESP      50

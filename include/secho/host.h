@@ -11,13 +11,14 @@
 #ifndef SECHO_HOST_H
 #define SECHO_HOST_H
 
+#include "secho/proto.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#define SECHO_HOST_MAX_MTU     9000
-#define SECHO_HOST_MAX_PAYLOAD (SECHO_HOST_MAX_MTU - 60)
+#define SECHO_HOST_MAX_PAYLOAD SECHO_WIRE_MAX_PAYLOAD(SECHO_WIRE_MAX_MTU) /* 8940 */
 #define SECHO_HOST_MAX_SECONDS 60
 
 /* A run's key: what the key file holds. */
@@ -29,7 +30,8 @@ struct secho_host_key {
 };
 
 /* Reads a key file (secho/keyfile.h: `secho-key 1`, `key-id N`, `key HEX64`, `salt HEX8`). Refuses
- * a file that group or others can read. Returns 0, or -1 with a reason in err (never the key). */
+ * a file that group or others can read. Returns 0, or -errno with a reason in err (never the
+ * key). */
 int secho_host_key_load(const char *path, struct secho_host_key *k, char *err, size_t errlen);
 void secho_host_key_wipe(struct secho_host_key *k);
 
@@ -37,11 +39,12 @@ enum secho_host_path { SECHO_PATH_BOTH = 0, SECHO_PATH_STREAM, SECHO_PATH_OFFLOA
 
 struct secho_host_opts {
 	const char *key_path;
-	const char *iface;   /* NULL: socket mode; set: raw AF_PACKET mode */
-	const char *dst_mac; /* raw mode: endpoint MAC */
-	const char *src_ip;  /* NULL: socket mode any / raw mode the interface's or 192.0.2.1 */
-	const char *dst_ip;  /* NULL: 192.0.2.2 */
-	bool allow_any_dst;  /* permit destinations outside 192.0.2.0/24 and 127.0.0.0/8 */
+	const char *iface;  /* NULL: socket mode; set: raw AF_PACKET mode */
+	uint8_t dst_mac[6]; /* raw mode: the endpoint's MAC (the CLI parses it: cli_parse_mac) */
+	bool dst_mac_set;   /* raw mode needs it */
+	const char *src_ip; /* NULL: socket mode any / raw mode the interface's or 192.0.2.1 */
+	const char *dst_ip; /* NULL: 192.0.2.2 */
+	bool allow_any_dst; /* permit destinations outside 192.0.2.0/24 and 127.0.0.0/8 */
 	uint16_t port_stream, port_offload, port_counters;
 	unsigned count;      /* paired: packets per path */
 	int size;            /* payload bytes, -1 random 0..mtu-60 */

@@ -17,6 +17,8 @@
 #ifndef SECHO_KEYFILE_H
 #define SECHO_KEYFILE_H
 
+#include "secho/proto.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,14 +27,13 @@
 extern "C" {
 #endif
 
-#define SECHO_KEY_LEN      32
-#define SECHO_KEY_SALT_LEN 4
-#define SECHO_KEYFILE_MAX  4096 /* larger files are refused */
+/* SECHO_KEY_LEN and SECHO_SALT_LEN: secho/proto.h. */
+#define SECHO_KEYFILE_MAX 4096 /* larger files are refused */
 
 struct secho_keyfile {
 	uint16_t key_id;
 	uint8_t key[SECHO_KEY_LEN];
-	uint8_t salt[SECHO_KEY_SALT_LEN];
+	uint8_t salt[SECHO_SALT_LEN];
 	uint8_t shared;   /* 1: "shared yes", used by several endpoints (each its instance id) */
 	uint8_t reserved; /* 0: the struct has no padding (it is compared and wiped as bytes) */
 };

@@ -16,6 +16,8 @@
 #ifndef SECHO_WIRE_H
 #define SECHO_WIRE_H
 
+#include "secho/proto.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,41 +31,7 @@ typedef uint16_t secho_be16;
 typedef uint32_t secho_be32;
 typedef uint64_t secho_be64;
 
-#define SECHO_ETH_ALEN      6
-#define SECHO_ETH_HLEN      14
-#define SECHO_IP4_HLEN      20
-#define SECHO_UDP_HLEN      8
-#define SECHO_HDRS_LEN      (SECHO_ETH_HLEN + SECHO_IP4_HLEN + SECHO_UDP_HLEN) /* 42 */
-#define SECHO_SHDR_LEN      16                                                 /* secure header */
-#define SECHO_TAG_LEN       16                                                 /* GCM tag */
-#define SECHO_IV_LEN        12 /* salt (4) || sequence (8) */
-#define SECHO_SALT_LEN      4
-#define SECHO_ETH_MIN_FRAME 60 /* without FCS; shorter frames are padded on transmit */
-
-/* Request plaintext offset and response layout. */
-#define SECHO_REQ_PAYLOAD_OFF   SECHO_HDRS_LEN                    /* 42 */
-#define SECHO_RESP_SHDR_OFF     SECHO_HDRS_LEN                    /* 42 */
-#define SECHO_RESP_PAYLOAD_OFF  (SECHO_HDRS_LEN + SECHO_SHDR_LEN) /* 58: ciphertext slot */
-#define SECHO_RESP_TAG_OFF(len) (SECHO_RESP_PAYLOAD_OFF + (size_t)(len))
-/* A response is this much longer than its request (secure header + tag). */
-#define SECHO_RESP_OVERHEAD (SECHO_SHDR_LEN + SECHO_TAG_LEN) /* 32 */
-#define SECHO_RESP_LEN(len) (SECHO_RESP_PAYLOAD_OFF + (size_t)(len) + SECHO_TAG_LEN)
-
-/* IP total length of the response = 20 + 8 + 16 + len + 16 = len + 60 <= mtu. */
-#define SECHO_WIRE_DEFAULT_MTU      1500
-#define SECHO_WIRE_OVERHEAD_IP      (SECHO_IP4_HLEN + SECHO_UDP_HLEN + SECHO_RESP_OVERHEAD)
-#define SECHO_WIRE_MAX_PAYLOAD(mtu) ((mtu)-SECHO_WIRE_OVERHEAD_IP) /* 1440 at 1500 */
-#define SECHO_WIRE_MIN_MTU          576 /* IPv4 minimum reassembly size; smaller is refused */
-#define SECHO_WIRE_MAX_MTU          9000
-
-#define SECHO_ETHERTYPE_IPV4 0x0800
-#define SECHO_ETHERTYPE_ARP  0x0806
-#define SECHO_ETHERTYPE_VLAN 0x8100 /* 802.1Q; 0x88a8 (802.1ad) and 0x9100 count as VLAN too */
-#define SECHO_IPPROTO_UDP    17
-
-#define SECHO_PORT_STREAM_DEFAULT   4000
-#define SECHO_PORT_OFFLOAD_DEFAULT  4001
-#define SECHO_PORT_COUNTERS_DEFAULT 4002
+/* The sizes, offsets, MTU limits, EtherTypes and ports: secho/proto.h. */
 
 /* Ethernet II header. */
 struct secho_eth_hdr {
@@ -85,11 +53,6 @@ struct secho_ip4_hdr {
 	secho_be32 saddr;
 	secho_be32 daddr;
 } __attribute__((packed));
-
-#define SECHO_IP4_DF       0x4000
-#define SECHO_IP4_MF       0x2000
-#define SECHO_IP4_OFF_MASK 0x1fff
-#define SECHO_IP4_TTL      64
 
 /* UDP header (RFC 768). */
 struct secho_udp_hdr {
@@ -250,11 +213,7 @@ size_t secho_wire_arp_reply(const struct secho_wire_cfg *cfg, const uint8_t *fra
 
 /* ---- secure header (src/wire/secure_header.c) ---- */
 
-#define SECHO_SHDR_VERSION    1
-#define SECHO_SHDR_F_OFFLOAD  0x01 /* engine: 0 streaming, 1 offload */
-#define SECHO_SHDR_F_COUNTERS 0x02 /* plaintext is the counters report (JSON) */
-#define SECHO_SHDR_F_INSTANCE 0x04 /* shared key: bytes 4..7 are salt XOR the instance id */
-#define SECHO_SHDR_F_MASK     0x07 /* other bits must be zero */
+/* Version and flags: secho/proto.h (SECHO_SHDR_VERSION, SECHO_SHDR_F_*). */
 
 struct secho_shdr {
 	uint8_t version;

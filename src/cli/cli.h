@@ -31,6 +31,7 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 	SECHO_CMD(serve, "run the secure endpoint on an interface (or a pcap file)")               \
 	SECHO_CMD(host, "send to an endpoint and verify every response (paired, load, counters)")  \
 	SECHO_CMD(dashboard, "web page and JSON API: endpoint, verified runs, counters")           \
+	SECHO_CMD(lab, "the virtual wire (namespaces, veth) the demo, tests and dashboard use")    \
 	SECHO_CMD(flow, "flow meter: flow records from a capture file or an interface; gen")
 
 #define SECHO_CMD(name, help) int cmd_##name(int argc, char *argv[]);
@@ -87,15 +88,6 @@ int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const 
 /* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
  * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
-
-/*
- * Read all of fd into a malloc'd buffer (grown as needed; bounded by memory). Returns 0,
- * or -errno on a read error or ENOMEM (buffer freed, *buf NULL). Always leaves at least
- * one allocated byte so *buf is non-NULL on success even for empty input.
- */
-int cli_read_all(int fd, uint8_t **buf, size_t *len);
-/* Write all n bytes (retrying short writes and EINTR). Returns 0 or -errno. */
-int cli_write_all(int fd, const uint8_t *p, size_t n);
 
 /* CPU model string from /proc/cpuinfo (or CPUID brand string), static storage. */
 const char *cli_cpu_model(void);

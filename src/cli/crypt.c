@@ -10,6 +10,7 @@
  * contains key bytes.
  */
 #include "cli/cli.h"
+#include "secho/fileio.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -214,7 +215,7 @@ int cmd_crypt(int argc, char *argv[])
 	if (aad_hex && !hex_opt("--aad", aad_hex, false, &aad, &aad_len))
 		goto out;
 
-	int e = cli_read_all(STDIN_FILENO, &buf, &n);
+	int e = secho_read_all(STDIN_FILENO, &buf, &n);
 	if (e) {
 		rc = cli_err(CMD, "reading stdin: %s", strerror(-e));
 		goto out;
@@ -282,7 +283,7 @@ int cmd_crypt(int argc, char *argv[])
 	}
 
 	signal(SIGPIPE, SIG_IGN); /* report a closed stdout as an error instead of dying */
-	e = cli_write_all(STDOUT_FILENO, buf, out_len);
+	e = secho_write_all(STDOUT_FILENO, buf, out_len);
 	rc = e ? cli_err(CMD, "writing stdout: %s", strerror(-e)) : CLI_OK;
 out:
 	if (key) {

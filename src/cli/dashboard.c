@@ -39,11 +39,12 @@ static const char usage_text[] =
         "  --quiet               no request log on stderr\n"
         "  -h, --help            this text\n";
 
-/* SIGINT/SIGTERM: only set the flag (async-signal-safe); main and dash_run() poll it. */
+/* SIGINT/SIGTERM: only set the flag (async-signal-safe); main and dash_run() poll it
+ * (secho_lab_run). */
 static void on_signal(int sig)
 {
 	(void)sig;
-	dash_stopping = 1;
+	secho_lab_stopping = 1;
 }
 
 /* "A.B.C.D" or "A.B.C.D:PORT" into cfg. False (with a message) on anything else. */
@@ -192,17 +193,18 @@ int cmd_dashboard(int argc, char **argv)
 		       cfg.listen_ip, cfg.port, cfg.iface);
 	else
 		printf("secho dashboard: http://%s:%u/  (virtual wire: namespaces %s <-> %s)\n",
-		       cfg.listen_ip, cfg.port, wire.ns_host, wire.ns_ep);
+		       cfg.listen_ip, cfg.port, wire.lab.ns[SECHO_LAB_HOST],
+		       wire.lab.ns[SECHO_LAB_EP]);
 	fflush(stdout);
 
-	while (!dash_stopping)
+	while (!secho_lab_stopping)
 		usleep(100000); /* signals may land on a server thread: poll the flag */
 
 	fprintf(stderr, "secho dashboard: stopping\n");
 	dash_http_stop(http);
 	dash_api_free(api);
 	/* Nothing runs any more: let the tear-down's own commands (ip netns del) run. */
-	dash_stopping = 0;
+	secho_lab_stopping = 0;
 	dash_wire_fini(&wire);
 	return CLI_OK;
 }

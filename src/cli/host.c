@@ -122,17 +122,6 @@ static void usage(const char *sub, FILE *f)
 	fputs(common_help, f);
 }
 
-/* Whole-string unsigned decimal in [min, max] (cli_parse_u64's rules); false otherwise. */
-static bool parse_ul(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	uint64_t v;
-
-	if (!cli_parse_u64(s, min, max, &v))
-		return false;
-	*out = (unsigned long)v;
-	return true;
-}
-
 static int bad(const char *sub, const char *opt, const char *val, const char *why)
 {
 	fprintf(stderr, "secho host %s: %s '%s': %s\n", sub, opt, val ? val : "", why);
@@ -143,7 +132,7 @@ int cmd_host(int argc, char *argv[])
 {
 	struct secho_host_opts o;
 	const char *sub;
-	unsigned long v;
+	uint64_t v;
 	int c;
 	char **av;
 
@@ -176,15 +165,12 @@ int cmd_host(int argc, char *argv[])
 		case O_IFACE:
 			o.iface = a;
 			break;
-		case O_DST_MAC: {
-			uint8_t mac[6];
-
-			if (!cli_parse_mac(a, mac))
+		case O_DST_MAC:
+			if (!cli_parse_mac(a, o.dst_mac))
 				return bad(sub, "--dst-mac", a,
 				           "not a MAC address (aa:bb:cc:dd:ee:ff)");
-			o.dst_mac = a;
+			o.dst_mac_set = true;
 			break;
-		}
 		case O_SRC_IP:
 			o.src_ip = a;
 			break;
@@ -197,7 +183,7 @@ int cmd_host(int argc, char *argv[])
 		case O_PS:
 		case O_PO:
 		case O_PC:
-			if (!parse_ul(a, 1, 65535, &v))
+			if (!cli_parse_u64(a, 1, 65535, &v))
 				return bad(sub, "port", a, "must be 1..65535");
 			if (c == O_PS)
 				o.port_stream = (uint16_t)v;
@@ -207,7 +193,7 @@ int cmd_host(int argc, char *argv[])
 				o.port_counters = (uint16_t)v;
 			break;
 		case O_COUNT:
-			if (!parse_ul(a, 1, 1000000, &v))
+			if (!cli_parse_u64(a, 1, 1000000, &v))
 				return bad(sub, "--count", a, "must be 1..1000000");
 			o.count = (unsigned)v;
 			break;
@@ -216,27 +202,27 @@ int cmd_host(int argc, char *argv[])
 				o.size = -1;
 				break;
 			}
-			if (!parse_ul(a, 0, SECHO_HOST_MAX_PAYLOAD, &v))
+			if (!cli_parse_u64(a, 0, SECHO_HOST_MAX_PAYLOAD, &v))
 				return bad(sub, "--size", a, "must be 0..MTU-60 or 'random'");
 			o.size = (int)v;
 			break;
 		case O_MTU:
-			if (!parse_ul(a, 576, SECHO_HOST_MAX_MTU, &v))
+			if (!cli_parse_u64(a, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
 				return bad(sub, "--mtu", a, "must be 576..9000");
 			o.mtu = (unsigned)v;
 			break;
 		case O_TIMEOUT:
-			if (!parse_ul(a, 1, 10000, &v))
+			if (!cli_parse_u64(a, 1, 10000, &v))
 				return bad(sub, "--timeout", a, "must be 1..10000 ms");
 			o.timeout_ms = (unsigned)v;
 			break;
 		case O_DEADLINE:
-			if (!parse_ul(a, 1, 3600, &v))
+			if (!cli_parse_u64(a, 1, 3600, &v))
 				return bad(sub, "--deadline", a, "must be 1..3600 s");
 			o.deadline_s = (unsigned)v;
 			break;
 		case O_MAXLOSS:
-			if (!parse_ul(a, 0, ULONG_MAX, &v))
+			if (!cli_parse_u64(a, 0, UINT64_MAX, &v))
 				return bad(sub, "--max-loss", a, "must be a count");
 			o.max_loss = v;
 			break;
@@ -250,12 +236,12 @@ int cmd_host(int argc, char *argv[])
 			o.quiet = true;
 			break;
 		case O_SECONDS:
-			if (!parse_ul(a, 1, SECHO_HOST_MAX_SECONDS, &v))
+			if (!cli_parse_u64(a, 1, SECHO_HOST_MAX_SECONDS, &v))
 				return bad(sub, "--seconds", a, "must be 1..60");
 			o.seconds = (unsigned)v;
 			break;
 		case O_RATE:
-			if (!parse_ul(a, 0, 100000000, &v))
+			if (!cli_parse_u64(a, 0, 100000000, &v))
 				return bad(sub, "--rate", a,
 				           "must be packets per second (0: flat out)");
 			o.rate = v;
@@ -271,12 +257,12 @@ int cmd_host(int argc, char *argv[])
 				return bad(sub, "--path", a, "must be stream, offload or both");
 			break;
 		case O_WINDOW:
-			if (!parse_ul(a, 1, 65536, &v))
+			if (!cli_parse_u64(a, 1, 65536, &v))
 				return bad(sub, "--window", a, "must be 1..65536");
 			o.window = (unsigned)v;
 			break;
 		case O_SEED:
-			if (!parse_ul(a, 1, ULONG_MAX, &v))
+			if (!cli_parse_u64(a, 1, UINT64_MAX, &v))
 				return bad(sub, "--seed", a, "must be a positive integer");
 			o.seed = v;
 			break;
@@ -300,7 +286,7 @@ int cmd_host(int argc, char *argv[])
 		        sub, o.port_stream, o.port_offload, o.port_counters);
 		return 2;
 	}
-	if (o.iface && !o.dst_mac) {
+	if (o.iface && !o.dst_mac_set) {
 		fprintf(stderr, "secho host %s: --iface needs --dst-mac (the endpoint's MAC)\n",
 		        sub);
 		return 2;

@@ -93,26 +93,16 @@ __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 	return 2;
 }
 
-/* Whole-string unsigned decimal in [lo, hi] (cli_parse_u64's rules). */
-static bool parse_uint(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
-{
-	uint64_t v;
-	if (!cli_parse_u64(s, lo, hi, &v))
-		return false;
-	*out = (unsigned long)v;
-	return true;
-}
-
 /* "S,O,C": three distinct ports 1..65535. */
 static bool parse_ports(const char *s, uint16_t p[3])
 {
 	char items[3][CLI_ITEM_MAX];
 	const char *why;
-	unsigned long v;
+	uint64_t v;
 	if (cli_parse_list(s, items, 3, &why) != 3)
 		return false;
 	for (int i = 0; i < 3; i++) {
-		if (!parse_uint(items[i], 1, 65535, &v))
+		if (!cli_parse_u64(items[i], 1, 65535, &v))
 			return false;
 		p[i] = (uint16_t)v;
 	}
@@ -202,7 +192,7 @@ int cmd_serve(int argc, char **argv)
 	cfg.report_rate = 2;
 	const char *ifname = NULL, *ip = NULL;
 	bool have_mac = false, have_mtu = false;
-	unsigned long v;
+	uint64_t v;
 
 	optind = 1;
 	int c;
@@ -230,13 +220,13 @@ int cmd_serve(int argc, char **argv)
 			cfg.state_path = optarg;
 			break;
 		case O_INSTANCE:
-			if (!parse_uint(optarg, 1, UINT32_MAX, &v))
+			if (!cli_parse_u64(optarg, 1, UINT32_MAX, &v))
 				return bad("--instance: '%s' is not a number in 1..4294967295",
 				           optarg);
 			cfg.instance = (uint32_t)v;
 			break;
 		case O_SEQWIN:
-			if (!parse_uint(optarg, 256, 1ul << 32, &v))
+			if (!cli_parse_u64(optarg, 256, 1ul << 32, &v))
 				return bad("--seq-window: '%s' is not a number in 256..4294967296",
 				           optarg);
 			cfg.seq_window = v;
@@ -252,8 +242,9 @@ int cmd_serve(int argc, char **argv)
 				           optarg);
 			break;
 		case O_MTU:
-			if (!parse_uint(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
-				return bad("--mtu: '%s' is not a number in 576..9000", optarg);
+			if (!cli_parse_u64(optarg, SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU, &v))
+				return bad("--mtu: '%s' is not a number in %d..%d", optarg,
+				           SECHO_WIRE_MIN_MTU, SECHO_WIRE_MAX_MTU);
 			cfg.wire.mtu = (unsigned)v;
 			have_mtu = true;
 			break;
@@ -271,7 +262,7 @@ int cmd_serve(int argc, char **argv)
 			cfg.arp = true;
 			break;
 		case O_VLAN:
-			if (!parse_uint(optarg, 1, 4094, &v))
+			if (!cli_parse_u64(optarg, 1, 4094, &v))
 				return bad("--vlan: '%s' is not a VLAN id in 1..4094", optarg);
 			cfg.vlan = (uint16_t)v;
 			break;
@@ -282,7 +273,7 @@ int cmd_serve(int argc, char **argv)
 			cfg.io.hint = SECHO_IO_THROUGHPUT;
 			break;
 		case O_QUEUE:
-			if (!parse_uint(optarg, 0, 1023, &v))
+			if (!cli_parse_u64(optarg, 0, 1023, &v))
 				return bad("--queue: '%s' is not a queue number", optarg);
 			cfg.io.queue = (uint32_t)v;
 			break;
@@ -311,7 +302,7 @@ int cmd_serve(int argc, char **argv)
 			cfg.io.pcap_out = optarg;
 			break;
 		case O_RING:
-			if (!parse_uint(optarg, 2, 4096, &v) || (v & (v - 1)))
+			if (!cli_parse_u64(optarg, 2, 4096, &v) || (v & (v - 1)))
 				return bad("--offload-ring: '%s' is not a power of two in 2..4096",
 				           optarg);
 			cfg.offload_ring = (unsigned)v;
@@ -352,8 +343,8 @@ int cmd_serve(int argc, char **argv)
 		char a[32];
 		const char *slash = strchr(ip, '/');
 		size_t alen = slash ? (size_t)(slash - ip) : strlen(ip);
-		unsigned long plen = 32;
-		if (alen >= sizeof(a) || (slash && !parse_uint(slash + 1, 1, 32, &plen)))
+		uint64_t plen = 32;
+		if (alen >= sizeof(a) || (slash && !cli_parse_u64(slash + 1, 1, 32, &plen)))
 			return bad("--ip: '%s' is not an IPv4 address (ADDR or ADDR/PREFIX)", ip);
 		memcpy(a, ip, alen);
 		a[alen] = '\0';

@@ -1,6 +1,6 @@
 /*
  * src/cli/util.c - helpers shared by the secho commands: error lines, option parsing,
- * hex, whole-stream I/O, CPU model and TSC timing.
+ * hex, CPU model and TSC timing (whole-stream I/O: secho/fileio.h).
  */
 #include "cli/cli.h"
 
@@ -190,60 +190,6 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 	}
 	*out = id;
 	return true;
-}
-
-int cli_read_all(int fd, uint8_t **buf, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *b = malloc(cap);
-	*buf = NULL;
-	*len = 0;
-	if (!b)
-		return -ENOMEM;
-	for (;;) {
-		if (n == cap) {
-			if (cap > SIZE_MAX / 2) {
-				free(b);
-				return -ENOMEM;
-			}
-			uint8_t *nb = realloc(b, cap * 2);
-			if (!nb) {
-				free(b);
-				return -ENOMEM;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, b + n, cap - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			free(b);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
-int cli_write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 const char *cli_cpu_model(void)

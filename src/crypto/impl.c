@@ -9,6 +9,7 @@
  */
 #include "crypto/inner.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,25 @@ const char *secho_strerror(int err)
 	case SECHO_ELIMIT:
 		return "length exceeds the limit of the standard";
 	default:
-		return "unknown error";
+		return "not a crypto library code";
+	}
+}
+
+int secho_crypto_errno(int err)
+{
+	switch (err) {
+	case SECHO_EINVAL:
+	case SECHO_ELEN:
+		return -EINVAL;
+	case SECHO_EAUTH:
+		return -EBADMSG;
+	case SECHO_EUNAVAIL:
+		return -EOPNOTSUPP;
+	case SECHO_ESTATE:
+		return -EPROTO;
+	case SECHO_ELIMIT:
+		return -EMSGSIZE;
+	default:
+		return err;
 	}
 }

@@ -7,18 +7,20 @@
  *                   of the static page, hand-off of /api and /metrics to api.c
  *   api.c           the JSON API: endpoint control, runs (one at a time, in a worker
  *                   thread), counters, Prometheus metrics
- *   wire_virtual.c  the "wire": two network namespaces joined by a veth pair, a fresh key,
- *                   the endpoint process (`secho serve`) and the host tool (`secho host`),
- *                   every program started by fork/execve from a fixed argument vector;
- *                   children die with the dashboard, and a new dashboard removes what a
- *                   killed one left behind
+ *   wire_virtual.c  the "wire": the lab (src/lab/lab.h: two network namespaces joined by
+ *                   a veth pair), a fresh key, the endpoint process (`secho serve`) and the
+ *                   host tool (`secho host`), every program started by fork/execve from a
+ *                   fixed argument vector; children die with the dashboard, and a new
+ *                   dashboard removes what a killed one left behind
  *
  * Nothing a request carries ever becomes a path or a command: paths derive from a private
  * directory (mkdtemp, mode 0700) and the programs are the running binary itself and
- * iproute2/ethtool/sysctl found at fixed absolute locations.
+ * iproute2's ip found at a fixed absolute location.
  */
 #ifndef SECHO_DASHBOARD_H
 #define SECHO_DASHBOARD_H
+
+#include "lab/lab.h"
 
 #include <jansson.h>
 #include <pthread.h>
@@ -49,14 +51,6 @@
 #define DASH_SIZE_MAX   1440
 #define DASH_LOAD_MAX_S 30
 
-/* The virtual wire's fixed addresses (192.0.2.0/24 is TEST-NET-1, RFC 5737). */
-#define DASH_HOST_IP   "192.0.2.1"
-#define DASH_HOST_CIDR "192.0.2.1/24"
-#define DASH_EP_IP     "192.0.2.2"
-#define DASH_HOST_MAC  "02:00:00:00:00:01"
-#define DASH_EP_MAC    "02:00:00:00:00:02"
-#define DASH_WIRE_MTU  "9000" /* the veth pair's MTU, and the host tool's --mtu for reports */
-
 struct dash_cfg {
 	char listen_ip[64]; /* IPv4 literal */
 	uint16_t port;
@@ -70,56 +64,30 @@ struct dash_cfg {
 
 /* ---- wire_virtual.c ---- */
 
-/* The keeper: a thread that lives as long as the wire and forks the endpoint. A child's
- * parent-death signal (PR_SET_PDEATHSIG) fires when the thread that forked it ends, not
- * the process: forked from a run's or a request's thread, the endpoint would die with it. */
-struct dash_keeper {
-	pthread_t thread;
-	bool running;
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	bool pending, quit; /* a request is posted / the thread is to end */
-	char *const *argv;  /* the request: program and the descriptors for 0, 1, 2 */
-	int fds[3];
-	pid_t pid; /* the answer: the child, or -1 with err */
-	int err;
-};
-
 struct dash_wire {
 	const struct dash_cfg *cfg;
 	char secho[4096]; /* absolute path of the secho binary */
-	char ip_bin[64], ethtool_bin[64], sysctl_bin[64];
-	char dir[64]; /* private directory: key and sequence state, endpoint log, owner mark */
+	char dir[64];     /* private directory: key and sequence state, endpoint log, owner mark */
 	char key_path[128], state_path[128], log_path[128];
 	char owner_path[128]; /* DIR/owner: who made DIR (see wire_virtual.c, "Leftovers") */
 	char eppid_path[128]; /* DIR/endpoint.pid: the endpoint while it runs */
 	int owner_fd;         /* DIR/owner, flock()ed for the dashboard's whole life */
-	struct dash_keeper keeper;
-	char ns_host[32], ns_ep[32], if_host[16], if_ep[16];
-	bool ns_up;        /* namespaces and veth exist */
-	pid_t ep_pid;      /* endpoint process, 0 when none */
-	unsigned key_id;   /* of the current key (one fresh key per start) */
-	double started_at; /* CLOCK_REALTIME seconds of the last successful start */
-	int last_exit;     /* the endpoint's exit status when it ended by itself, or -1 */
-};
-
-/* Captured output of one program run. */
-struct dash_proc_out {
-	char *out; /* stdout, NUL-terminated, malloc'd (NULL when nothing) */
-	size_t out_len;
-	char err[1024]; /* the last line(s) of stderr, NUL-terminated */
-	int status;     /* exit status, 128+signal, or -1 when it could not run */
-	bool timed_out;
+	struct secho_lab_keeper keeper; /* forks the endpoint (a death signal it keeps) */
+	struct secho_lab lab;           /* the virtual wire (unused with --iface) */
+	pid_t ep_pid;                   /* endpoint process, 0 when none */
+	unsigned key_id;                /* of the current key (one fresh key per start) */
+	double started_at;              /* CLOCK_REALTIME seconds of the last successful start */
+	int last_exit; /* the endpoint's exit status when it ended by itself, or -1 */
 };
 
 /* Remove what dashboards killed before their clean-up left (namespaces, processes, key
  * directories that their owner mark proves to be theirs), resolve the binaries, create the
- * private directory and its owner mark, start the keeper. Returns 0, or -1 with a
- * reason. */
+ * private directory and its owner mark, start the keeper. Returns 0, or -errno with a
+ * reason in err. */
 int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, size_t errlen);
 /* Bring the endpoint up (namespaces and veth for the virtual wire, fresh key, `secho serve`,
  * wait for the link and for a verified counters report). Idempotent: 0 when it already runs.
- * On failure everything started is removed again; returns -1 with a reason. */
+ * On failure everything started is removed again; returns -errno with a reason in err. */
 int dash_wire_start(struct dash_wire *w, char *err, size_t errlen);
 /* Stop the endpoint (SIGTERM, then SIGKILL after 3 s), remove namespaces and key. Can't
  * fail; safe to call when nothing runs. */
@@ -135,17 +103,6 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
                        unsigned timeout_s, int *status, char *err, size_t errlen);
 /* Stop everything and remove the private directory. */
 void dash_wire_fini(struct dash_wire *w);
-
-/* Set from the signal handler: dash_run() kills its child and returns, the wire start
- * gives up, so a ^C tears everything down within a second. */
-extern volatile sig_atomic_t dash_stopping;
-
-/* Run argv[0] (absolute path) with argv, a fixed environment, stdin from /dev/null, stdout
- * captured (at most 8 MiB) and stderr's tail kept; killed after timeout_ms, and by the
- * kernel (SIGKILL) if the dashboard dies first. Returns 0 when it ran (whatever its exit
- * status, in o->status), -1 when it could not be started. */
-int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o);
-void dash_proc_out_free(struct dash_proc_out *o);
 
 /* ---- api.c ---- */
 

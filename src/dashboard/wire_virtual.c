@@ -1,35 +1,31 @@
 /*
- * src/dashboard/wire_virtual.c - the dashboard's wire: namespaces, key, endpoint process,
+ * src/dashboard/wire_virtual.c - the dashboard's wire: its lab, key, endpoint process and
  * host tool runs (see dashboard.h).
  *
- * Virtual wire (default), the topology of tests/sh/netns.sh:
- *
- *   +------------- ns secho-dh-PID (host) -------+     +------ ns secho-de-PID (endpoint) ---+
- *   |  secho host paired|load|counters (raw)     |     |  secho serve --iface deP             |
- *   |  dhPID  192.0.2.1/24  02:00:00:00:00:01    |=====|  dePID  02:00:00:00:00:02            |
- *   |  neigh 192.0.2.2 -> 02:00:00:00:00:02      |veth |  no address: the endpoint answers    |
- *   +--------------------------------------------+     |  for 192.0.2.2 itself               |
- *                                                      +--------------------------------------+
- * One queue per direction, tx checksum offload and IPv6 off, as in netns.sh.
+ * Virtual wire (default): the lab of src/lab/lab.h with tag "d" and our PID as its id
+ * (namespaces secho-dh-PID and secho-de-PID, interfaces dhPID and dePID), the one topology
+ * the tests and the demo use too; `secho serve` runs in the endpoint namespace and
+ * `secho host` raw in the host namespace.
  *
  * --iface IF: no namespaces; `secho serve --iface IF --ip 192.0.2.2` runs in the
  * dashboard's own namespace and the host tool talks to 192.0.2.2 through the kernel (socket
  * mode), or raw on --host-iface with --dst-mac.
  *
- * Every program is started by fork/execve with an argument vector built here from fixed
- * strings and names derived from our PID and private directory; a request can only choose
- * numbers (count, size, seconds), which api.c has range-checked and formats itself.
+ * Every program is started by fork/execve (src/lab/proc.c) with an argument vector built
+ * here from fixed strings and names derived from our PID and private directory; a request
+ * can only choose numbers (count, size, seconds), which api.c has range-checked and formats
+ * itself.
  *
- * Children die with the dashboard: each sets PR_SET_PDEATHSIG after fork (SIGTERM for the
- * endpoint, which then drains and saves its sequence state; SIGKILL for the rest) and
- * exits at once if the dashboard is already gone (getppid() changed before the prctl).
- * The death signal follows the forking thread, so the endpoint is forked by the keeper
- * thread, which lives as long as the wire (dashboard.h); short-lived programs are forked
- * by the thread that waits for them.
+ * Children die with the dashboard: the lab gives each a parent-death signal (SIGTERM for
+ * the endpoint, which then drains and saves its sequence state; SIGKILL for the rest). The
+ * death signal follows the forking thread, so the endpoint is forked by the lab's keeper
+ * thread, which lives as long as the wire; short-lived programs are forked by the thread
+ * that waits for them.
  *
- * Leftovers: a dashboard killed by SIGKILL cannot remove its namespaces, its private
- * directory (with the endpoint's key) or, were a child to miss its death signal, its
- * processes. Each private directory therefore carries an owner mark, DIR/owner:
+ * Leftovers: a dashboard killed by SIGKILL cannot remove its lab, its private directory
+ * (with the endpoint's key) or, were a child to miss its death signal, its processes. Its
+ * lab is marked as every lab is (lab.h: the next dashboard's secho_lab_sweep() removes
+ * it), and each private directory carries an owner mark, DIR/owner:
  *
  *   secho-dashboard 1
  *   pid PID                 the dashboard (also in the directory's name)
@@ -41,11 +37,11 @@
  * /tmp/secho-dash-PID.XXXXXX only when it is ours (a directory owned by this user, mode
  * 0700, not a link), its mark is well formed and names the PID of the directory's name,
  * the lock is free and that PID is not running with that start time: then it kills the
- * processes in the listed namespaces and the recorded endpoint (when it is the same
- * process), deletes the namespaces, overwrites the key and removes the directory.
- * Anything that cannot be proven stale is left alone.
+ * recorded endpoint (when it is the same process), overwrites the key and removes the
+ * directory. Anything that cannot be proven stale is left alone.
  */
 #include "dashboard/dashboard.h"
+#include "secho/proto.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -61,12 +57,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#define OUT_CAP (8u << 20)
-
-volatile sig_atomic_t dash_stopping;
-
-static char *const fixed_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 
 /* Copy at most cap-1 bytes of src and terminate (a truncating strcpy). */
 static void scopy(char *dst, size_t cap, const char *src)
@@ -93,309 +83,6 @@ static double now_real(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Keep the last cap-1 bytes of a stream in buf (a tail of stderr for error messages). */
-static void tail_append(char *buf, size_t cap, const char *p, size_t n)
-{
-	size_t have = strlen(buf);
-
-	if (n >= cap - 1) {
-		memcpy(buf, p + n - (cap - 1), cap - 1);
-		buf[cap - 1] = '\0';
-		return;
-	}
-	if (have + n >= cap) {
-		size_t drop = have + n - (cap - 1);
-
-		memmove(buf, buf + drop, have - drop + 1);
-		have -= drop;
-	}
-	memcpy(buf + have, p, n);
-	buf[have + n] = '\0';
-}
-
-/* Child side of a fork: only async-signal-safe calls until execve. The program starts with
- * default signal dispositions and an empty mask whatever thread forked it (a server thread
- * may block signals; our SIGPIPE is ignored), so `secho serve` sees our SIGTERM. It gets
- * deathsig when the forking thread ends (the dashboard dies), and does not start at all
- * when the dashboard died before the prctl took effect (it was reparented already). */
-static void child_exec(char *const argv[], int in, int out, int err, int deathsig, pid_t parent)
-{
-	struct sigaction dfl;
-	sigset_t none;
-
-	if (prctl(PR_SET_PDEATHSIG, deathsig) != 0 || getppid() != parent)
-		_exit(127);
-
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	(void)sigaction(SIGPIPE, &dfl, NULL);
-	(void)sigaction(SIGINT, &dfl, NULL);
-	(void)sigaction(SIGTERM, &dfl, NULL);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	(void)setpgid(0, 0); /* a terminal's ^C reaches the dashboard, which stops us in order */
-	if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-		_exit(127);
-	execve(argv[0], argv, fixed_env);
-	_exit(127);
-}
-
-/* A waitpid status as exit code, 128+signal, or -1. */
-static int decode_status(int st)
-{
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	if (WIFSIGNALED(st))
-		return 128 + WTERMSIG(st);
-	return -1;
-}
-
-/* Contract: dashboard.h. */
-int dash_run(char *const argv[], unsigned timeout_ms, struct dash_proc_out *o)
-{
-	int po[2] = {-1, -1}, pe[2] = {-1, -1}, nul;
-	size_t cap = 0;
-	double deadline = now_mono() + timeout_ms / 1000.0;
-	pid_t pid;
-	int st = 0;
-
-	memset(o, 0, sizeof(*o));
-	o->status = -1;
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0 || pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
-		snprintf(o->err, sizeof(o->err), "pipe: %s", strerror(errno));
-		goto fail;
-	}
-	pid_t self = getpid();
-
-	pid = fork();
-	if (pid < 0) {
-		snprintf(o->err, sizeof(o->err), "fork: %s", strerror(errno));
-		goto fail;
-	}
-	if (pid == 0)
-		child_exec(argv, nul, po[1], pe[1], SIGKILL, self);
-	close(po[1]);
-	close(pe[1]);
-	close(nul);
-	po[1] = pe[1] = -1;
-
-	struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-	int open_fds = 2;
-
-	while (open_fds > 0) {
-		double left = deadline - now_mono();
-		char buf[16384];
-
-		if (left <= 0 || dash_stopping) {
-			o->timed_out = left <= 0;
-			kill(pid, SIGKILL);
-			break;
-		}
-		int n = poll(fds, 2, left > 0.2 ? 200 : (int)(left * 1000) + 1);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			break;
-		for (int i = 0; i < 2; i++) {
-			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t r = read(fds[i].fd, buf, sizeof(buf));
-
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				close(fds[i].fd);
-				fds[i].fd = -1;
-				open_fds--;
-				continue;
-			}
-			if (i == 1) {
-				tail_append(o->err, sizeof(o->err), buf, (size_t)r);
-				continue;
-			}
-			if (o->out_len + (size_t)r + 1 > OUT_CAP)
-				continue; /* over the cap: drop, the JSON parse will say so */
-			if (o->out_len + (size_t)r + 1 > cap) {
-				size_t ncap = cap ? cap * 2 : 65536;
-				char *p;
-
-				while (ncap < o->out_len + (size_t)r + 1)
-					ncap *= 2;
-				p = realloc(o->out, ncap);
-				if (!p)
-					continue;
-				o->out = p;
-				cap = ncap;
-			}
-			memcpy(o->out + o->out_len, buf, (size_t)r);
-			o->out_len += (size_t)r;
-			o->out[o->out_len] = '\0';
-		}
-	}
-	for (int i = 0; i < 2; i++)
-		if (fds[i].fd >= 0)
-			close(fds[i].fd);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	o->status = decode_status(st);
-	return 0;
-fail:
-	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
-	}
-	if (nul >= 0)
-		close(nul);
-	return -1;
-}
-
-/* ---- the keeper: forks the endpoint (see dashboard.h) ---- */
-
-static void *keeper_main(void *arg)
-{
-	struct dash_keeper *k = arg;
-	pid_t self = getpid();
-
-	pthread_mutex_lock(&k->lock);
-	for (;;) {
-		while (!k->pending && !k->quit)
-			pthread_cond_wait(&k->cv, &k->lock);
-		if (!k->pending)
-			break;
-		k->pid = fork();
-		k->err = errno;
-		if (k->pid == 0)
-			child_exec(k->argv, k->fds[0], k->fds[1], k->fds[2], SIGTERM, self);
-		k->pending = false;
-		pthread_cond_broadcast(&k->cv);
-	}
-	pthread_mutex_unlock(&k->lock);
-	return NULL;
-}
-
-static int keeper_start(struct dash_keeper *k)
-{
-	memset(k, 0, sizeof(*k));
-	pthread_mutex_init(&k->lock, NULL);
-	pthread_cond_init(&k->cv, NULL);
-	if (pthread_create(&k->thread, NULL, keeper_main, k) != 0) {
-		pthread_cond_destroy(&k->cv);
-		pthread_mutex_destroy(&k->lock);
-		return -1;
-	}
-	k->running = true;
-	return 0;
-}
-
-static void keeper_stop(struct dash_keeper *k)
-{
-	if (!k->running)
-		return;
-	pthread_mutex_lock(&k->lock);
-	k->quit = true;
-	pthread_cond_broadcast(&k->cv);
-	pthread_mutex_unlock(&k->lock);
-	pthread_join(k->thread, NULL);
-	pthread_cond_destroy(&k->cv);
-	pthread_mutex_destroy(&k->lock);
-	k->running = false;
-}
-
-/* Fork and exec argv in the keeper thread (stdin, stdout, stderr from fds). Returns the
- * child's pid, or -1 with errno. */
-static pid_t keeper_spawn(struct dash_keeper *k, char *const argv[], int in, int out, int err)
-{
-	pid_t pid;
-
-	pthread_mutex_lock(&k->lock);
-	while (k->pending)
-		pthread_cond_wait(&k->cv, &k->lock);
-	k->argv = argv;
-	k->fds[0] = in;
-	k->fds[1] = out;
-	k->fds[2] = err;
-	k->pending = true;
-	pthread_cond_broadcast(&k->cv);
-	while (k->pending)
-		pthread_cond_wait(&k->cv, &k->lock);
-	pid = k->pid;
-	errno = k->err;
-	pthread_mutex_unlock(&k->lock);
-	return pid;
-}
-
-/* A process's start time in clock ticks since boot (/proc/PID/stat field 22); false when
- * there is no such process. With the pid, it names one process: pids are reused. */
-static bool proc_start(pid_t pid, unsigned long long *ticks)
-{
-	char path[32], buf[1024];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* The name (field 2) may hold spaces and ')': fields 3.. follow its last ')'. */
-	char *p = strrchr(buf, ')');
-
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p + 1, "%llu", ticks) == 1;
-}
-
-/* Contract: dashboard.h. */
-void dash_proc_out_free(struct dash_proc_out *o)
-{
-	free(o->out);
-	o->out = NULL;
-	o->out_len = 0;
-}
-
-/* Run a set-up command; returns 0 when it exited 0, else -1 with its stderr in err. */
-static int run_ok(char *const argv[], char *err, size_t errlen)
-{
-	struct dash_proc_out o;
-	int rc = -1;
-
-	if (dash_run(argv, 10000, &o) == 0 && o.status == 0) {
-		rc = 0;
-	} else if (err) {
-		char *nl;
-
-		while ((nl = strrchr(o.err, '\n')) && nl[1] == '\0')
-			*nl = '\0';
-		snprintf(err, errlen, "%s %s %s: %s", argv[0], argv[1] ? argv[1] : "",
-		         argv[1] && argv[2] ? argv[2] : "",
-		         o.timed_out ? "timed out" : (o.err[0] ? o.err : "failed"));
-	}
-	dash_proc_out_free(&o);
-	return rc;
-}
-
-/* name in the fixed system directories; true with its path in out. */
-static bool find_tool(char *out, size_t cap, const char *name)
-{
-	static const char *const dirs[] = {"/usr/sbin", "/sbin", "/usr/bin", "/bin"};
-
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(out, cap, "%s/%s", dirs[i], name);
-		if (access(out, X_OK) == 0)
-			return true;
-	}
-	out[0] = '\0';
-	return false;
 }
 
 /* Overwrite a key file (a regular file, not followed if a link) with zeros, then unlink
@@ -458,35 +145,9 @@ static bool owner_parse(const char *t, struct owner_mark *m)
 	return !strcmp(m->ns[0], want[0]) && !strcmp(m->ns[1], want[1]);
 }
 
-/* Kill every process in namespace ns and delete it (the veth goes with it), when it
- * exists. */
-static void ns_kill_del(const char *ip_bin, const char *ns)
-{
-	char *del[] = {(char *)ip_bin, "netns", "del", (char *)ns, NULL};
-	char *pids[] = {(char *)ip_bin, "netns", "pids", (char *)ns, NULL};
-	char path[64];
-	struct dash_proc_out o;
-
-	snprintf(path, sizeof(path), "/run/netns/%s", ns);
-	if (access(path, F_OK) != 0)
-		return;
-	if (dash_run(pids, 5000, &o) == 0 && o.status == 0 && o.out) {
-		char *save = NULL;
-
-		for (char *t = strtok_r(o.out, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
-			long p = strtol(t, NULL, 10);
-
-			if (p > 1 && p != getpid())
-				kill((pid_t)p, SIGKILL);
-		}
-	}
-	dash_proc_out_free(&o);
-	(void)run_ok(del, NULL, 0);
-}
-
 /* Remove one stale directory /tmp/NAME whose owner mark m was checked (lock free, owner
  * gone). dfd is the directory. */
-static void sweep_one(struct dash_wire *w, const char *name, int dfd, const struct owner_mark *m)
+static void sweep_one(const char *name, int dfd, const struct owner_mark *m)
 {
 	char buf[64] = "";
 	int fd = openat(dfd, "endpoint.pid", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -500,13 +161,10 @@ static void sweep_one(struct dash_wire *w, const char *name, int dfd, const stru
 
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
-		if (sscanf(buf, "%d %llu", &pid, &t) == 2 && pid > 1 && proc_start(pid, &now) &&
-		    now == t)
+		if (sscanf(buf, "%d %llu", &pid, &t) == 2 && pid > 1 &&
+		    secho_lab_proc_start(pid, &now) && now == t)
 			kill(pid, SIGKILL);
 	}
-	for (int i = 0; i < 2 && w->ip_bin[0]; i++)
-		if (m->ns[i][0])
-			ns_kill_del(w->ip_bin, m->ns[i]);
 	wipe_file(dfd, "endpoint.key");
 	d = fdopendir(dup(dfd));
 	if (d) {
@@ -525,9 +183,10 @@ static void sweep_one(struct dash_wire *w, const char *name, int dfd, const stru
 		        m->ns[1][0] ? m->ns[1] : "");
 }
 
-/* Sweep /tmp for the private directories of dashboards that are gone. Best effort: what
- * cannot be proven stale (see the top of the file) is left alone. */
-static void sweep_stale(struct dash_wire *w)
+/* Sweep /tmp for the private directories of dashboards that are gone (their labs went in
+ * secho_lab_sweep()). Best effort: what cannot be proven stale (see the top of the file) is
+ * left alone. */
+static void sweep_stale(void)
 {
 	DIR *tmp = opendir("/tmp");
 	struct dirent *e;
@@ -568,8 +227,8 @@ static void sweep_stale(struct dash_wire *w)
 		n = read(ofd, text, sizeof(text) - 1);
 		text[n > 0 ? n : 0] = '\0';
 		if (owner_parse(text, &m) && m.pid == pid &&
-		    !(proc_start((pid_t)pid, &now) && now == m.start))
-			sweep_one(w, path, dfd, &m);
+		    !(secho_lab_proc_start((pid_t)pid, &now) && now == m.start))
+			sweep_one(path, dfd, &m);
 		close(ofd); /* releases the lock */
 		close(dfd);
 	}
@@ -581,6 +240,7 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 {
 	unsigned pid = (unsigned)getpid();
 	unsigned long long start = 0;
+	int rc;
 
 	memset(w, 0, sizeof(*w));
 	w->cfg = cfg;
@@ -588,44 +248,42 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	w->owner_fd = -1;
 	if (cfg->secho_bin) {
 		if (!realpath(cfg->secho_bin, w->secho)) {
+			rc = -errno;
 			snprintf(err, errlen, "secho binary '%s': %s", cfg->secho_bin,
-			         strerror(errno));
-			return -1;
+			         strerror(-rc));
+			return rc;
 		}
 	} else {
 		ssize_t n = readlink("/proc/self/exe", w->secho, sizeof(w->secho) - 1);
 
 		if (n <= 0) {
-			snprintf(err, errlen, "cannot find our own binary: %s", strerror(errno));
-			return -1;
+			rc = n < 0 ? -errno : -ENOENT;
+			snprintf(err, errlen, "cannot find our own binary: %s", strerror(-rc));
+			return rc;
 		}
 		w->secho[n] = '\0';
 	}
 	if (access(w->secho, X_OK) != 0) {
 		snprintf(err, errlen, "'%s' is not executable", w->secho);
-		return -1;
-	}
-	/* ip also removes a killed dashboard's namespaces, whichever wire we drive. */
-	if (!find_tool(w->ip_bin, sizeof(w->ip_bin), "ip") && !cfg->iface) {
-		snprintf(err, errlen, "iproute2's ip not found (scripts/deps.sh)");
-		return -1;
+		return -EACCES;
 	}
 	if (!cfg->iface) {
-		find_tool(w->ethtool_bin, sizeof(w->ethtool_bin), "ethtool");
-		find_tool(w->sysctl_bin, sizeof(w->sysctl_bin), "sysctl");
-		snprintf(w->ns_host, sizeof(w->ns_host), "secho-dh-%u", pid);
-		snprintf(w->ns_ep, sizeof(w->ns_ep), "secho-de-%u", pid);
-		snprintf(w->if_host, sizeof(w->if_host), "dh%u", pid);
-		snprintf(w->if_ep, sizeof(w->if_ep), "de%u", pid);
+		/* The lab's names: tag "d", our PID (secho-dh-PID, secho-de-PID, dhPID, dePID). */
+		rc = secho_lab_init(&w->lab, "d", pid, err, errlen);
+		if (rc < 0)
+			return rc;
 	}
-	sweep_stale(w);
+	/* What killed dashboards (and killed tests) left: their labs, then our directories. */
+	(void)secho_lab_sweep("secho dashboard");
+	sweep_stale();
 	/* Named after our PID, and marked (DIR/owner), so that a later dashboard can clean up
 	 * after a SIGKILL. */
 	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash-%u.XXXXXX", pid);
 	if (!mkdtemp(w->dir)) {
-		snprintf(err, errlen, "cannot create a private directory: %s", strerror(errno));
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a private directory: %s", strerror(-rc));
 		w->dir[0] = '\0';
-		return -1;
+		return rc;
 	}
 	snprintf(w->key_path, sizeof(w->key_path), "%s/endpoint.key", w->dir);
 	snprintf(w->state_path, sizeof(w->state_path), "%s/seq.state", w->dir);
@@ -634,142 +292,23 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	snprintf(w->eppid_path, sizeof(w->eppid_path), "%s/endpoint.pid", w->dir);
 	w->owner_fd = open(w->owner_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (w->owner_fd < 0 || flock(w->owner_fd, LOCK_EX | LOCK_NB) != 0 ||
-	    !proc_start((pid_t)pid, &start) ||
+	    !secho_lab_proc_start((pid_t)pid, &start) ||
 	    dprintf(w->owner_fd, "secho-dashboard 1\npid %u\nstart %llu\n", pid, start) < 0 ||
-	    (!cfg->iface && dprintf(w->owner_fd, "netns %s %s\n", w->ns_host, w->ns_ep) < 0)) {
+	    (!cfg->iface && dprintf(w->owner_fd, "netns %s %s\n", w->lab.ns[SECHO_LAB_HOST],
+	                            w->lab.ns[SECHO_LAB_EP]) < 0)) {
+		rc = errno ? -errno : -EIO;
 		snprintf(err, errlen, "cannot mark the private directory %s: %s", w->dir,
-		         strerror(errno));
+		         strerror(-rc));
 		dash_wire_fini(w);
-		return -1;
+		return rc;
 	}
-	if (keeper_start(&w->keeper) < 0) {
-		snprintf(err, errlen, "cannot start a thread");
+	rc = secho_lab_keeper_start(&w->keeper);
+	if (rc < 0) {
+		snprintf(err, errlen, "cannot start a thread: %s", strerror(-rc));
 		dash_wire_fini(w);
-		return -1;
+		return rc;
 	}
 	return 0;
-}
-
-/* `ip netns exec NS ARGS...` into out (at most cap-1 arguments). */
-static void in_ns(char **out, size_t cap, struct dash_wire *w, const char *ns, char *const *args)
-{
-	size_t n = 0;
-
-	out[n++] = w->ip_bin;
-	out[n++] = "netns";
-	out[n++] = "exec";
-	out[n++] = (char *)ns;
-	for (size_t i = 0; args[i] && n < cap - 1; i++)
-		out[n++] = args[i];
-	out[n] = NULL;
-}
-
-/* Kill anything left in our namespaces and delete them (the veth goes with them).
- * Safe on a partial set-up. */
-static void ns_remove(struct dash_wire *w)
-{
-	const char *ns[2] = {w->ns_ep, w->ns_host};
-
-	if (!w->ip_bin[0] || !w->ns_host[0])
-		return;
-	for (int i = 0; i < 2; i++) {
-		char *del[] = {w->ip_bin, "netns", "del", (char *)ns[i], NULL};
-		char *pids[] = {w->ip_bin, "netns", "pids", (char *)ns[i], NULL};
-		struct dash_proc_out o;
-
-		/* Anything still running in the namespace (there should be nothing) goes too. */
-		if (dash_run(pids, 5000, &o) == 0 && o.status == 0 && o.out) {
-			char *save = NULL;
-
-			for (char *t = strtok_r(o.out, " \n", &save); t;
-			     t = strtok_r(NULL, " \n", &save)) {
-				long p = strtol(t, NULL, 10);
-
-				if (p > 1 && p != getpid())
-					kill((pid_t)p, SIGKILL);
-			}
-		}
-		dash_proc_out_free(&o);
-		(void)run_ok(del, NULL, 0);
-	}
-	w->ns_up = false;
-}
-
-/* Build the topology at the top of the file and wait for the carrier. Returns 0, or -1
- * with the failing command's message (the caller removes what was made). */
-static int ns_create(struct dash_wire *w, char *err, size_t errlen)
-{
-	char *ip = w->ip_bin, *h = w->ns_host, *e = w->ns_ep, *ih = w->if_host, *ie = w->if_ep;
-	char *const cmds[][24] = {
-	        {ip, "netns", "add", h, NULL},
-	        {ip, "netns", "add", e, NULL},
-	        {ip,  "link",        "add",  ih,     "netns", h,  "numtxqueues", "1", "numrxqueues",
-	         "1", "type",        "veth", "peer", "name",  ie, "netns",       e,   "numtxqueues",
-	         "1", "numrxqueues", "1",    NULL},
-	        {ip, "-n", h, "link", "set", "dev", ih, "address", DASH_HOST_MAC, NULL},
-	        {ip, "-n", e, "link", "set", "dev", ie, "address", DASH_EP_MAC, NULL},
-	        /* Jumbo MTU: the counters report (about a kilobyte and a half once the
-	         * counters have grown) must fit one frame; requests stay <= 1440 bytes. */
-	        {ip, "-n", h, "link", "set", "dev", ih, "mtu", DASH_WIRE_MTU, NULL},
-	        {ip, "-n", e, "link", "set", "dev", ie, "mtu", DASH_WIRE_MTU, NULL},
-	        {ip, "-n", h, "addr", "add", DASH_HOST_CIDR, "dev", ih, NULL},
-	        {ip, "-n", h, "link", "set", "dev", "lo", "up", NULL},
-	        {ip, "-n", e, "link", "set", "dev", "lo", "up", NULL},
-	        {ip, "-n", h, "link", "set", "dev", ih, "up", NULL},
-	        {ip, "-n", e, "link", "set", "dev", ie, "up", NULL},
-	        {ip, "-n", h, "neigh", "replace", DASH_EP_IP, "lladdr", DASH_EP_MAC, "dev", ih,
-	         "nud", "permanent", NULL},
-	};
-
-	w->ns_up = true; /* from here on ns_remove() undoes a partial set-up */
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (run_ok(cmds[i], err, errlen) < 0)
-			return -1;
-		if (i == 6) {
-			/* No IPv6 (no ND/MLD noise on the wire) and tx checksum offload off, so
-			 * UDP checksums are filled in the frames the host's kernel sends. */
-			const char *ns[2] = {h, e}, *ifs[2] = {ih, ie};
-
-			for (int k = 0; k < 2; k++) {
-				char *a6[] = {w->sysctl_bin, "-qw",
-				              "net.ipv6.conf.all.disable_ipv6=1", NULL};
-				char *d6[] = {w->sysctl_bin, "-qw",
-				              "net.ipv6.conf.default.disable_ipv6=1", NULL};
-				char *et[] = {w->ethtool_bin, "-K",  (char *)ifs[k],
-				              "tx",           "off", NULL};
-				char *v[12];
-
-				if (w->sysctl_bin[0]) {
-					in_ns(v, 12, w, ns[k], a6);
-					(void)run_ok(v, NULL, 0);
-					in_ns(v, 12, w, ns[k], d6);
-					(void)run_ok(v, NULL, 0);
-				}
-				if (w->ethtool_bin[0]) {
-					in_ns(v, 12, w, ns[k], et);
-					(void)run_ok(v, NULL, 0);
-				}
-			}
-		}
-	}
-	/* Wait (bounded, 5 s) for the carrier on both ends. */
-	for (int t = 0; t < 50; t++) {
-		char *sh[] = {ip, "-n", h, "-o", "link", "show", ih, NULL};
-		char *se[] = {ip, "-n", e, "-o", "link", "show", ie, NULL};
-		struct dash_proc_out a, b;
-		bool up;
-
-		(void)dash_run(sh, 5000, &a);
-		(void)dash_run(se, 5000, &b);
-		up = a.out && strstr(a.out, "LOWER_UP") && b.out && strstr(b.out, "LOWER_UP");
-		dash_proc_out_free(&a);
-		dash_proc_out_free(&b);
-		if (up)
-			return 0;
-		usleep(100000);
-	}
-	snprintf(err, errlen, "the veth link did not come up within 5 s");
-	return -1;
 }
 
 /* Overwrite the key file before unlinking it (it lives in our 0700 directory). */
@@ -780,15 +319,16 @@ static void key_remove(struct dash_wire *w)
 }
 
 /* Start `secho serve` (in the endpoint namespace for the virtual wire), output to the
- * log file. Returns its pid, or -1 with a reason. */
+ * log file. Returns its pid, or -errno with a reason. */
 static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 {
-	char *serve[] = {w->secho,  "serve",
-	                 "--iface", (char *)(w->cfg->iface ? w->cfg->iface : w->if_ep),
-	                 "--ip",    DASH_EP_IP,
-	                 "--key",   w->key_path,
-	                 "--state", w->state_path,
-	                 NULL};
+	char *serve[] = {
+	        w->secho,  "serve",
+	        "--iface", (char *)(w->cfg->iface ? w->cfg->iface : w->lab.ifname[SECHO_LAB_EP]),
+	        "--ip",    SECHO_LAB_EP_IP,
+	        "--key",   w->key_path,
+	        "--state", w->state_path,
+	        NULL};
 	char *argv[20];
 	int log, nul;
 	pid_t pid;
@@ -796,21 +336,23 @@ static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 	if (w->cfg->iface) {
 		memcpy(argv, serve, sizeof(serve));
 	} else {
-		in_ns(argv, 20, w, w->ns_ep, serve);
+		(void)secho_lab_ns_argv(&w->lab, SECHO_LAB_EP, serve, argv, 20);
 	}
 	log = open(w->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (log < 0 || nul < 0) {
-		snprintf(err, errlen, "endpoint log: %s", strerror(errno));
+		int e = errno;
+
+		snprintf(err, errlen, "endpoint log: %s", strerror(e));
 		if (log >= 0)
 			close(log);
 		if (nul >= 0)
 			close(nul);
-		return -1;
+		return -e;
 	}
-	pid = keeper_spawn(&w->keeper, argv, nul, log, log);
+	pid = secho_lab_spawn(&w->keeper, argv, nul, log, log, SIGTERM);
 	if (pid < 0)
-		snprintf(err, errlen, "fork: %s", strerror(errno));
+		snprintf(err, errlen, "fork: %s", strerror((int)-pid));
 	close(log);
 	close(nul);
 	if (pid > 0) {
@@ -819,7 +361,7 @@ static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 		int fd = open(w->eppid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		              0600);
 
-		if (fd >= 0 && proc_start(pid, &t))
+		if (fd >= 0 && secho_lab_proc_start(pid, &t))
 			dprintf(fd, "%d %llu\n", (int)pid, t);
 		if (fd >= 0)
 			close(fd);
@@ -863,7 +405,7 @@ bool dash_wire_running(struct dash_wire *w)
 	if (w->ep_pid <= 0)
 		return false;
 	if (waitpid(w->ep_pid, &st, WNOHANG) == w->ep_pid) {
-		w->last_exit = decode_status(st);
+		w->last_exit = secho_lab_status(st);
 		w->ep_pid = 0;
 		unlink(w->eppid_path);
 		return false;
@@ -882,7 +424,7 @@ static void endpoint_kill(struct dash_wire *w)
 	kill(w->ep_pid, SIGTERM);
 	for (int i = 0; i < 30; i++) {
 		if (waitpid(w->ep_pid, &st, WNOHANG) == w->ep_pid) {
-			w->last_exit = decode_status(st);
+			w->last_exit = secho_lab_status(st);
 			w->ep_pid = 0;
 			unlink(w->eppid_path);
 			return;
@@ -892,7 +434,7 @@ static void endpoint_kill(struct dash_wire *w)
 	kill(w->ep_pid, SIGKILL);
 	while (waitpid(w->ep_pid, &st, 0) < 0 && errno == EINTR)
 		;
-	w->last_exit = decode_status(st);
+	w->last_exit = secho_lab_status(st);
 	w->ep_pid = 0;
 	unlink(w->eppid_path);
 }
@@ -901,8 +443,8 @@ static void endpoint_kill(struct dash_wire *w)
 void dash_wire_stop(struct dash_wire *w)
 {
 	endpoint_kill(w);
-	if (w->ns_up)
-		ns_remove(w);
+	if (w->lab.up)
+		secho_lab_down(&w->lab);
 	key_remove(w);
 }
 
@@ -911,12 +453,14 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 {
 	char idbuf[16];
 	double t0;
+	pid_t pid;
+	int rc = 0;
 
 	if (dash_wire_running(w))
 		return 0;
 	dash_wire_stop(w); /* leftovers of an endpoint that died */
 	w->last_exit = -1;
-	if (!w->cfg->iface && ns_create(w, err, errlen) < 0)
+	if (!w->cfg->iface && (rc = secho_lab_up(&w->lab, getpid(), err, errlen)) < 0)
 		goto fail;
 
 	/* A fresh key per start: new key id, new sequence state. */
@@ -924,14 +468,15 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 	snprintf(idbuf, sizeof(idbuf), "%u", w->key_id % 65536);
 	char *kg[] = {w->secho, "keygen", "--key-id", idbuf, "--out", w->key_path, NULL};
 
-	if (run_ok(kg, err, errlen) < 0)
+	if ((rc = secho_lab_run_ok(kg, 10000, err, errlen)) < 0)
 		goto fail;
 
-	w->ep_pid = spawn_endpoint(w, err, errlen);
-	if (w->ep_pid < 0) {
-		w->ep_pid = 0;
+	pid = spawn_endpoint(w, err, errlen);
+	if (pid < 0) {
+		rc = (int)pid;
 		goto fail;
 	}
+	w->ep_pid = pid;
 	/* Ready when a counters report comes back verified (bounded: 10 s). */
 	t0 = now_mono();
 	for (;;) {
@@ -946,6 +491,7 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 			log_tail(w, tail, sizeof(tail));
 			snprintf(err, errlen, "the endpoint exited (status %d): %s", w->last_exit,
 			         tail[0] ? tail : "no output");
+			rc = -ECHILD;
 			goto fail;
 		}
 		j = dash_wire_host(w, "counters", extra, 5, &st, e2, sizeof(e2));
@@ -953,12 +499,14 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 			json_decref(j);
 			break;
 		}
-		if (dash_stopping) {
+		if (secho_lab_stopping) {
 			snprintf(err, errlen, "the dashboard is stopping");
+			rc = -EINTR;
 			goto fail;
 		}
 		if (now_mono() - t0 > 10) {
 			snprintf(err, errlen, "the endpoint did not answer within 10 s: %s", e2);
+			rc = -ETIMEDOUT;
 			goto fail;
 		}
 		usleep(200000);
@@ -967,7 +515,7 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 	return 0;
 fail:
 	dash_wire_stop(w);
-	return -1;
+	return rc;
 }
 
 /* Contract: dashboard.h. */
@@ -982,16 +530,16 @@ json_t *dash_wire_status(struct dash_wire *w)
 	if (w->cfg->iface) {
 		json_object_set_new(j, "iface", json_string(w->cfg->iface));
 	} else {
-		json_object_set_new(j, "host_ns", json_string(w->ns_host));
-		json_object_set_new(j, "endpoint_ns", json_string(w->ns_ep));
-		json_object_set_new(j, "host_iface", json_string(w->if_host));
-		json_object_set_new(j, "endpoint_iface", json_string(w->if_ep));
-		json_object_set_new(j, "host_mac", json_string(DASH_HOST_MAC));
-		json_object_set_new(j, "endpoint_mac", json_string(DASH_EP_MAC));
-		json_object_set_new(j, "namespaces_up", json_boolean(w->ns_up));
+		json_object_set_new(j, "host_ns", json_string(w->lab.ns[SECHO_LAB_HOST]));
+		json_object_set_new(j, "endpoint_ns", json_string(w->lab.ns[SECHO_LAB_EP]));
+		json_object_set_new(j, "host_iface", json_string(w->lab.ifname[SECHO_LAB_HOST]));
+		json_object_set_new(j, "endpoint_iface", json_string(w->lab.ifname[SECHO_LAB_EP]));
+		json_object_set_new(j, "host_mac", json_string(SECHO_LAB_HOST_MAC));
+		json_object_set_new(j, "endpoint_mac", json_string(SECHO_LAB_EP_MAC));
+		json_object_set_new(j, "namespaces_up", json_boolean(w->lab.up));
 	}
-	json_object_set_new(j, "host_ip", json_string(DASH_HOST_IP));
-	json_object_set_new(j, "endpoint_ip", json_string(DASH_EP_IP));
+	json_object_set_new(j, "host_ip", json_string(SECHO_LAB_HOST_IP));
+	json_object_set_new(j, "endpoint_ip", json_string(SECHO_LAB_EP_IP));
 	json_object_set_new(j, "pid", run ? json_integer(w->ep_pid) : json_null());
 	json_object_set_new(j, "key_id", w->key_id ? json_integer(w->key_id % 65536) : json_null());
 	json_object_set_new(j, "started_at", run ? json_real(w->started_at) : json_null());
@@ -1004,12 +552,12 @@ json_t *dash_wire_status(struct dash_wire *w)
 	return j;
 }
 
-/* An interface's MTU from sysfs as decimal text, clamped to the host tool's 576..9000;
- * "1500" when it cannot be read. */
+/* An interface's MTU from sysfs as decimal text, clamped to the host tool's range
+ * (SECHO_WIRE_MIN_MTU..SECHO_WIRE_MAX_MTU); the default MTU when it cannot be read. */
 static void iface_mtu(const char *ifname, char *out, size_t cap)
 {
 	char path[64], buf[16] = "";
-	long v = 1500;
+	long v = SECHO_WIRE_DEFAULT_MTU;
 	int fd;
 
 	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
@@ -1023,10 +571,10 @@ static void iface_mtu(const char *ifname, char *out, size_t cap)
 		}
 		close(fd);
 	}
-	if (v < 576)
-		v = 576;
-	if (v > 9000)
-		v = 9000;
+	if (v < SECHO_WIRE_MIN_MTU)
+		v = SECHO_WIRE_MIN_MTU;
+	if (v > SECHO_WIRE_MAX_MTU)
+		v = SECHO_WIRE_MAX_MTU;
 	snprintf(out, cap, "%ld", v);
 }
 
@@ -1036,7 +584,7 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 {
 	char *base[32], *argv[40];
 	size_t n = 0;
-	struct dash_proc_out o;
+	struct secho_lab_out o;
 	json_error_t je;
 	json_t *j;
 
@@ -1046,7 +594,7 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 		iface_mtu(w->cfg->host_iface ? w->cfg->host_iface : w->cfg->iface, mtu,
 		          sizeof(mtu));
 	else
-		snprintf(mtu, sizeof(mtu), "%s", DASH_WIRE_MTU);
+		snprintf(mtu, sizeof(mtu), "%u", w->lab.mtu);
 	base[n++] = w->secho;
 	base[n++] = "host";
 	base[n++] = (char *)sub;
@@ -1054,9 +602,9 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	base[n++] = w->key_path;
 	if (!w->cfg->iface) {
 		base[n++] = "--iface";
-		base[n++] = w->if_host;
+		base[n++] = w->lab.ifname[SECHO_LAB_HOST];
 		base[n++] = "--dst-mac";
-		base[n++] = DASH_EP_MAC;
+		base[n++] = SECHO_LAB_EP_MAC;
 	} else if (w->cfg->host_iface) {
 		base[n++] = "--iface";
 		base[n++] = (char *)w->cfg->host_iface;
@@ -1064,9 +612,9 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 		base[n++] = (char *)w->cfg->dst_mac;
 	}
 	base[n++] = "--dst-ip";
-	base[n++] = DASH_EP_IP;
-	/* The counters report can be larger than a 1500-byte frame holds; the endpoint sizes
-	 * it by its interface's MTU, so fetch it with the same (jumbo on the virtual wire). */
+	base[n++] = SECHO_LAB_EP_IP;
+	/* The endpoint sizes the counters report by its interface's MTU: fetch it with the
+	 * same. */
 	if (!strcmp(sub, "counters")) {
 		base[n++] = "--mtu";
 		base[n++] = mtu;
@@ -1076,12 +624,12 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 	base[n++] = "--json";
 	base[n] = NULL;
 	if (!w->cfg->iface)
-		in_ns(argv, 40, w, w->ns_host, base);
+		(void)secho_lab_ns_argv(&w->lab, SECHO_LAB_HOST, base, argv, 40);
 	else
 		memcpy(argv, base, (n + 1) * sizeof(char *));
 
 	*status = -1;
-	if (dash_run(argv, timeout_s * 1000, &o) < 0) {
+	if (secho_lab_run(argv, timeout_s * 1000, &o) < 0) {
 		snprintf(err, errlen, "cannot run secho host: %s", o.err);
 		return NULL;
 	}
@@ -1099,7 +647,7 @@ json_t *dash_wire_host(struct dash_wire *w, const char *sub, const char *const *
 		json_decref(j);
 		j = NULL;
 	}
-	dash_proc_out_free(&o);
+	secho_lab_out_free(&o);
 	return j;
 }
 
@@ -1109,7 +657,7 @@ void dash_wire_fini(struct dash_wire *w)
 	DIR *d;
 
 	dash_wire_stop(w);
-	keeper_stop(&w->keeper);
+	secho_lab_keeper_stop(&w->keeper);
 	if (!w->dir[0])
 		return;
 	/* Whatever the programs left in our directory (log, the state file's lock): only

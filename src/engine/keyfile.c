@@ -9,6 +9,7 @@
 #include <secho/keyfile.h>
 
 #include <secho/aes.h>
+#include <secho/fileio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +39,7 @@ void secho_keyfile_wipe(struct secho_keyfile *k)
 
 int secho_keyfile_generate(struct secho_keyfile *k, uint16_t key_id)
 {
-	uint8_t buf[SECHO_KEY_LEN + SECHO_KEY_SALT_LEN];
+	uint8_t buf[SECHO_KEY_LEN + SECHO_SALT_LEN];
 	size_t got = 0;
 	while (got < sizeof(buf)) {
 		ssize_t r = getrandom(buf + got, sizeof(buf) - got, 0);
@@ -54,7 +55,7 @@ int secho_keyfile_generate(struct secho_keyfile *k, uint16_t key_id)
 	}
 	k->key_id = key_id;
 	memcpy(k->key, buf, SECHO_KEY_LEN);
-	memcpy(k->salt, buf + SECHO_KEY_LEN, SECHO_KEY_SALT_LEN);
+	memcpy(k->salt, buf + SECHO_KEY_LEN, SECHO_SALT_LEN);
 	secho_wipe(buf, sizeof(buf));
 	return 0;
 }
@@ -171,8 +172,8 @@ int secho_keyfile_parse(const char *text, size_t len, struct secho_keyfile *k, c
 				set_err(err, errlen, "line %u: salt given twice", line);
 				goto fail;
 			}
-			if (n - 5 != 2 * SECHO_KEY_SALT_LEN ||
-			    unhex_ct(l + 5, k->salt, SECHO_KEY_SALT_LEN) != 0) {
+			if (n - 5 != 2 * SECHO_SALT_LEN ||
+			    unhex_ct(l + 5, k->salt, SECHO_SALT_LEN) != 0) {
 				set_err(err, errlen, "line %u: salt must be exactly 8 hex digits",
 				        line);
 				goto fail;
@@ -286,21 +287,6 @@ out:
 }
 
 /* Write all of p to fd. Returns 0 or -errno. */
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* fsync the directory holding path, so a create or rename survives a crash. */
 static int fsync_parent(const char *path)
 {
@@ -319,13 +305,13 @@ int secho_keyfile_write(const char *path, const struct secho_keyfile *k, bool fo
                         size_t errlen)
 {
 	char text[160];
-	char keyhex[2 * SECHO_KEY_LEN + 1], salthex[2 * SECHO_KEY_SALT_LEN + 1];
+	char keyhex[2 * SECHO_KEY_LEN + 1], salthex[2 * SECHO_SALT_LEN + 1];
 	char tmp[PATH_MAX];
 	const char *target = path;
 	int rc = 0, fd;
 
 	hex_encode(keyhex, k->key, SECHO_KEY_LEN);
-	hex_encode(salthex, k->salt, SECHO_KEY_SALT_LEN);
+	hex_encode(salthex, k->salt, SECHO_SALT_LEN);
 	int n = snprintf(text, sizeof(text), "secho-key 1\nkey-id %u\nkey %s\nsalt %s\n%s",
 	                 (unsigned)k->key_id, keyhex, salthex, k->shared ? "shared yes\n" : "");
 	secho_wipe(keyhex, sizeof(keyhex));
@@ -357,7 +343,8 @@ int secho_keyfile_write(const char *path, const struct secho_keyfile *k, bool fo
 		goto out;
 	}
 	/* The umask could only remove bits; make sure no group/other bit is set either. */
-	if (fchmod(fd, 0600) != 0 || (rc = write_all(fd, text, (size_t)n)) != 0 || fsync(fd) != 0) {
+	if (fchmod(fd, 0600) != 0 || (rc = secho_write_all(fd, text, (size_t)n)) != 0 ||
+	    fsync(fd) != 0) {
 		rc = rc ? rc : -errno;
 		set_err(err, errlen, "%s: write: %s", target, strerror(-rc));
 		close(fd);

@@ -8,6 +8,7 @@
  * writing; the meter goes on and says so in its summary.
  */
 #include "flow/json.h"
+#include "secho/fileio.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -114,26 +115,11 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 	return p ? (size_t)(p - buf) : 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int json_flush(struct secho_flow_json *j)
 {
 	if (!j->used)
 		return 0;
-	int r = j->failed ? -EIO : write_all(j->fd, j->buf, j->used);
+	int r = j->failed ? -EIO : secho_write_all(j->fd, j->buf, j->used);
 	if (r) {
 		if (!j->failed)
 			j->st.errors++;

@@ -194,8 +194,8 @@ int secho_host_counters(const struct secho_host_opts *o, FILE *out)
 	if (o->json) {
 		json_t *wrap = json_pack("{s:b,s:I,s:s,s:O}", "verified", 1, "seq",
 		                         (json_int_t)s->report_res.seq, "sealed_by",
-		                         (s->report_res.flags & SECHO_FLAG_OFFLOAD) ? "offload"
-		                                                                    : "streaming",
+		                         (s->report_res.flags & SECHO_SHDR_F_OFFLOAD) ? "offload"
+		                                                                      : "streaming",
 		                         "report", rep);
 
 		json_dumpf(wrap, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
@@ -206,7 +206,7 @@ int secho_host_counters(const struct secho_host_opts *o, FILE *out)
 		        "counters report verified (tag ok, key id %u, seq %llu, sealed by the %s "
 		        "engine)\n",
 		        (unsigned)s->report_res.key_id, (unsigned long long)s->report_res.seq,
-		        (s->report_res.flags & SECHO_FLAG_OFFLOAD) ? "offload" : "streaming");
+		        (s->report_res.flags & SECHO_SHDR_F_OFFLOAD) ? "offload" : "streaming");
 		secho_report_table(out, rep);
 	}
 	rc = 0;

@@ -21,7 +21,7 @@ int secho_host_key_load(const char *path, struct secho_host_key *k, char *err, s
 	memset(k, 0, sizeof(*k));
 	rc = secho_keyfile_load(path, &kf, err, errlen);
 	if (rc < 0)
-		return -1;
+		return rc;
 	k->key_id = kf.key_id;
 	memcpy(k->key, kf.key, sizeof(k->key));
 	memcpy(k->salt, kf.salt, sizeof(k->salt));

@@ -9,7 +9,7 @@
 #include <nettle/sha2.h>
 #include <string.h>
 
-void secho_oracle_init(struct secho_oracle *o, const uint8_t key[SECHO_ORACLE_KEY_LEN])
+void secho_oracle_init(struct secho_oracle *o, const uint8_t key[SECHO_KEY_LEN])
 {
 	gcm_aes256_set_key(&o->gcm, key);
 }
@@ -20,40 +20,40 @@ void secho_oracle_wipe(struct secho_oracle *o)
 	explicit_bzero(o, sizeof(*o));
 }
 
-void secho_oracle_seal(struct secho_oracle *o, const uint8_t iv[SECHO_ORACLE_IV_LEN],
-                       const uint8_t *aad, size_t aad_len, const uint8_t *pt, size_t n, uint8_t *ct,
-                       uint8_t tag[SECHO_ORACLE_TAG_LEN])
+void secho_oracle_seal(struct secho_oracle *o, const uint8_t iv[SECHO_IV_LEN], const uint8_t *aad,
+                       size_t aad_len, const uint8_t *pt, size_t n, uint8_t *ct,
+                       uint8_t tag[SECHO_TAG_LEN])
 {
-	gcm_aes256_set_iv(&o->gcm, SECHO_ORACLE_IV_LEN, iv);
+	gcm_aes256_set_iv(&o->gcm, SECHO_IV_LEN, iv);
 	if (aad_len)
 		gcm_aes256_update(&o->gcm, aad_len, aad);
 	if (n)
 		gcm_aes256_encrypt(&o->gcm, n, ct, pt);
-	gcm_aes256_digest(&o->gcm, SECHO_ORACLE_TAG_LEN, tag);
+	gcm_aes256_digest(&o->gcm, SECHO_TAG_LEN, tag);
 }
 
-int secho_oracle_open(struct secho_oracle *o, const uint8_t iv[SECHO_ORACLE_IV_LEN],
-                      const uint8_t *aad, size_t aad_len, const uint8_t *ct, size_t n, uint8_t *pt,
-                      const uint8_t tag[SECHO_ORACLE_TAG_LEN])
+int secho_oracle_open(struct secho_oracle *o, const uint8_t iv[SECHO_IV_LEN], const uint8_t *aad,
+                      size_t aad_len, const uint8_t *ct, size_t n, uint8_t *pt,
+                      const uint8_t tag[SECHO_TAG_LEN])
 {
-	uint8_t want[SECHO_ORACLE_TAG_LEN];
+	uint8_t want[SECHO_TAG_LEN];
 	int ok;
 
-	gcm_aes256_set_iv(&o->gcm, SECHO_ORACLE_IV_LEN, iv);
+	gcm_aes256_set_iv(&o->gcm, SECHO_IV_LEN, iv);
 	if (aad_len)
 		gcm_aes256_update(&o->gcm, aad_len, aad);
 	if (n)
 		gcm_aes256_decrypt(&o->gcm, n, pt, ct);
-	gcm_aes256_digest(&o->gcm, SECHO_ORACLE_TAG_LEN, want);
-	ok = memeql_sec(want, tag, SECHO_ORACLE_TAG_LEN);
+	gcm_aes256_digest(&o->gcm, SECHO_TAG_LEN, want);
+	ok = memeql_sec(want, tag, SECHO_TAG_LEN);
 	explicit_bzero(want, sizeof(want));
 	return ok;
 }
 
-void secho_oracle_peek(struct secho_oracle *o, const uint8_t iv[SECHO_ORACLE_IV_LEN],
-                       const uint8_t *ct, size_t n, uint8_t *pt)
+void secho_oracle_peek(struct secho_oracle *o, const uint8_t iv[SECHO_IV_LEN], const uint8_t *ct,
+                       size_t n, uint8_t *pt)
 {
-	gcm_aes256_set_iv(&o->gcm, SECHO_ORACLE_IV_LEN, iv);
+	gcm_aes256_set_iv(&o->gcm, SECHO_IV_LEN, iv);
 	if (n)
 		gcm_aes256_decrypt(&o->gcm, n, pt, ct);
 }

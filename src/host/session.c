@@ -18,7 +18,7 @@ void secho_host_opts_default(struct secho_host_opts *o)
 	o->port_counters = 4002;
 	o->count = 500;
 	o->size = -1;
-	o->mtu = 1500;
+	o->mtu = SECHO_WIRE_DEFAULT_MTU;
 	o->timeout_ms = 200;
 	o->deadline_s = 120;
 	o->seconds = 5;
@@ -56,7 +56,7 @@ void secho_sess_payload(const struct secho_sess *s, uint64_t id, size_t len, uin
 size_t secho_sess_size(struct secho_sess *s)
 {
 	uint64_t st;
-	size_t max = s->o->mtu - SECHO_REQ_OVERHEAD;
+	size_t max = s->o->mtu - SECHO_WIRE_OVERHEAD_IP;
 
 	if (s->o->size >= 0)
 		return (size_t)s->o->size;
@@ -68,12 +68,13 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
                     bool keep_rtt)
 {
 	struct secho_xport_cfg cfg = {.iface = o->iface,
-	                              .dst_mac = o->dst_mac,
+	                              .dst_mac = o->dst_mac_set ? o->dst_mac : NULL,
 	                              .src_ip = o->src_ip,
 	                              .dst_ip = o->dst_ip,
 	                              .allow_any_dst = o->allow_any_dst};
 	char err[256];
 	unsigned w = 1;
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->x.fd = s->x.claim_fd = -1;
@@ -83,25 +84,26 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	    o->port_offload == o->port_counters) {
 		fprintf(stderr, "secho host: the streaming, offload and counters ports must differ "
 		                "(each selects an engine)\n");
-		return -1;
+		return -EINVAL;
 	}
-	if (o->mtu < 576 || o->mtu > SECHO_HOST_MAX_MTU) {
-		fprintf(stderr, "secho host: --mtu %u outside 576..%d\n", o->mtu,
-		        SECHO_HOST_MAX_MTU);
-		return -1;
+	if (o->mtu < SECHO_WIRE_MIN_MTU || o->mtu > SECHO_WIRE_MAX_MTU) {
+		fprintf(stderr, "secho host: --mtu %u outside %d..%d\n", o->mtu, SECHO_WIRE_MIN_MTU,
+		        SECHO_WIRE_MAX_MTU);
+		return -EINVAL;
 	}
-	if (o->size > (int)(o->mtu - SECHO_REQ_OVERHEAD)) {
-		fprintf(stderr, "secho host: --size %d larger than MTU-60 = %u\n", o->size,
-		        o->mtu - SECHO_REQ_OVERHEAD);
-		return -1;
+	if (o->size > (int)(o->mtu - SECHO_WIRE_OVERHEAD_IP)) {
+		fprintf(stderr, "secho host: --size %d larger than MTU-%d = %u\n", o->size,
+		        SECHO_WIRE_OVERHEAD_IP, o->mtu - SECHO_WIRE_OVERHEAD_IP);
+		return -EINVAL;
 	}
 	if (!o->key_path) {
 		fprintf(stderr, "secho host: --key FILE is required\n");
-		return -1;
+		return -EINVAL;
 	}
-	if (secho_host_key_load(o->key_path, &s->key, err, sizeof(err)) < 0) {
+	rc = secho_host_key_load(o->key_path, &s->key, err, sizeof(err));
+	if (rc < 0) {
 		fprintf(stderr, "secho host: key file %s\n", err);
-		return -1;
+		return rc;
 	}
 	s->ports[0] = o->port_stream;
 	s->ports[1] = o->port_offload;
@@ -111,7 +113,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	s->wcap = w;
 	s->win = calloc(w, sizeof(*s->win));
 	s->v = malloc(sizeof(*s->v));
-	s->rxmem = malloc((size_t)SECHO_RXBATCH * (SECHO_HOST_MAX_MTU + 64));
+	s->rxmem = malloc((size_t)SECHO_RXBATCH * (SECHO_WIRE_MAX_MTU + 64));
 	if (!s->win || !s->v || !s->rxmem ||
 	    secho_verifier_init(s->v, &s->key, o->port_stream, o->port_offload, o->port_counters) <
 	            0) {
@@ -119,28 +121,30 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		s->v = NULL;
 		fprintf(stderr, "secho host: out of memory\n");
 		secho_sess_close(s);
-		return -1;
+		return -ENOMEM;
 	}
 	if (o->seq_log) {
 		s->v->seq_log = fopen(o->seq_log, "a");
 		if (!s->v->seq_log) {
+			rc = -errno;
 			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log,
-			        strerror(errno));
+			        strerror(-rc));
 			secho_sess_close(s);
-			return -1;
+			return rc;
 		}
 	}
 	/* Receive buffers 64 bytes larger than the largest valid response: a frame that does
 	 * not fit is cut by the socket, and then shows bytes after its IP packet (which fails
 	 * trailing-bytes, see secho_verify_frame) instead of passing as a shorter one. */
 	for (unsigned i = 0; i < SECHO_RXBATCH; i++) {
-		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_HOST_MAX_MTU + 64);
-		s->rx[i].cap = SECHO_HOST_MAX_MTU + 64;
+		s->rx[i].buf = s->rxmem + (size_t)i * (SECHO_WIRE_MAX_MTU + 64);
+		s->rx[i].cap = SECHO_WIRE_MAX_MTU + 64;
 	}
-	if (secho_xport_open(&s->x, &cfg, err, sizeof(err)) < 0) {
+	rc = secho_xport_open(&s->x, &cfg, err, sizeof(err));
+	if (rc < 0) {
 		fprintf(stderr, "secho host: %s\n", err);
 		secho_sess_close(s);
-		return -1;
+		return rc;
 	}
 	s->seed = o->seed ? o->seed : secho_now_ns() ^ ((uint64_t)s->x.sport << 48);
 	{
@@ -179,7 +183,7 @@ int secho_sess_close_log(struct secho_sess *s)
 	if (!e)
 		return 0;
 	fprintf(stderr, "secho host: --seq-log %s: write failed: %s\n", s->o->seq_log, strerror(e));
-	return -1;
+	return -e;
 }
 
 void secho_sess_close(struct secho_sess *s)
@@ -308,10 +312,10 @@ static struct secho_hreq *match(struct secho_sess *s, const struct secho_rxmsg *
 	struct secho_hreq *best = NULL;
 
 	*late = *dup = false;
-	if (m->sport == s->ports[2] || m->udp_len < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN) {
+	if (m->sport == s->ports[2] || m->udp_len < SECHO_SHDR_LEN + SECHO_TAG_LEN) {
 		len = SIZE_MAX;
 	} else {
-		len = m->udp_len - SECHO_SEC_HDR_LEN - SECHO_SEC_TAG_LEN;
+		len = m->udp_len - SECHO_SHDR_LEN - SECHO_TAG_LEN;
 	}
 	if (len != SIZE_MAX && len >= 8) {
 		got = secho_verify_peek(s->v, m->udp, m->udp_len, idb, 8);
@@ -421,7 +425,7 @@ static void account_duplicate(struct secho_sess *s, const struct secho_rxmsg *m,
 /* The sequence number in a response's secure header, or false when it has none. */
 static bool resp_seq(const struct secho_rxmsg *m, uint64_t *seq)
 {
-	if (m->udp_len < SECHO_SEC_HDR_LEN)
+	if (m->udp_len < SECHO_SHDR_LEN)
 		return false;
 	*seq = 0;
 	for (int i = 8; i < 16; i++)
@@ -519,7 +523,7 @@ int secho_sess_fetch_counters(struct secho_sess *s)
 		}
 		secho_sess_expire(s, tmo);
 		if (s->have_report)
-			return s->report_res.first == SECHO_VF_OK ? 0 : -1;
+			return s->report_res.first == SECHO_VF_OK ? 0 : -EBADMSG;
 	}
-	return -1;
+	return -ETIMEDOUT;
 }

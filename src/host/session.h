@@ -68,7 +68,7 @@ struct secho_sess {
 };
 
 /* Opens everything for a run with at most `window` requests in flight (rounded up to a
- * power of two). Prints the reason to stderr and returns -1 on failure. */
+ * power of two). Prints the reason to stderr and returns -errno on failure. */
 int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsigned window,
                     bool keep_rtt);
 void secho_sess_close(struct secho_sess *s);
@@ -88,10 +88,11 @@ int secho_sess_poll(struct secho_sess *s, int64_t timeout_us);
 unsigned secho_sess_expire(struct secho_sess *s, uint64_t timeout_ns);
 
 /* Sends a counters request and waits (bounded by the per-packet timeout, retried 3 times)
- * for the verified report. Returns 0 with s->report holding the JSON text, -1 otherwise. */
+ * for the verified report. Returns 0 with s->report holding the JSON text, -EBADMSG when the report
+ * came back but did not verify, -ETIMEDOUT when none came back. */
 int secho_sess_fetch_counters(struct secho_sess *s);
 
-/* Flushes and closes --seq-log. Returns 0, or -1 after printing the write error on stderr
+/* Flushes and closes --seq-log. Returns 0, or -errno after printing the write error on stderr
  * (the run must then fail: the log it promised is incomplete). No-op without --seq-log. */
 int secho_sess_close_log(struct secho_sess *s);
 

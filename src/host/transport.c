@@ -7,6 +7,7 @@
  * is a real lab network. Every wait is bounded by the caller's timeout.
  */
 #include "host/transport.h"
+#include "secho/wire.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RAW_FRAME_MAX (SECHO_HOST_MAX_MTU + 14)
+#define RAW_FRAME_MAX (SECHO_WIRE_MAX_MTU + SECHO_ETH_HLEN)
 #define BATCH_MAX     64
 
 uint64_t secho_now_ns(void)
@@ -46,27 +47,12 @@ const char *secho_mac_str(const uint8_t mac[6], char buf[18])
 	return buf;
 }
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	char tail;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-		return -1;
-	for (int i = 0; i < 6; i++) {
-		if (v[i] > 255)
-			return -1;
-		mac[i] = (uint8_t)v[i];
-	}
-	return 0;
-}
-
 static int parse_ip(const char *s, uint8_t ip[4])
 {
 	struct in_addr a;
 
 	if (inet_pton(AF_INET, s, &a) != 1)
-		return -1;
+		return -EINVAL;
 	memcpy(ip, &a.s_addr, 4);
 	return 0;
 }
@@ -93,17 +79,21 @@ static int open_socket_mode(struct secho_xport *x, const struct secho_xport_cfg 
 
 	x->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (x->fd < 0) {
-		snprintf(err, errlen, "socket: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "socket: %s", strerror(e));
+		return -e;
 	}
 	sock_bufs(x->fd);
 	if (cfg->src_ip)
 		memcpy(&sa.sin_addr.s_addr, x->path.host_ip, 4);
 	if (bind(x->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(x->fd, (struct sockaddr *)&sa, &sl) < 0) {
+		int e = errno;
+
 		snprintf(err, errlen, "bind %s: %s", cfg->src_ip ? cfg->src_ip : "0.0.0.0",
-		         strerror(errno));
-		return -1;
+		         strerror(e));
+		return -e;
 	}
 	x->sport = ntohs(sa.sin_port);
 	return 0;
@@ -118,26 +108,30 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	struct ifreq ifr;
 	int one = 1, small = 4096;
 
-	if (!cfg->dst_mac || parse_mac(cfg->dst_mac, x->path.ep_mac) < 0) {
-		snprintf(err, errlen, "raw mode needs --dst-mac aa:bb:cc:dd:ee:ff (got '%s')",
-		         cfg->dst_mac ? cfg->dst_mac : "");
-		return -1;
+	if (!cfg->dst_mac) {
+		snprintf(err, errlen, "raw mode needs --dst-mac aa:bb:cc:dd:ee:ff");
+		return -EINVAL;
 	}
+	memcpy(x->path.ep_mac, cfg->dst_mac, sizeof(x->path.ep_mac));
 	if (strlen(cfg->iface) >= IFNAMSIZ || !(x->ifindex = (int)if_nametoindex(cfg->iface))) {
 		snprintf(err, errlen, "interface '%s': no such interface", cfg->iface);
-		return -1;
+		return -ENODEV;
 	}
 	x->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IP));
 	if (x->fd < 0) {
+		int e = errno;
+
 		snprintf(err, errlen, "AF_PACKET socket: %s (raw mode needs CAP_NET_RAW)",
-		         strerror(errno));
-		return -1;
+		         strerror(e));
+		return -e;
 	}
 	sock_bufs(x->fd);
 	ll.sll_ifindex = x->ifindex;
 	if (bind(x->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0) {
-		snprintf(err, errlen, "bind to %s: %s", cfg->iface, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "bind to %s: %s", cfg->iface, strerror(e));
+		return -e;
 	}
 	/* Our own requests would otherwise come back to us as PACKET_OUTGOING copies. */
 	(void)setsockopt(x->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
@@ -146,8 +140,10 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	memset(&ifr, 0, sizeof(ifr));
 	memcpy(ifr.ifr_name, cfg->iface, strlen(cfg->iface));
 	if (ioctl(x->fd, SIOCGIFHWADDR, &ifr) < 0) {
-		snprintf(err, errlen, "%s: cannot read its MAC: %s", cfg->iface, strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot read its MAC: %s", cfg->iface, strerror(e));
+		return -e;
 	}
 	memcpy(x->path.host_mac, ifr.ifr_hwaddr.sa_data, 6);
 	if (!cfg->src_ip) {
@@ -165,8 +161,10 @@ static int open_raw_mode(struct secho_xport *x, const struct secho_xport_cfg *cf
 	x->claim_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (x->claim_fd < 0 || bind(x->claim_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    getsockname(x->claim_fd, (struct sockaddr *)&sa, &sl) < 0) {
-		snprintf(err, errlen, "claiming a UDP port: %s", strerror(errno));
-		return -1;
+		int e = errno;
+
+		snprintf(err, errlen, "claiming a UDP port: %s", strerror(e));
+		return -e;
 	}
 	(void)setsockopt(x->claim_fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	x->sport = ntohs(sa.sin_port);
@@ -185,18 +183,18 @@ int secho_xport_open(struct secho_xport *x, const struct secho_xport_cfg *cfg, c
 	x->mode = cfg->iface ? SECHO_X_RAW : SECHO_X_SOCKET;
 	if (parse_ip(dst, x->path.ep_ip) < 0) {
 		snprintf(err, errlen, "--dst-ip '%s' is not an IPv4 address", dst);
-		return -1;
+		return -EINVAL;
 	}
 	if (cfg->src_ip && parse_ip(cfg->src_ip, x->path.host_ip) < 0) {
 		snprintf(err, errlen, "--src-ip '%s' is not an IPv4 address", cfg->src_ip);
-		return -1;
+		return -EINVAL;
 	}
 	if (!cfg->allow_any_dst && !dst_allowed(x->path.ep_ip)) {
 		snprintf(err, errlen,
 		         "refusing destination %s: outside 192.0.2.0/24 and 127.0.0.0/8 "
 		         "(--allow-any-dst for a real lab network)",
 		         secho_ip_str(x->path.ep_ip, b));
-		return -1;
+		return -EPERM;
 	}
 	rc = x->mode == SECHO_X_RAW ? open_raw_mode(x, cfg, err, errlen)
 	                            : open_socket_mode(x, cfg, err, errlen);
@@ -215,44 +213,48 @@ void secho_xport_close(struct secho_xport *x)
 	x->fd = x->claim_fd = -1;
 }
 
-static void wr16(uint8_t *p, uint16_t v)
+/* The 16-bit sum of a 4-byte address in network order (a piece of the UDP pseudo header). */
+static uint32_t addr_sum(const uint8_t a[4])
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
+	return (uint32_t)(a[0] << 8 | a[1]) + (uint32_t)(a[2] << 8 | a[3]);
 }
 
-/* Ethernet II / IPv4 (IHL 5, DF, TTL 64) / UDP with both checksums; returns frame bytes. */
+/* Ethernet II / IPv4 (IHL 5, DF, TTL 64) / UDP with both checksums, written through the
+ * packed wire structs of secho/wire.h (the checksums are the host tool's own: it shares no
+ * code with the endpoint it checks); returns frame bytes. */
 static size_t build_frame(struct secho_xport *x, uint8_t *f, uint16_t dport, const uint8_t *pl,
                           size_t len)
 {
-	uint8_t *ip = f + 14, *udp = f + 34;
-	uint16_t ulen = (uint16_t)(8 + len), cs;
+	struct secho_eth_hdr *eth = (struct secho_eth_hdr *)f;
+	struct secho_ip4_hdr *ip = (struct secho_ip4_hdr *)(f + SECHO_ETH_HLEN);
+	struct secho_udp_hdr *udp = (struct secho_udp_hdr *)(f + SECHO_ETH_HLEN + SECHO_IP4_HLEN);
+	uint16_t ulen = (uint16_t)(SECHO_UDP_HLEN + len), cs;
 	uint32_t pseudo;
 
-	memcpy(f, x->path.ep_mac, 6);
-	memcpy(f + 6, x->path.host_mac, 6);
-	wr16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	ip[1] = 0;
-	wr16(ip + 2, (uint16_t)(20 + ulen));
-	wr16(ip + 4, x->ip_id++);
-	wr16(ip + 6, 0x4000);
-	ip[8] = 64;
-	ip[9] = 17;
-	wr16(ip + 10, 0);
-	memcpy(ip + 12, x->path.host_ip, 4);
-	memcpy(ip + 16, x->path.ep_ip, 4);
-	wr16(ip + 10, (uint16_t)~secho_inet_csum(ip, 20, 0));
-	wr16(udp, x->sport);
-	wr16(udp + 2, dport);
-	wr16(udp + 4, ulen);
-	wr16(udp + 6, 0);
-	memcpy(udp + 8, pl, len);
-	pseudo = (uint32_t)(ip[12] << 8 | ip[13]) + (uint32_t)(ip[14] << 8 | ip[15]) +
-	         (uint32_t)(ip[16] << 8 | ip[17]) + (uint32_t)(ip[18] << 8 | ip[19]) + 17 + ulen;
-	cs = (uint16_t)~secho_inet_csum(udp, ulen, pseudo);
-	wr16(udp + 6, cs ? cs : 0xffff); /* 0 means "no checksum" (RFC 768) */
-	return 34 + (size_t)ulen;
+	memcpy(eth->dst, x->path.ep_mac, SECHO_ETH_ALEN);
+	memcpy(eth->src, x->path.host_mac, SECHO_ETH_ALEN);
+	eth->type = htons(SECHO_ETHERTYPE_IPV4);
+	ip->ver_ihl = 0x45;
+	ip->tos = 0;
+	ip->tot_len = htons((uint16_t)(SECHO_IP4_HLEN + ulen));
+	ip->id = htons(x->ip_id++);
+	ip->frag = htons(SECHO_IP4_DF);
+	ip->ttl = SECHO_IP4_TTL;
+	ip->proto = SECHO_IPPROTO_UDP;
+	ip->csum = 0;
+	memcpy(&ip->saddr, x->path.host_ip, 4);
+	memcpy(&ip->daddr, x->path.ep_ip, 4);
+	ip->csum = htons((uint16_t)~secho_inet_csum((const uint8_t *)ip, SECHO_IP4_HLEN, 0));
+	udp->sport = htons(x->sport);
+	udp->dport = htons(dport);
+	udp->len = htons(ulen);
+	udp->csum = 0;
+	memcpy(f + SECHO_HDRS_LEN, pl, len);
+	/* Pseudo header (RFC 768): source, destination, protocol, UDP length. */
+	pseudo = addr_sum(x->path.host_ip) + addr_sum(x->path.ep_ip) + SECHO_IPPROTO_UDP + ulen;
+	cs = (uint16_t)~secho_inet_csum((const uint8_t *)udp, ulen, pseudo);
+	udp->csum = htons(cs ? cs : 0xffff); /* 0 means "no checksum" (RFC 768) */
+	return SECHO_ETH_HLEN + SECHO_IP4_HLEN + (size_t)ulen;
 }
 
 int secho_xport_send(struct secho_xport *x, uint16_t dport, const uint8_t *payload, size_t len)
@@ -298,35 +300,36 @@ int secho_xport_send_batch(struct secho_xport *x, const uint16_t *dports,
 	return rc < 0 ? -errno : rc;
 }
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* Raw mode: is this frame a UDP datagram for our port from the endpoint (by IP or MAC)?
  * Sets the routing fields. Malformed frames for our port still pass when their outer
  * layers allow finding the UDP header, so the verifier can name what is wrong. */
 static bool raw_ours(const struct secho_xport *x, struct secho_rxmsg *m)
 {
-	const uint8_t *f = m->buf, *ip = f + 14, *udp;
+	const struct secho_eth_hdr *eth = (const struct secho_eth_hdr *)m->buf;
+	const struct secho_ip4_hdr *ip = (const struct secho_ip4_hdr *)(m->buf + SECHO_ETH_HLEN);
+	const struct secho_udp_hdr *udp;
 	size_t ihl, ulen;
 
-	if (m->len < 14 + 20 + 8 || rd16(f + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[9] != 17)
+	if (m->len < SECHO_HDRS_LEN || eth->type != htons(SECHO_ETHERTYPE_IPV4) ||
+	    (ip->ver_ihl >> 4) != 4 || ip->proto != SECHO_IPPROTO_UDP)
 		return false;
-	ihl = (size_t)(ip[0] & 15) * 4;
-	if (ihl < 20 || 14 + ihl + 8 > m->len)
+	ihl = (size_t)(ip->ver_ihl & 15) * 4;
+	if (ihl < SECHO_IP4_HLEN || SECHO_ETH_HLEN + ihl + SECHO_UDP_HLEN > m->len)
 		return false;
-	udp = ip + ihl;
-	if (rd16(udp + 2) != x->sport)
+	udp = (const struct secho_udp_hdr *)((const uint8_t *)ip + ihl);
+	if (ntohs(udp->dport) != x->sport)
 		return false;
-	if (memcmp(ip + 12, x->path.ep_ip, 4) != 0 && memcmp(f + 6, x->path.ep_mac, 6) != 0)
+	if (memcmp(&ip->saddr, x->path.ep_ip, 4) != 0 &&
+	    memcmp(eth->src, x->path.ep_mac, SECHO_ETH_ALEN) != 0)
 		return false;
-	memcpy(m->src_ip, ip + 12, 4);
-	m->sport = rd16(udp);
-	m->dport = rd16(udp + 2);
-	ulen = rd16(udp + 4);
-	m->udp = udp + 8;
-	m->udp_len = (ulen >= 8 && 14 + ihl + ulen <= m->len) ? ulen - 8 : m->len - 14 - ihl - 8;
+	memcpy(m->src_ip, &ip->saddr, 4);
+	m->sport = ntohs(udp->sport);
+	m->dport = ntohs(udp->dport);
+	ulen = ntohs(udp->len);
+	m->udp = (const uint8_t *)udp + SECHO_UDP_HLEN;
+	m->udp_len = (ulen >= SECHO_UDP_HLEN && SECHO_ETH_HLEN + ihl + ulen <= m->len)
+	                     ? ulen - SECHO_UDP_HLEN
+	                     : m->len - SECHO_ETH_HLEN - ihl - SECHO_UDP_HLEN;
 	return true;
 }
 
@@ -412,7 +415,7 @@ int secho_xport_have_neigh(const struct secho_xport *x)
 	secho_ip_str(x->path.ep_ip, want);
 	f = fopen("/proc/net/arp", "r");
 	if (!f)
-		return -1;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%63s %*s %31s %63s", ip, flags, hw) != 3)
 			continue;

@@ -20,10 +20,10 @@
 enum secho_xmode { SECHO_X_SOCKET, SECHO_X_RAW };
 
 struct secho_xport_cfg {
-	const char *iface;   /* NULL: socket mode */
-	const char *dst_mac; /* raw mode, required */
-	const char *src_ip;  /* optional */
-	const char *dst_ip;  /* NULL: 192.0.2.2 */
+	const char *iface;      /* NULL: socket mode */
+	const uint8_t *dst_mac; /* raw mode, required: 6 bytes (NULL: none given) */
+	const char *src_ip;     /* optional */
+	const char *dst_ip;     /* NULL: 192.0.2.2 */
 	bool allow_any_dst;
 };
 
@@ -51,8 +51,9 @@ struct secho_rxmsg {
 	uint16_t sport, dport;
 };
 
-/* Parses cfg, applies the destination safety rule, opens the socket. Returns 0, or -1
- * with the reason in err. */
+/* Parses cfg, applies the destination safety rule, opens the socket. Returns 0, or -errno
+ * (-EINVAL a bad address, -EPERM a destination the rule refuses, -ENODEV no such
+ * interface, or the failing call's) with the reason in err. */
 int secho_xport_open(struct secho_xport *x, const struct secho_xport_cfg *cfg, char *err,
                      size_t errlen);
 void secho_xport_close(struct secho_xport *x);
@@ -72,7 +73,7 @@ int secho_xport_send_batch(struct secho_xport *x, const uint16_t *dports,
 int secho_xport_recv(struct secho_xport *x, struct secho_rxmsg *m, unsigned n, int64_t timeout_us);
 
 /* Socket mode: 1 if the kernel has a usable neighbour entry for the endpoint IP (or it is
- * loopback), 0 if none, -1 if it cannot tell. */
+ * loopback), 0 if none, -errno if it cannot tell. */
 int secho_xport_have_neigh(const struct secho_xport *x);
 
 /* Formats an IPv4 address (network order) into buf (16 bytes). Returns buf. */

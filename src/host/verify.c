@@ -125,7 +125,7 @@ static int seqset_grow(struct secho_seqset *s)
 	struct secho_seqpage *np = calloc(ncap, sizeof(*np));
 
 	if (!np)
-		return -1;
+		return -ENOMEM;
 	for (size_t i = 0; i < s->cap; i++)
 		if (s->pages[i].key)
 			*page_slot(np, ncap, s->pages[i].key) = s->pages[i];
@@ -146,7 +146,7 @@ int secho_seqset_add(struct secho_seqset *s, uint64_t seq)
 		if (s->used + 1 > s->cap / 2) {
 			if (s->used + 1 > s->max_pages || seqset_grow(s) < 0) {
 				s->overflow = true;
-				return -1;
+				return -ENOSPC;
 			}
 			pg = page_slot(s->pages, s->cap, key);
 		}
@@ -196,28 +196,28 @@ void secho_verifier_free(struct secho_verifier *v)
 	explicit_bzero(v->salt, sizeof(v->salt));
 }
 
-static void make_iv(const struct secho_verifier *v, const uint8_t *hdr, uint8_t iv[12])
+static void make_iv(const struct secho_verifier *v, const uint8_t *hdr, uint8_t iv[SECHO_IV_LEN])
 {
 	/* IV = our salt || the response's 8-byte sequence (header bytes 8..15); with a shared
 	 * key the fixed field is the header's (salt XOR the endpoint's instance, checked in
 	 * verify_secure), authenticated as part of the AAD like every header byte. */
-	memcpy(iv, v->shared ? hdr + 4 : v->salt, 4);
-	memcpy(iv + 4, hdr + 8, 8);
+	memcpy(iv, v->shared ? hdr + 4 : v->salt, SECHO_SALT_LEN);
+	memcpy(iv + SECHO_SALT_LEN, hdr + 8, SECHO_IV_LEN - SECHO_SALT_LEN);
 }
 
 size_t secho_verify_peek(struct secho_verifier *v, const uint8_t *d, size_t n, uint8_t *out,
                          size_t out_cap)
 {
-	uint8_t iv[12];
+	uint8_t iv[SECHO_IV_LEN];
 	size_t len;
 
-	if (n < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN)
+	if (n < SECHO_SHDR_LEN + SECHO_TAG_LEN)
 		return 0;
-	len = n - SECHO_SEC_HDR_LEN - SECHO_SEC_TAG_LEN;
+	len = n - SECHO_SHDR_LEN - SECHO_TAG_LEN;
 	if (len > out_cap)
 		len = out_cap;
 	make_iv(v, d, iv);
-	secho_oracle_peek(&v->oracle, iv, d + SECHO_SEC_HDR_LEN, len, out);
+	secho_oracle_peek(&v->oracle, iv, d + SECHO_SHDR_LEN, len, out);
 	return len;
 }
 
@@ -226,41 +226,43 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
                           size_t n, uint8_t *report, size_t report_cap, struct secho_vresult *res)
 {
 	const bool is_report = r->dport == v->port_counters;
-	uint8_t flags, iv[12], tag[16], h1[SECHO_SHA256_LEN], h2[SECHO_SHA256_LEN];
+	uint8_t flags, iv[SECHO_IV_LEN], tag[SECHO_TAG_LEN], h1[SECHO_SHA256_LEN],
+	        h2[SECHO_SHA256_LEN];
 	size_t len;
 	int rc;
 
 	res->secure = d;
 	res->secure_len = n;
-	if (n < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN ||
-	    (!is_report && n != SECHO_SEC_HDR_LEN + r->len + SECHO_SEC_TAG_LEN) ||
-	    n - SECHO_SEC_HDR_LEN - SECHO_SEC_TAG_LEN > SECHO_HOST_MAX_PAYLOAD) {
+	if (n < SECHO_SHDR_LEN + SECHO_TAG_LEN ||
+	    (!is_report && n != SECHO_SHDR_LEN + r->len + SECHO_TAG_LEN) ||
+	    n - SECHO_SHDR_LEN - SECHO_TAG_LEN > SECHO_HOST_MAX_PAYLOAD) {
 		fail(res, SECHO_VF_LENGTH);
-		if (n < SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN)
+		if (n < SECHO_SHDR_LEN + SECHO_TAG_LEN)
 			return;
 	}
-	len = n - SECHO_SEC_HDR_LEN - SECHO_SEC_TAG_LEN;
+	len = n - SECHO_SHDR_LEN - SECHO_TAG_LEN;
 	flags = d[1];
 	res->flags = flags;
 	res->key_id = rd16(d + 2);
 	res->seq = rd64(d + 8);
 
-	if (d[0] != SECHO_SEC_VERSION)
+	if (d[0] != SECHO_SHDR_VERSION)
 		fail(res, SECHO_VF_HDR_VERSION);
 	if (res->key_id != v->key_id)
 		fail(res, SECHO_VF_KEY_ID);
 	/* Engine bit: 0 for the streaming port, 1 for the offload port; either for a report
 	 * (it says which engine sealed the report). */
-	if ((r->dport == v->port_stream && (flags & SECHO_FLAG_OFFLOAD)) ||
-	    (r->dport == v->port_offload && !(flags & SECHO_FLAG_OFFLOAD)))
+	if ((r->dport == v->port_stream && (flags & SECHO_SHDR_F_OFFLOAD)) ||
+	    (r->dport == v->port_offload && !(flags & SECHO_SHDR_F_OFFLOAD)))
 		fail(res, SECHO_VF_FLAG_ENGINE);
-	if (!!(flags & SECHO_FLAG_COUNTERS) != is_report)
+	if (!!(flags & SECHO_SHDR_F_COUNTERS) != is_report)
 		fail(res, SECHO_VF_FLAG_COUNTERS);
-	if (flags & (v->shared ? SECHO_FLAG_RESERVED & ~SECHO_FLAG_INSTANCE : SECHO_FLAG_RESERVED))
+	if (flags &
+	    (v->shared ? SECHO_FLAG_RESERVED & ~SECHO_SHDR_F_INSTANCE : SECHO_FLAG_RESERVED))
 		fail(res, SECHO_VF_FLAG_RESERVED);
 	if (v->shared) {
 		/* bytes 4-7 = salt XOR instance: an instance flag and a non-zero instance */
-		if (!(flags & SECHO_FLAG_INSTANCE) || memcmp(d + 4, v->salt, 4) == 0)
+		if (!(flags & SECHO_SHDR_F_INSTANCE) || memcmp(d + 4, v->salt, 4) == 0)
 			fail(res, SECHO_VF_SALT);
 	} else if (memcmp(d + 4, v->salt, 4) != 0) {
 		fail(res, SECHO_VF_SALT);
@@ -278,8 +280,8 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 	res->crypto_checked = true;
 	if (is_report) {
 		/* The plaintext is the endpoint's own: only the tag can be checked. */
-		rc = secho_oracle_open(&v->oracle, iv, d, SECHO_SEC_HDR_LEN, d + SECHO_SEC_HDR_LEN,
-		                       len, v->pt, d + SECHO_SEC_HDR_LEN + len);
+		rc = secho_oracle_open(&v->oracle, iv, d, SECHO_SHDR_LEN, d + SECHO_SHDR_LEN, len,
+		                       v->pt, d + SECHO_SHDR_LEN + len);
 		res->tag_match = rc == 1;
 		res->payload_match = res->ct_match = res->tag_match;
 		if (!res->tag_match) {
@@ -303,16 +305,16 @@ static void verify_secure(struct secho_verifier *v, const struct secho_vreq *r, 
 	 *  tag: received tag vs the oracle's tag, byte for byte.
 	 * A flipped ciphertext byte thus fails the first two and leaves the tag matching (the
 	 * tag is the oracle's over what we sent); a flipped tag fails only the third. */
-	(void)secho_oracle_open(&v->oracle, iv, d, SECHO_SEC_HDR_LEN, d + SECHO_SEC_HDR_LEN, len,
-	                        v->pt, d + SECHO_SEC_HDR_LEN + len);
+	(void)secho_oracle_open(&v->oracle, iv, d, SECHO_SHDR_LEN, d + SECHO_SHDR_LEN, len, v->pt,
+	                        d + SECHO_SHDR_LEN + len);
 	secho_oracle_sha256(v->pt, len, h1);
 	secho_oracle_sha256(r->payload, len, h2);
 	res->payload_match = memcmp(h1, h2, sizeof(h1)) == 0;
-	secho_oracle_seal(&v->oracle, iv, d, SECHO_SEC_HDR_LEN, r->payload, len, v->ct, tag);
-	secho_oracle_sha256(d + SECHO_SEC_HDR_LEN, len, h1);
+	secho_oracle_seal(&v->oracle, iv, d, SECHO_SHDR_LEN, r->payload, len, v->ct, tag);
+	secho_oracle_sha256(d + SECHO_SHDR_LEN, len, h1);
 	secho_oracle_sha256(v->ct, len, h2);
 	res->ct_match = memcmp(h1, h2, sizeof(h1)) == 0;
-	res->tag_match = memcmp(tag, d + SECHO_SEC_HDR_LEN + len, 16) == 0;
+	res->tag_match = memcmp(tag, d + SECHO_SHDR_LEN + len, SECHO_TAG_LEN) == 0;
 	if (!res->ct_match)
 		fail(res, SECHO_VF_CIPHERTEXT);
 	if (!res->payload_match)
@@ -341,36 +343,36 @@ unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *
                             const struct secho_vreq *r, const uint8_t *f, size_t n, uint8_t *report,
                             size_t report_cap, struct secho_vresult *res)
 {
-	const uint8_t *ip = f + 14, *udp = f + 34;
+	const uint8_t *ip = f + SECHO_ETH_HLEN, *udp = f + SECHO_ETH_HLEN + SECHO_IP4_HLEN;
 	uint16_t tot, ulen, frag;
 	uint32_t pseudo;
 	size_t want;
 
 	memset(res, 0, sizeof(*res));
 	res->l2l3_checked = true;
-	if (n < 14 + 20 + 8) {
+	if (n < SECHO_HDRS_LEN) {
 		fail(res, SECHO_VF_TRUNCATED);
 		return res->first;
 	}
-	if (memcmp(f, p->host_mac, 6) != 0)
+	if (memcmp(f, p->host_mac, SECHO_ETH_ALEN) != 0)
 		fail(res, SECHO_VF_ETH_DST);
-	if (memcmp(f + 6, p->ep_mac, 6) != 0)
+	if (memcmp(f + SECHO_ETH_ALEN, p->ep_mac, SECHO_ETH_ALEN) != 0)
 		fail(res, SECHO_VF_ETH_SRC);
-	if (rd16(f + 12) != 0x0800)
+	if (rd16(f + 12) != SECHO_ETHERTYPE_IPV4)
 		fail(res, SECHO_VF_ETHERTYPE);
 	if (ip[0] != 0x45) {
 		/* With another IHL the UDP header is elsewhere: nothing below can be trusted. */
 		fail(res, SECHO_VF_IP_VERSION);
 		return res->first;
 	}
-	if (secho_inet_csum(ip, 20, 0) != 0xffff)
+	if (secho_inet_csum(ip, SECHO_IP4_HLEN, 0) != 0xffff)
 		fail(res, SECHO_VF_IP_CSUM);
-	if (ip[8] != 64)
+	if (ip[8] != SECHO_IP4_TTL)
 		fail(res, SECHO_VF_IP_TTL);
 	frag = rd16(ip + 6);
-	if (frag != 0x4000) /* DF, not MF, offset 0 */
+	if (frag != SECHO_IP4_DF) /* DF, not MF, offset 0 */
 		fail(res, SECHO_VF_IP_DF);
-	if (ip[9] != 17) {
+	if (ip[9] != SECHO_IPPROTO_UDP) {
 		fail(res, SECHO_VF_IP_PROTO);
 		return res->first;
 	}
@@ -380,28 +382,26 @@ unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *
 		fail(res, SECHO_VF_IP_DST);
 	tot = rd16(ip + 2);
 	/* A report's length is the endpoint's choice; an echo's follows from the request. */
-	want = r->dport == v->port_counters
-	               ? tot
-	               : 20 + 8 + SECHO_SEC_HDR_LEN + r->len + SECHO_SEC_TAG_LEN;
-	if (tot != want || tot < 28 || tot > SECHO_HOST_MAX_MTU)
+	want = r->dport == v->port_counters ? tot : SECHO_WIRE_OVERHEAD_IP + r->len;
+	if (tot != want || tot < SECHO_IP4_HLEN + SECHO_UDP_HLEN || tot > SECHO_WIRE_MAX_MTU)
 		fail(res, SECHO_VF_IP_LEN);
-	if (tot < 28 || (size_t)tot + 14 > n) {
+	if (tot < SECHO_IP4_HLEN + SECHO_UDP_HLEN || (size_t)tot + SECHO_ETH_HLEN > n) {
 		fail(res, SECHO_VF_TRUNCATED);
 		return res->first;
 	}
 	/* After the IP packet only Ethernet's padding may follow, in a frame of the minimum
 	 * size (60 bytes without the FCS, IEEE 802.3 clause 3.2.8); anything else was added
 	 * on the way and is not what the endpoint is supposed to send. */
-	if (n > (size_t)tot + 14 && n > 60)
+	if (n > (size_t)tot + SECHO_ETH_HLEN && n > SECHO_ETH_MIN_FRAME)
 		fail(res, SECHO_VF_TRAILING);
 	if (rd16(udp) != r->dport)
 		fail(res, SECHO_VF_UDP_SPORT);
 	if (rd16(udp + 2) != r->sport)
 		fail(res, SECHO_VF_UDP_DPORT);
 	ulen = rd16(udp + 4);
-	if (ulen != tot - 20) {
+	if (ulen != tot - SECHO_IP4_HLEN) {
 		fail(res, SECHO_VF_UDP_LEN);
-		if (ulen < 8 || ulen > tot - 20)
+		if (ulen < SECHO_UDP_HLEN || ulen > tot - SECHO_IP4_HLEN)
 			return res->first;
 	}
 	if (rd16(udp + 6) == 0) {
@@ -409,10 +409,11 @@ unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *
 	} else {
 		/* Pseudo header (RFC 768): source, destination, zero, protocol, UDP length. */
 		pseudo = (uint32_t)rd16(ip + 12) + rd16(ip + 14) + rd16(ip + 16) + rd16(ip + 18) +
-		         17 + ulen;
+		         SECHO_IPPROTO_UDP + ulen;
 		if (secho_inet_csum(udp, ulen, pseudo) != 0xffff)
 			fail(res, SECHO_VF_UDP_CSUM);
 	}
-	verify_secure(v, r, udp + 8, (size_t)ulen - 8, report, report_cap, res);
+	verify_secure(v, r, udp + SECHO_UDP_HLEN, (size_t)ulen - SECHO_UDP_HLEN, report, report_cap,
+	              res);
 	return res->first;
 }

@@ -22,21 +22,16 @@
 
 #include "host/oracle.h"
 #include "secho/host.h"
+#include "secho/proto.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#define SECHO_SEC_HDR_LEN    16
-#define SECHO_SEC_TAG_LEN    16
-#define SECHO_SEC_VERSION    1
-#define SECHO_FLAG_OFFLOAD   0x01
-#define SECHO_FLAG_COUNTERS  0x02
-#define SECHO_FLAG_INSTANCE  0x04 /* shared key: bytes 4-7 are salt XOR instance */
-#define SECHO_FLAG_RESERVED  0xfc /* 0xf8 with a shared key */
-#define SECHO_FRAME_OVERHEAD (14 + 20 + 8 + SECHO_SEC_HDR_LEN + SECHO_SEC_TAG_LEN)
-#define SECHO_REQ_OVERHEAD   60 /* payload <= MTU - 60 so the response fits the MTU */
+/* Flag bits a response must not set: all but the engine and counters bits (and the
+ * instance bit, secho/proto.h, with a shared key). */
+#define SECHO_FLAG_RESERVED (0xff & ~(SECHO_SHDR_F_OFFLOAD | SECHO_SHDR_F_COUNTERS))
 
 enum secho_vfail {
 	SECHO_VF_OK = 0,
@@ -52,7 +47,7 @@ enum secho_vfail {
 	SECHO_VF_IP_SRC,        /* source != request's destination */
 	SECHO_VF_IP_DST,        /* destination != request's source */
 	SECHO_VF_IP_LEN,        /* total length (an echo's follows from the request; any at
-	                         * most SECHO_HOST_MAX_MTU) */
+	                         * most SECHO_WIRE_MAX_MTU) */
 	SECHO_VF_TRAILING,      /* bytes after the IP packet beyond Ethernet's minimum-frame
 	                         * padding (frames of at most 60 bytes) */
 	SECHO_VF_UDP_SPORT,     /* source port != request's destination port */
@@ -122,8 +117,8 @@ struct secho_seqset {
 
 /* Returns 0 when the set is ready, -ENOMEM. */
 int secho_seqset_init(struct secho_seqset *s, size_t max_pages);
-/* Returns 1 if seq is new (now recorded), 0 if seen before, -1 if it could not be recorded
- * (table full: repeats can no longer be detected). */
+/* Returns 1 if seq is new (now recorded), 0 if seen before, -ENOSPC (or -ENOMEM) if it could not be
+ * recorded (table full: repeats can no longer be detected). */
 int secho_seqset_add(struct secho_seqset *s, uint64_t seq);
 /* True if seq was recorded. Can't fail. */
 bool secho_seqset_has(const struct secho_seqset *s, uint64_t seq);
@@ -151,7 +146,7 @@ void secho_verifier_free(struct secho_verifier *v);
 /* Raw mode: checks a whole Ethernet frame f[0..n) answering request r on path p. n is
  * every byte received: bytes after the IP packet fail trailing-bytes unless the frame is
  * at most 60 bytes long (Ethernet pads shorter frames). A receive buffer larger than
- * 14 + SECHO_HOST_MAX_MTU bytes thus also fails any frame it had to cut.
+ * 14 + SECHO_WIRE_MAX_MTU bytes thus also fails any frame it had to cut.
  * report/report_cap: for a counters request, where the decrypted report goes (may be NULL
  * otherwise). Returns res->first. */
 unsigned secho_verify_frame(struct secho_verifier *v, const struct secho_vpath *p,

@@ -13,11 +13,8 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-static inline void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
+/* The headers are the packed wire structs of secho/wire.h, written through pointers into
+ * the frame (no alignment assumed); multi-byte fields in network order. */
 
 size_t secho_wire_rebuild(const struct secho_wire_cfg *cfg, const struct secho_wire_req *req,
                           const uint8_t *req_frame, const uint8_t shdr[SECHO_SHDR_LEN],
@@ -32,83 +29,89 @@ size_t secho_wire_rebuild(const struct secho_wire_cfg *cfg, const struct secho_w
 	if (req_frame && plen)
 		memmove(out + SECHO_RESP_PAYLOAD_OFF, req_frame + req->payload_off, plen);
 
-	uint8_t *eth = out, *ip = out + SECHO_ETH_HLEN, *udp = ip + SECHO_IP4_HLEN;
-	memcpy(eth, req->src_mac, SECHO_ETH_ALEN);
-	memcpy(eth + SECHO_ETH_ALEN, cfg->mac, SECHO_ETH_ALEN);
-	wr16(eth + 12, SECHO_ETHERTYPE_IPV4);
+	struct secho_eth_hdr *eth = (struct secho_eth_hdr *)out;
+	struct secho_ip4_hdr *ip = (struct secho_ip4_hdr *)(out + SECHO_ETH_HLEN);
+	struct secho_udp_hdr *udp = (struct secho_udp_hdr *)(out + SECHO_ETH_HLEN + SECHO_IP4_HLEN);
+	memcpy(eth->dst, req->src_mac, SECHO_ETH_ALEN);
+	memcpy(eth->src, cfg->mac, SECHO_ETH_ALEN);
+	eth->type = htons(SECHO_ETHERTYPE_IPV4);
 
 	size_t ulen = SECHO_UDP_HLEN + SECHO_SHDR_LEN + plen + SECHO_TAG_LEN;
-	ip[0] = 0x45;
-	ip[1] = req->tos & 0xfc;
-	wr16(ip + 2, (uint16_t)(SECHO_IP4_HLEN + ulen));
-	wr16(ip + 4, ip_id);
-	wr16(ip + 6, SECHO_IP4_DF);
-	ip[8] = SECHO_IP4_TTL;
-	ip[9] = SECHO_IPPROTO_UDP;
-	memcpy(ip + 12, &cfg->ip, 4);
-	memcpy(ip + 16, &req->src_ip, 4);
-	wr16(ip + 10, secho_ip4_csum(ip));
+	ip->ver_ihl = 0x45;
+	ip->tos = req->tos & 0xfc; /* DSCP echoed, ECN cleared */
+	ip->tot_len = htons((uint16_t)(SECHO_IP4_HLEN + ulen));
+	ip->id = htons(ip_id);
+	ip->frag = htons(SECHO_IP4_DF);
+	ip->ttl = SECHO_IP4_TTL;
+	ip->proto = SECHO_IPPROTO_UDP;
+	ip->saddr = cfg->ip;
+	ip->daddr = req->src_ip;
+	ip->csum = htons(secho_ip4_csum(ip));
 
-	wr16(udp, req->dst_port);
-	wr16(udp + 2, req->src_port);
-	wr16(udp + 4, (uint16_t)ulen);
-	wr16(udp + 6, 0);
+	udp->sport = htons(req->dst_port);
+	udp->dport = htons(req->src_port);
+	udp->len = htons((uint16_t)ulen);
+	udp->csum = 0;
 	memcpy(out + SECHO_RESP_SHDR_OFF, shdr, SECHO_SHDR_LEN);
 	return flen;
 }
 
 void secho_wire_finalize(uint8_t *frame, size_t frame_len)
 {
-	uint8_t *ip = frame + SECHO_ETH_HLEN, *udp = ip + SECHO_IP4_HLEN;
-	uint32_t saddr, daddr;
-	memcpy(&saddr, ip + 12, 4);
-	memcpy(&daddr, ip + 16, 4);
-	udp[6] = udp[7] = 0;
+	const struct secho_ip4_hdr *ip = (const struct secho_ip4_hdr *)(frame + SECHO_ETH_HLEN);
+	struct secho_udp_hdr *udp =
+	        (struct secho_udp_hdr *)(frame + SECHO_ETH_HLEN + SECHO_IP4_HLEN);
 	size_t ulen = frame_len - SECHO_ETH_HLEN - SECHO_IP4_HLEN;
-	wr16(udp + 6, secho_udp4_csum(saddr, daddr, udp, ulen));
+
+	udp->csum = 0;
+	udp->csum = htons(secho_udp4_csum(ip->saddr, ip->daddr, udp, ulen));
 }
 
 size_t secho_wire_arp_reply(const struct secho_wire_cfg *cfg, const uint8_t *frame, size_t len,
                             uint8_t *out, size_t out_cap)
 {
-	const size_t need = SECHO_ETH_HLEN + sizeof(struct secho_arp_ip4);
-	if (len < need || out_cap < SECHO_ETH_MIN_FRAME)
+	static const uint8_t bcast[SECHO_ETH_ALEN] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+	const struct secho_eth_hdr *eth = (const struct secho_eth_hdr *)frame;
+	const struct secho_arp_ip4 *a = (const struct secho_arp_ip4 *)(frame + SECHO_ETH_HLEN);
+
+	if (len < SECHO_ETH_HLEN + sizeof(*a) || out_cap < SECHO_ETH_MIN_FRAME)
 		return 0;
-	if (frame[12] != 0x08 || frame[13] != 0x06)
+	if (eth->type != htons(SECHO_ETHERTYPE_ARP))
 		return 0;
-	const uint8_t *a = frame + SECHO_ETH_HLEN;
-	/* htype 1, ptype 0x0800, hlen 6, plen 4, oper 1 (request) */
-	static const uint8_t want[8] = {0, 1, 8, 0, 6, 4, 0, 1};
-	if (memcmp(a, want, sizeof(want)) != 0)
+	/* An IPv4-over-Ethernet request (RFC 826): htype 1, ptype 0x0800, hlen 6, plen 4. */
+	if (a->htype != htons(1) || a->ptype != htons(SECHO_ETHERTYPE_IPV4) ||
+	    a->hlen != SECHO_ETH_ALEN || a->plen != 4 || a->oper != htons(1))
 		return 0;
-	const uint8_t *sha = a + 8, *spa = a + 14, *tpa = a + 24;
-	if (memcmp(tpa, &cfg->ip, 4) != 0)
+	if (memcmp(a->tpa, &cfg->ip, 4) != 0)
 		return 0;
-	if ((sha[0] & 1) || !(sha[0] | sha[1] | sha[2] | sha[3] | sha[4] | sha[5]))
+	if ((a->sha[0] & 1) ||
+	    !(a->sha[0] | a->sha[1] | a->sha[2] | a->sha[3] | a->sha[4] | a->sha[5]))
 		return 0;
 	/* The Ethernet source must be the ARP sender (no proxying for others). */
-	if (memcmp(frame + SECHO_ETH_ALEN, sha, SECHO_ETH_ALEN) != 0)
+	if (memcmp(eth->src, a->sha, SECHO_ETH_ALEN) != 0)
 		return 0;
 	/* Requests are broadcast or unicast to us; anything else is not ours to answer. */
-	static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-	if (memcmp(frame, bcast, 6) != 0 && memcmp(frame, cfg->mac, 6) != 0)
+	if (memcmp(eth->dst, bcast, SECHO_ETH_ALEN) != 0 &&
+	    memcmp(eth->dst, cfg->mac, SECHO_ETH_ALEN) != 0)
 		return 0;
-	uint8_t sender_ip[4];
-	memcpy(sender_ip, spa, 4);
-	uint8_t sender_mac[6];
-	memcpy(sender_mac, sha, 6); /* copied first: out may equal frame */
+	uint8_t sender_ip[4], sender_mac[SECHO_ETH_ALEN];
+	memcpy(sender_ip, a->spa, 4); /* copied first: out may equal frame */
+	memcpy(sender_mac, a->sha, SECHO_ETH_ALEN);
 
+	struct secho_eth_hdr *oeth = (struct secho_eth_hdr *)out;
+	struct secho_arp_ip4 *r = (struct secho_arp_ip4 *)(out + SECHO_ETH_HLEN);
 	memset(out, 0, SECHO_ETH_MIN_FRAME);
-	memcpy(out, sender_mac, 6);
-	memcpy(out + 6, cfg->mac, 6);
-	out[12] = 0x08;
-	out[13] = 0x06;
-	uint8_t *r = out + SECHO_ETH_HLEN;
-	memcpy(r, want, 7);
-	r[7] = 2; /* reply */
-	memcpy(r + 8, cfg->mac, 6);
-	memcpy(r + 14, &cfg->ip, 4);
-	memcpy(r + 18, sender_mac, 6);
-	memcpy(r + 24, sender_ip, 4);
+	memcpy(oeth->dst, sender_mac, SECHO_ETH_ALEN);
+	memcpy(oeth->src, cfg->mac, SECHO_ETH_ALEN);
+	oeth->type = htons(SECHO_ETHERTYPE_ARP);
+	r->htype = htons(1);
+	r->ptype = htons(SECHO_ETHERTYPE_IPV4);
+	r->hlen = SECHO_ETH_ALEN;
+	r->plen = 4;
+	r->oper = htons(2); /* reply */
+	memcpy(r->sha, cfg->mac, SECHO_ETH_ALEN);
+	memcpy(r->spa, &cfg->ip, 4);
+	memcpy(r->tha, sender_mac, SECHO_ETH_ALEN);
+	memcpy(r->tpa, sender_ip, 4);
 	return SECHO_ETH_MIN_FRAME;
 }

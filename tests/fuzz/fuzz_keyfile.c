@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < SECHO_KEY_LEN; i++)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", k.key[i]);
 	n += snprintf(text + n, sizeof(text) - (size_t)n, "\nsalt ");
-	for (int i = 0; i < SECHO_KEY_SALT_LEN; i++)
+	for (int i = 0; i < SECHO_SALT_LEN; i++)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", k.salt[i]);
 	n += snprintf(text + n, sizeof(text) - (size_t)n, "\n");
 	CHECK(secho_keyfile_parse(text, (size_t)n, &k2, err2, sizeof(err2)) == 0);

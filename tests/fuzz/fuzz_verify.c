@@ -53,7 +53,7 @@ static size_t build(struct secho_verifier *v, const struct secho_vreq *r, uint64
 	const bool rep = r->dport == v->port_counters;
 	const size_t len = rep ? report_len : r->len;
 	uint8_t *ip = f + 14, *udp = f + 34, *d = f + 42, iv[12];
-	size_t tot = 20 + 8 + SECHO_SEC_HDR_LEN + len + SECHO_SEC_TAG_LEN;
+	size_t tot = 20 + 8 + SECHO_SHDR_LEN + len + SECHO_TAG_LEN;
 	uint32_t sum;
 
 	memcpy(f, PATH.host_mac, 6);
@@ -72,17 +72,17 @@ static size_t build(struct secho_verifier *v, const struct secho_vreq *r, uint64
 	wr16(udp + 2, r->sport);
 	wr16(udp + 4, (unsigned)(tot - 20));
 	wr16(udp + 6, 0);
-	d[0] = SECHO_SEC_VERSION;
-	d[1] = (uint8_t)((r->dport == v->port_offload ? SECHO_FLAG_OFFLOAD : 0) |
-	                 (rep ? SECHO_FLAG_COUNTERS : 0));
+	d[0] = SECHO_SHDR_VERSION;
+	d[1] = (uint8_t)((r->dport == v->port_offload ? SECHO_SHDR_F_OFFLOAD : 0) |
+	                 (rep ? SECHO_SHDR_F_COUNTERS : 0));
 	wr16(d + 2, v->key_id);
 	memcpy(d + 4, v->salt, 4);
 	for (int i = 0; i < 8; i++)
 		d[8 + i] = (uint8_t)(seq >> (56 - 8 * i));
 	memcpy(iv, v->salt, 4);
 	memcpy(iv + 4, d + 8, 8);
-	secho_oracle_seal(&v->oracle, iv, d, SECHO_SEC_HDR_LEN, rep ? report : r->payload, len,
-	                  d + SECHO_SEC_HDR_LEN, d + SECHO_SEC_HDR_LEN + len);
+	secho_oracle_seal(&v->oracle, iv, d, SECHO_SHDR_LEN, rep ? report : r->payload, len,
+	                  d + SECHO_SHDR_LEN, d + SECHO_SHDR_LEN + len);
 	sum = (uint32_t)(ip[12] << 8 | ip[13]) + (uint32_t)(ip[14] << 8 | ip[15]) +
 	      (uint32_t)(ip[16] << 8 | ip[17]) + (uint32_t)(ip[18] << 8 | ip[19]) + 17 +
 	      (uint32_t)(tot - 20);
@@ -95,7 +95,7 @@ static size_t build(struct secho_verifier *v, const struct secho_vreq *r, uint64
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t payload[SECHO_HOST_MAX_PAYLOAD], report[SECHO_HOST_MAX_PAYLOAD],
-	        frame[14 + SECHO_HOST_MAX_MTU + 64 + 64];
+	        frame[14 + SECHO_WIRE_MAX_MTU + 64 + 64];
 	static const struct secho_host_key key = {
 	        .key_id = 7,
 	        .salt = {0xa1, 0xb2, 0xc3, 0xd4},

@@ -11,6 +11,12 @@ ROOT=${SECHO_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 SECHO=${SECHO_BIN:-$ROOT/${BUILD:-build}/secho}
 DASH_PID=
 DASH_PORT=
+# An unbuilt binary is a broken tree, not a machine that lacks something: FAIL, never
+# UNAVAILABLE (dash_unavailable is for what the machine lacks).
+if [ ! -x "$SECHO" ]; then
+	echo "FAIL $(basename "$0" .sh): $SECHO is not built (make)"
+	exit 1
+fi
 DASH_TMP=$(mktemp -d /tmp/secho-dash-test.XXXXXX)
 
 # ---- cases: t_begin NAME; t_check COND-STATUS MESSAGE; t_end ----
@@ -35,13 +41,12 @@ t_end() {
 # is A B MESSAGE: check A = B.
 is() { [ "$1" = "$2" ]; t_check $? "$3: got '$1', want '$2'"; }
 
-# Why the dashboard's virtual wire cannot run here, or nothing.
+# Why the machine cannot run the dashboard's virtual wire, or nothing.
 dash_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
 	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
 	command -v curl >/dev/null || { echo "curl not installed (scripts/deps.sh)"; return 0; }
 	command -v jq >/dev/null || { echo "jq not installed (scripts/deps.sh)"; return 0; }
-	[ -x "$SECHO" ] || { echo "$SECHO not built"; return 0; }
 	return 1
 }
 

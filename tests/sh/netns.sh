@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tests/sh/netns.sh - shared helpers: the two-namespace veth topology for network tests.
-# Source it, then:   netns_setup || exit;  trap netns_cleanup EXIT
+# tests/sh/netns.sh - shared helpers: the virtual wire for network tests, scripts/demo.sh and
+# bench/endpoint_bench.sh. Source it, then:   netns_setup || exit;  trap netns_cleanup EXIT
 #
 #   +--------------------------- ns $NS_H (host) -----+     +---- ns $NS_E (endpoint) ------+
 #   |  udp_load, UDP sockets                          |     |  secho / bare_echo             |
@@ -8,85 +8,68 @@
 #   |  neigh 192.0.2.2 -> 02:00:00:00:00:02 permanent |veth |  no address: the endpoint      |
 #   +-------------------------------------------------+     |  answers for 192.0.2.2 itself  |
 #                                                           +--------------------------------+
-# Both ends: one RX and one TX queue (an AF_XDP socket sees only its own queue), tx
-# checksum offload off (so UDP checksums are filled in the frames on the wire), IPv6 off
-# (no ND/MLD noise). 192.0.2.2 is deliberately not configured in $NS_E: like the FPGA
-# endpoint there is no IP stack or ARP there, and the kernel must not answer (ICMP port
-# unreachable) for the program that owns the interface. Traffic never leaves the pair.
-#
-# Names carry the PID of the sourcing shell so concurrent tests do not collide.
+# The wire is `secho lab` (src/lab/lab.h has its one definition: one RX and one TX queue per
+# end, tx checksum offload and IPv6 off, MTU 1500 and why); this file only names it for a
+# script. Names carry the PID of the sourcing shell (tag "s": secho-sh-$$, secho-se-$$, sh$$,
+# se$$), so concurrent tests do not collide, and the shell is the lab's owner: should it be
+# killed before its trap runs, the next `secho lab up` (any test's) or dashboard removes the
+# lab. Programs started with in_h/in_e get SIGTERM when the shell that started them dies.
 
-NS_H="secho-h-$$"
-NS_E="secho-e-$$"
-IF_H="sh$$"
-IF_E="se$$"
-IP_H=192.0.2.1
-IP_E=192.0.2.2
-MAC_H=02:00:00:00:00:01
-MAC_E=02:00:00:00:00:02
+_netns_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+if [ -n "${SECHO_BIN:-}" ]; then
+	SECHO_LAB=$SECHO_BIN
+else
+	case "${BUILD:-build}" in
+	/*) SECHO_LAB=${BUILD}/secho ;;
+	*) SECHO_LAB=$_netns_root/${BUILD:-build}/secho ;;
+	esac
+fi
+# NS_H NS_E IF_H IF_E IP_H IP_E MAC_H MAC_E LAB_MTU, from the one definition.
+if [ -x "$SECHO_LAB" ]; then
+	eval "$("$SECHO_LAB" lab env --id $$ --tag s)"
+fi
 
-# Run a command in the host or endpoint namespace.
-in_h() { ip netns exec "$NS_H" "$@"; }
-in_e() { ip netns exec "$NS_E" "$@"; }
+# Run a command in the host or endpoint namespace. In the background, run it as
+# "${LAB_RUN[@]}" endpoint PROG ARGS... & so that $! is PROG itself (in_e, a function, would
+# run in a subshell of its own).
+LAB_RUN=("$SECHO_LAB" lab run --id $$ --tag s)
+in_h() { "$SECHO_LAB" lab run --id $$ --tag s host "$@"; }
+in_e() { "$SECHO_LAB" lab run --id $$ --tag s endpoint "$@"; }
+
+# running PID: is PID a background job of this shell that still runs? A PID that has exited
+# may already belong to another process (PIDs wrap, at 32768 here): never signal it.
+running() { jobs -rp | grep -qx "$1"; }
+# stop_job PID [SIGNAL]: send SIGNAL (default TERM) to a background job of ours while it
+# still runs, SIGKILL after 5 s, and reap it. Bounded; does nothing for an empty PID.
+stop_job() {
+	local pid=$1
+	[ -n "$pid" ] || return 0
+	if running "$pid"; then
+		kill "-${2:-TERM}" "$pid" 2>/dev/null
+		for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
+		running "$pid" && kill -9 "$pid" 2>/dev/null
+	fi
+	wait "$pid" 2>/dev/null
+	return 0
+}
 
 # Why the topology cannot be built here, or nothing if it can. Prints the reason.
 netns_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
 	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
-	command -v ethtool >/dev/null || { echo "ethtool not installed"; return 0; }
+	[ -x "$SECHO_LAB" ] || { echo "$SECHO_LAB not built"; return 0; }
 	return 1
 }
 
-# Create both namespaces and the veth pair. Returns non-zero (after cleaning up) on error.
+# Create both namespaces and the veth pair, owned by this shell. Extra arguments go to
+# `secho lab up` (--mtu N, --queues N). Returns non-zero (after cleaning up) on error.
 netns_setup() {
-	local q
-	ip netns add "$NS_H" || return 1
-	ip netns add "$NS_E" || { netns_cleanup; return 1; }
-	{
-		ip link add "$IF_H" netns "$NS_H" numtxqueues 1 numrxqueues 1 type veth \
-			peer name "$IF_E" netns "$NS_E" numtxqueues 1 numrxqueues 1 &&
-		in_h ip link set dev "$IF_H" address "$MAC_H" &&
-		in_e ip link set dev "$IF_E" address "$MAC_E" &&
-		for q in h e; do
-			"in_$q" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 &&
-			"in_$q" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 || return 1
-		done &&
-		in_h ethtool -K "$IF_H" tx off >/dev/null 2>&1 &&
-		in_e ethtool -K "$IF_E" tx off >/dev/null 2>&1 &&
-		in_h ip addr add "$IP_H/24" dev "$IF_H" &&
-		in_h ip link set dev lo up &&
-		in_e ip link set dev lo up &&
-		in_h ip link set dev "$IF_H" up &&
-		in_e ip link set dev "$IF_E" up &&
-		in_h ip neigh replace "$IP_E" lladdr "$MAC_E" dev "$IF_H" nud permanent
-	} || { echo "netns_setup failed" >&2; netns_cleanup; return 1; }
-	# Wait (bounded) for the carrier on both ends.
-	for q in $(seq 1 50); do
-		in_h ip link show "$IF_H" | grep -q 'LOWER_UP' &&
-			in_e ip link show "$IF_E" | grep -q 'LOWER_UP' && return 0
-		sleep 0.1
-	done
-	echo "netns_setup: link did not come up" >&2
-	netns_cleanup
-	return 1
+	"$SECHO_LAB" lab up --id $$ --tag s --owner $$ "$@" || { echo "netns_setup failed" >&2; return 1; }
 }
 
-# Kill what still runs in the namespaces, then delete them (the veth pair goes with them).
-# Safe to call twice and on a partial setup.
+# Stop what still runs in the namespaces (SIGTERM, then SIGKILL), then delete them (the
+# veth pair goes with them). Safe to call twice and on a partial setup.
 netns_cleanup() {
-	local ns pids
-	for ns in "$NS_E" "$NS_H"; do
-		ip netns list 2>/dev/null | grep -qw "$ns" || continue
-		pids=$(ip netns pids "$ns" 2>/dev/null)
-		# shellcheck disable=SC2086
-		[ -n "$pids" ] && kill $pids 2>/dev/null
-	done
-	for ns in "$NS_E" "$NS_H"; do
-		ip netns list 2>/dev/null | grep -qw "$ns" || continue
-		pids=$(ip netns pids "$ns" 2>/dev/null)
-		# shellcheck disable=SC2086
-		[ -n "$pids" ] && { sleep 0.2; kill -9 $pids 2>/dev/null; }
-		ip netns del "$ns" 2>/dev/null
-	done
+	"$SECHO_LAB" lab down --id $$ --tag s
 	return 0
 }

@@ -20,24 +20,8 @@ T=$(mktemp -d /tmp/secho-cli-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 QUICK=${SECHO_TEST_QUICK:-0}
 
-# ---- reporting: a group collects checks; end_group prints one line ----
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
-unavailable() { echo "UNAVAILABLE $1: $2"; }
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 
 for tool in openssl xxd jq; do
 	if ! command -v "$tool" >/dev/null; then

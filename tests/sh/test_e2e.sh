@@ -27,12 +27,9 @@ if why=$(netns_unavailable); then
 fi
 D=$(mktemp -d /tmp/secho-e2e.XXXXXX)
 EP=
-stop_ep() { # signal
-	[ -n "$EP" ] || return 0
-	kill "-${1:-TERM}" "$EP" 2>/dev/null
-	for _ in $(seq 1 50); do kill -0 "$EP" 2>/dev/null || break; sleep 0.1; done
-	kill -9 "$EP" 2>/dev/null
-	wait "$EP" 2>/dev/null
+# [signal]: stop the endpoint started last, bounded, only while it runs (netns.sh: stop_job)
+stop_ep() {
+	stop_job "$EP" "${1:-TERM}"
 	EP=
 }
 cleanup() { stop_ep TERM; netns_cleanup; rm -rf "$D"; }
@@ -61,7 +58,7 @@ start_ep() {
 	EP=$!
 	for _ in $(seq 1 50); do
 		grep -q '^secho serve: key id' "$D/serve.log" && return 0
-		kill -0 "$EP" 2>/dev/null || { wait "$EP" 2>/dev/null; EP_RC=$?; EP=; return 1; }
+		running "$EP" || { wait "$EP" 2>/dev/null; EP_RC=$?; EP=; return 1; }
 		sleep 0.1
 	done
 	return 1

@@ -38,17 +38,9 @@ fi
 D=$(mktemp -d /tmp/secho-ep.XXXXXX)
 chmod 700 "$D"
 EP=
-# running PID: is PID a background job of ours that still runs? (A PID that exited may
-# already belong to another process: never signal it.)
-running() { jobs -rp | grep -qx "$1"; }
-stop_ep() { # [signal]: stop the endpoint started last, bounded
-	[ -n "$EP" ] || return 0
-	if running "$EP"; then
-		kill "-${1:-TERM}" "$EP" 2>/dev/null
-		for _ in $(seq 1 50); do running "$EP" || break; sleep 0.1; done
-		running "$EP" && kill -9 "$EP" 2>/dev/null
-	fi
-	wait "$EP" 2>/dev/null
+# [signal]: stop the endpoint started last, bounded, only while it runs (netns.sh: stop_job)
+stop_ep() {
+	stop_job "$EP" "${1:-TERM}"
 	EP=
 }
 cleanup() { stop_ep TERM; netns_cleanup; rm -rf "$D"; }

@@ -17,23 +17,9 @@ S=${SECHO_BIN:-$ROOT/${BUILD:-build}/secho}
 T=$(mktemp -d /tmp/secho-inputs.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-g_name="" g_n=0 g_f=0 failed=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 8 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-		failed=1
-	fi
-}
+# shellcheck source=tests/sh/check_lib.bash
+G_SHOW=8
+. "$ROOT/tests/sh/check_lib.bash"
 # run WANT_RC WANT_TEXT ARGS...: secho ARGS under a 10 s timeout, stdin empty; checks the
 # exit status, exactly one stderr line containing WANT_TEXT (for WANT_RC 2; for other
 # statuses, the last line).
@@ -134,4 +120,4 @@ serve_pcap 1 "the file is corrupt" "$T/truncated.pcap"
 grep -q 'frames    rx 1 ' "$T/out"
 check $? "the frame before the bad record was read ($(grep -o 'rx [0-9]*' "$T/out" | head -1))"
 end_group
-[ "$failed" -eq 0 ]
+[ "$g_failed" -eq 0 ]

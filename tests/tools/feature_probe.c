@@ -7,6 +7,10 @@
  *   feature_probe xdp IFACE   AF_XDP sockets, and an XDP program attached to IFACE in
  *                             generic (SKB) mode and detached again (give a device no
  *                             test uses, e.g. the namespace's lo)
+ *   feature_probe xdp IFACE native
+ *                             the same in native (driver) mode: IFACE's driver must offer
+ *                             it (a veth does; lo does not), so give the test's own
+ *                             interface while nothing else is attached to it
  *
  * Prints one line, "available" or the reason, and exits 0 (available), 3 (the machine
  * lacks it) or 2 (bad usage).
@@ -18,6 +22,7 @@
 #include <linux/if_alg.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -62,7 +67,7 @@ static int probe_afalg(void)
 	return 0;
 }
 
-static int probe_xdp(const char *ifname)
+static int probe_xdp(const char *ifname, bool native)
 {
 	/* r0 = XDP_PASS; exit */
 	const struct bpf_insn prog[] = {
@@ -82,12 +87,16 @@ static int probe_xdp(const char *ifname)
 	pfd = bpf_prog_load(BPF_PROG_TYPE_XDP, "probe", "GPL", prog, 2, NULL);
 	if (pfd < 0)
 		return lacks("loading an XDP program (CONFIG_BPF_SYSCALL, CAP_BPF)", -pfd);
-	rc = bpf_xdp_attach((int)idx, pfd, XDP_FLAGS_SKB_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+	__u32 mode = native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+
+	rc = bpf_xdp_attach((int)idx, pfd, mode | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (rc < 0) {
 		close(pfd);
-		return lacks("attaching an XDP program in generic mode", -rc);
+		return lacks(native ? "attaching an XDP program in native mode"
+		                    : "attaching an XDP program in generic mode",
+		             -rc);
 	}
-	rc = bpf_xdp_detach((int)idx, XDP_FLAGS_SKB_MODE, NULL);
+	rc = bpf_xdp_detach((int)idx, mode, NULL);
 	close(pfd);
 	if (rc < 0)
 		return lacks("detaching the probe's XDP program", -rc);
@@ -100,7 +109,9 @@ int main(int argc, char **argv)
 	if (argc == 2 && !strcmp(argv[1], "afalg"))
 		return probe_afalg();
 	if (argc == 3 && !strcmp(argv[1], "xdp"))
-		return probe_xdp(argv[2]);
-	fprintf(stderr, "usage: feature_probe afalg | feature_probe xdp IFACE\n");
+		return probe_xdp(argv[2], false);
+	if (argc == 4 && !strcmp(argv[1], "xdp") && !strcmp(argv[3], "native"))
+		return probe_xdp(argv[2], true);
+	fprintf(stderr, "usage: feature_probe afalg | feature_probe xdp IFACE [native]\n");
 	return 2;
 }

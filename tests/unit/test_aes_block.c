@@ -16,9 +16,10 @@
  * and once: secho_aes_key_init argument errors and secho_aes_key_wipe.
  */
 #include "crypto/inner.h"
+#include "cryptoref.h"
 #include "harness.h"
 
-#include <openssl/evp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -42,79 +43,7 @@ static void hex_or_die(const char *hex, uint8_t *out, size_t len)
 
 /* ---- OpenSSL references ---- */
 
-static const EVP_CIPHER *evp_cipher(const char *mode, size_t key_len)
-{
-	char name[32];
-	snprintf(name, sizeof(name), "aes-%zu-%s", key_len * 8, mode);
-	return EVP_get_cipherbyname(name);
-}
-
-/* Run an OpenSSL cipher without padding. Returns 0 on success. */
-static int evp_run(const char *mode, int enc, const uint8_t *key, size_t key_len, const uint8_t *iv,
-                   uint8_t *out, const uint8_t *in, size_t len)
-{
-	const EVP_CIPHER *c = evp_cipher(mode, key_len);
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-	int ok = c && ctx && EVP_CipherInit_ex(ctx, c, NULL, key, iv, enc) == 1 &&
-	         EVP_CIPHER_CTX_set_padding(ctx, 0) == 1;
-	int outl = 0, fl = 0;
-	uint8_t dummy[16];
-	if (ok && len)
-		ok = EVP_CipherUpdate(ctx, out, &outl, in, (int)len) == 1;
-	if (ok)
-		ok = EVP_CipherFinal_ex(ctx, dummy, &fl) == 1 && (size_t)outl == len && fl == 0;
-	EVP_CIPHER_CTX_free(ctx);
-	return ok ? 0 : -1;
-}
-
-/* AES-GCM seal with OpenSSL (12-byte IV, 16-byte tag). Returns 0 on success. */
-static int evp_gcm_seal(const uint8_t *key, size_t key_len, const uint8_t iv[12],
-                        const uint8_t *aad, size_t aad_len, uint8_t *out, const uint8_t *in,
-                        size_t len, uint8_t tag[16])
-{
-	const EVP_CIPHER *c = evp_cipher("gcm", key_len);
-	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-	int outl = 0, ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, iv) == 1;
-	if (ok && aad_len)
-		ok = EVP_EncryptUpdate(ctx, NULL, &outl, aad, (int)aad_len) == 1;
-	if (ok && len)
-		ok = EVP_EncryptUpdate(ctx, out, &outl, in, (int)len) == 1;
-	if (ok)
-		ok = EVP_EncryptFinal_ex(ctx, out + len, &outl) == 1;
-	if (ok)
-		ok = EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
-	EVP_CIPHER_CTX_free(ctx);
-	return ok ? 0 : -1;
-}
-
 /* ---- GF(2^128) reference: SP 800-38D 6.3 Algorithm 1, bit by bit ---- */
-
-static void gf_mul_ref(uint8_t z_out[16], const uint8_t x[16], const uint8_t y[16])
-{
-	uint8_t z[16] = {0}, v[16];
-	memcpy(v, y, 16);
-	for (int i = 0; i < 128; i++) {
-		if ((x[i / 8] >> (7 - i % 8)) & 1) /* bit i of X, leftmost first */
-			for (int j = 0; j < 16; j++)
-				z[j] ^= v[j];
-		int lsb = v[15] & 1; /* rightmost bit of V */
-		for (int j = 15; j > 0; j--)
-			v[j] = (uint8_t)((v[j] >> 1) | (v[j - 1] << 7));
-		v[0] >>= 1;
-		if (lsb)
-			v[0] ^= 0xE1; /* R = 11100001 || 0^120 */
-	}
-	memcpy(z_out, z, 16);
-}
-
-static void ghash_ref(const uint8_t h[16], uint8_t y[16], const uint8_t *in, size_t nblocks)
-{
-	for (size_t i = 0; i < nblocks; i++) {
-		uint8_t t[16];
-		secho_xor16(t, y, in + 16 * i);
-		gf_mul_ref(y, t, h);
-	}
-}
 
 /* ---- FIPS-197 Appendix C ---- */
 
@@ -234,11 +163,11 @@ static void test_ecb_openssl(secho_impl_id id, const struct secho_aes_impl *a)
 				continue;
 			}
 			a->ecb_enc(&k, ours, in, n);
-			int rc = evp_run("ecb", 1, key, kls[ki], NULL, ref, in, n * 16);
+			int rc = ref_evp('e', key, kls[ki], NULL, 1, ref, in, n * 16) ? 0 : -1;
 			T_CHECK(rc == 0 && memcmp(ours, ref, n * 16) == 0,
 			        "k%zu encrypt case %u (n=%zu) differs from OpenSSL", kls[ki], r, n);
 			a->ecb_dec(&k, ours, in, n);
-			rc = evp_run("ecb", 0, key, kls[ki], NULL, ref, in, n * 16);
+			rc = ref_evp('e', key, kls[ki], NULL, 0, ref, in, n * 16) ? 0 : -1;
 			T_CHECK(rc == 0 && memcmp(ours, ref, n * 16) == 0,
 			        "k%zu decrypt case %u (n=%zu) differs from OpenSSL", kls[ki], r, n);
 			secho_aes_key_wipe(&k);
@@ -302,7 +231,8 @@ static void test_ctr128(secho_impl_id id, const struct secho_aes_impl *a)
 				        "start %zu k%zu n=%zu output", s, kls[ki], n);
 				T_CHECK(memcmp(c, cr, 16) == 0,
 				        "start %zu k%zu n=%zu counter after", s, kls[ki], n);
-				int rc = evp_run("ctr", 1, key, kls[ki], c0, ossl, in, n * 16);
+				int rc = ref_evp('t', key, kls[ki], c0, 1, ossl, in, n * 16) ? 0
+				                                                             : -1;
 				T_CHECK(rc == 0 && memcmp(ours, ossl, n * 16) == 0,
 				        "start %zu k%zu n=%zu differs from OpenSSL", s, kls[ki], n);
 				/* in place, in two calls */
@@ -326,7 +256,7 @@ static void test_ctr128(secho_impl_id id, const struct secho_aes_impl *a)
 typedef void (*chain_fn)(const secho_aes_key *k, uint8_t iv[16], uint8_t *out, const uint8_t *in,
                          size_t nblocks);
 
-static void test_chain_dec(secho_impl_id id, const char *what, chain_fn fn, const char *mode)
+static void test_chain_dec(secho_impl_id id, const char *what, chain_fn fn, char mode)
 {
 	t_begin("aes %s entry %s", what, secho_impl_name(id));
 	if (!fn) {
@@ -349,7 +279,7 @@ static void test_chain_dec(secho_impl_id id, const char *what, chain_fn fn, cons
 				T_CHECK(0, "key init failed");
 				continue;
 			}
-			int rc = evp_run(mode, 0, key, kls[ki], iv0, ref, in, n * 16);
+			int rc = ref_evp(mode, key, kls[ki], iv0, 0, ref, in, n * 16) ? 0 : -1;
 			memcpy(iv, iv0, 16);
 			fn(&k, iv, ours, in, n);
 			T_CHECK(rc == 0 && memcmp(ours, ref, n * 16) == 0,
@@ -466,7 +396,7 @@ static void test_ghash(secho_impl_id id, const struct secho_gcm_impl *g)
 					in[i] = (i % 16 == 15) ? 1 : (i % 16 == 0 ? 0x80 : 0);
 			}
 			memcpy(yr, y, 16);
-			ghash_ref(h, yr, in, n);
+			ref_ghash(h, yr, in, n);
 			g->ghash(&gk, y, in, n);
 			T_CHECK(memcmp(y, yr, 16) == 0, "key %u case %u n=%zu", r, t, n);
 			/* split: same result in two calls */
@@ -474,7 +404,7 @@ static void test_ghash(secho_impl_id id, const struct secho_gcm_impl *g)
 			uint8_t y2[16];
 			t_randbytes(y2, 16);
 			memcpy(yr, y2, 16);
-			ghash_ref(h, yr, in, n);
+			ref_ghash(h, yr, in, n);
 			g->ghash(&gk, y2, in, n1);
 			g->ghash(&gk, y2, in + 16 * n1, n - n1);
 			T_CHECK(memcmp(y2, yr, 16) == 0, "key %u case %u n=%zu split %zu", r, t, n,
@@ -501,7 +431,7 @@ static void test_ghash(secho_impl_id id, const struct secho_gcm_impl *g)
 				x[i] = (r / 7) % 128 / 8 == (unsigned)i
 				               ? (uint8_t)(0x80 >> ((r / 7) % 8))
 				               : 0;
-		gf_mul_ref(yr, x, h);
+		ref_gf_mul(yr, x, h);
 		g->ghash(&gk, y, x, 1);
 		T_CHECK(memcmp(y, yr, 16) == 0, "product %u", r);
 	}
@@ -587,7 +517,8 @@ static void test_gcm_compose(secho_impl_id id, const struct secho_gcm_impl *g)
 			continue;
 		}
 		gcm_compose(&gk, g, iv, aad, aad_len, ours, in, len, tag);
-		int rc = evp_gcm_seal(key, kl, iv, aad, aad_len, ref, in, len, rtag);
+		int rc = ref_evp_gcm_seal(key, kl, iv, 12, aad, aad_len, ref, in, len, rtag) ? 0
+		                                                                             : -1;
 		T_CHECK(rc == 0 && memcmp(ours, ref, len) == 0 && memcmp(tag, rtag, 16) == 0,
 		        "case %u k%zu len %zu aad %zu differs from OpenSSL", r, kl, len, aad_len);
 		secho_wipe(&gk, sizeof(gk));
@@ -657,6 +588,39 @@ static void test_key_api(void)
 	t_end();
 }
 
+/* The library's codes never equal an -errno value, each has its own text, and each
+ * converts to the -errno the header names; -errno values pass through unchanged. */
+static void test_error_codes(void)
+{
+	static const struct {
+		int code, err;
+	} codes[] = {
+	        {SECHO_EINVAL, -EINVAL},       {SECHO_ELEN, -EINVAL},   {SECHO_EAUTH, -EBADMSG},
+	        {SECHO_EUNAVAIL, -EOPNOTSUPP}, {SECHO_ESTATE, -EPROTO}, {SECHO_ELIMIT, -EMSGSIZE},
+	};
+	const size_t n = sizeof(codes) / sizeof(codes[0]);
+	t_begin("error codes apart from -errno, text and conversion");
+	T_CHECK(secho_crypto_errno(SECHO_OK) == 0, "SECHO_OK converts to 0");
+	for (size_t i = 0; i < n; i++) {
+		T_CHECK(codes[i].code < -4095, "code %d is in errno's range (-1..-4095)",
+		        codes[i].code);
+		T_CHECK(strcmp(secho_strerror(codes[i].code), "not a crypto library code") != 0,
+		        "code %d has no text", codes[i].code);
+		T_CHECK(secho_crypto_errno(codes[i].code) == codes[i].err, "code %d -> %d, want %d",
+		        codes[i].code, secho_crypto_errno(codes[i].code), codes[i].err);
+		for (size_t j = 0; j < i; j++)
+			T_CHECK(codes[i].code != codes[j].code, "codes %zu and %zu equal", i, j);
+	}
+	for (int e = 1; e < 4096; e++) {
+		if (secho_crypto_errno(-e) != -e ||
+		    strcmp(secho_strerror(-e), "not a crypto library code") != 0) {
+			T_CHECK(0, "-errno %d taken for a crypto library code", -e);
+			break;
+		}
+	}
+	t_end();
+}
+
 int main(void)
 {
 	const char *q = getenv("SECHO_TEST_QUICK");
@@ -688,12 +652,13 @@ int main(void)
 		test_ecb_counts(id, a);
 		test_ecb_openssl(id, a);
 		test_ctr128(id, a);
-		test_chain_dec(id, "cbc_dec", a->cbc_dec, "cbc");
-		test_chain_dec(id, "cfb_dec", a->cfb_dec, "cfb");
+		test_chain_dec(id, "cbc_dec", a->cbc_dec, 'c');
+		test_chain_dec(id, "cfb_dec", a->cfb_dec, 'f');
 		test_ctr32(id, g);
 		test_ghash(id, g);
 		test_gcm_compose(id, g);
 	}
 	test_key_api();
+	test_error_codes();
 	return t_exit();
 }

@@ -705,13 +705,16 @@ static void test_strerror(void)
 		const char *s = secho_strerror(codes[i]);
 		if (!s)
 			s = "";
-		T_CHECK(*s && strcmp(s, "unknown error") != 0, "strerror(%d)", codes[i]);
+		T_CHECK(*s && strcmp(s, "not a crypto library code") != 0, "strerror(%d)",
+		        codes[i]);
 		for (size_t j = 0; j < i; j++) {
 			const char *o = secho_strerror(codes[j]);
 			T_CHECK(!o || strcmp(s, o) != 0, "strerror %d == %d", codes[i], codes[j]);
 		}
 	}
-	T_CHECK(!strcmp(secho_strerror(-100), "unknown error"), "strerror(-100)");
+	T_CHECK(!strcmp(secho_strerror(-100), "not a crypto library code"), "strerror(-100)");
+	T_CHECK(!strcmp(secho_strerror(-(SECHO_ERR_BASE + 100)), "not a crypto library code"),
+	        "strerror(-(SECHO_ERR_BASE + 100))");
 }
 
 int main(int argc, char **argv)

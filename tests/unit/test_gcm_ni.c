@@ -7,9 +7,9 @@
  * entries hand back (IV, counter, GHASH state) is compared too.
  */
 #include "crypto/inner.h"
+#include "cryptoref.h"
 #include "harness.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,7 +19,6 @@
 
 static const struct secho_aes_impl *A;
 static const struct secho_gcm_impl *G;
-static EVP_CIPHER_CTX *X;
 static int quick;
 
 static uint8_t in_buf[MAXMSG + SENT], out_buf[MAXMSG + SENT], ref_buf[MAXMSG + SENT];
@@ -29,120 +28,9 @@ static const size_t key_lens[3] = {16, 24, 32};
 
 /* ---- set-up through the tables, the way aes.c / gcm.c do it ---- */
 
-static void mk_aes(secho_aes_key *k, const uint8_t *key, size_t kl)
-{
-	memset(k, 0, sizeof(*k));
-	k->impl = A;
-	k->key_len = (unsigned)kl;
-	k->rounds = (unsigned)(kl / 4 + 6);
-	A->keysched(k, key, kl);
-}
-
-static void mk_gcm(secho_gcm_key *g, const uint8_t *key, size_t kl)
-{
-	memset(g, 0, sizeof(*g));
-	mk_aes(&g->aes, key, kl);
-	g->impl = G;
-	G->hinit(g);
-}
-
 /* ---- OpenSSL references ---- */
 
-static const EVP_CIPHER *cipher(char mode, size_t kl)
-{
-	int i = kl == 16 ? 0 : kl == 24 ? 1 : 2;
-	switch (mode) {
-	case 'e':
-		return (const EVP_CIPHER *[]){EVP_aes_128_ecb(), EVP_aes_192_ecb(),
-		                              EVP_aes_256_ecb()}[i];
-	case 'c':
-		return (const EVP_CIPHER *[]){EVP_aes_128_cbc(), EVP_aes_192_cbc(),
-		                              EVP_aes_256_cbc()}[i];
-	case 't':
-		return (const EVP_CIPHER *[]){EVP_aes_128_ctr(), EVP_aes_192_ctr(),
-		                              EVP_aes_256_ctr()}[i];
-	case 'f':
-		return (const EVP_CIPHER *[]){EVP_aes_128_cfb128(), EVP_aes_192_cfb128(),
-		                              EVP_aes_256_cfb128()}[i];
-	default:
-		return (const EVP_CIPHER *[]){EVP_aes_128_gcm(), EVP_aes_192_gcm(),
-		                              EVP_aes_256_gcm()}[i];
-	}
-}
-
-static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int enc, uint8_t *out,
-                const uint8_t *in, size_t len)
-{
-	int n1 = 0, n2 = 0;
-	if (EVP_CipherInit_ex(X, cipher(mode, kl), NULL, key, iv, enc) != 1)
-		return 0;
-	EVP_CIPHER_CTX_set_padding(X, 0);
-	if (EVP_CipherUpdate(X, out, &n1, in, (int)len) != 1)
-		return 0;
-	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
-		return 0;
-	return (size_t)n1 + (size_t)n2 == len;
-}
-
-static int ossl_gcm_seal(const uint8_t *key, size_t kl, const uint8_t iv[12], const uint8_t *aad,
-                         size_t aad_len, uint8_t *out, const uint8_t *in, size_t len,
-                         uint8_t tag[16])
-{
-	int n = 0;
-	if (EVP_EncryptInit_ex(X, cipher('g', kl), NULL, NULL, NULL) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(X, EVP_CTRL_GCM_SET_IVLEN, 12, NULL) != 1 ||
-	    EVP_EncryptInit_ex(X, NULL, NULL, key, iv) != 1)
-		return 0;
-	if (aad_len && EVP_EncryptUpdate(X, NULL, &n, aad, (int)aad_len) != 1)
-		return 0;
-	if (len && EVP_EncryptUpdate(X, out, &n, in, (int)len) != 1)
-		return 0;
-	if (EVP_EncryptFinal_ex(X, out + len, &n) != 1)
-		return 0;
-	return EVP_CIPHER_CTX_ctrl(X, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
-}
-
 /* ---- bit-by-bit GHASH, SP 800-38D Algorithm 1 (the deliberately naive reference) ---- */
-
-static void ref_mul(uint8_t z[16], const uint8_t x[16], const uint8_t y[16])
-{
-	uint64_t zh = 0, zl = 0, vh = secho_load_be64(y), vl = secho_load_be64(y + 8);
-	for (int i = 0; i < 128; i++) {
-		if ((x[i / 8] >> (7 - i % 8)) & 1) {
-			zh ^= vh;
-			zl ^= vl;
-		}
-		uint64_t lsb = vl & 1;
-		vl = (vl >> 1) | (vh << 63);
-		vh >>= 1;
-		if (lsb)
-			vh ^= 0xe100000000000000ull;
-	}
-	secho_store_be64(z, zh);
-	secho_store_be64(z + 8, zl);
-}
-
-static void ref_ghash(const uint8_t h[16], uint8_t y[16], const uint8_t *in, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		uint8_t t[16];
-		secho_xor16(t, y, in + 16 * i);
-		ref_mul(y, t, h);
-	}
-}
-
-static void fill_sentinel(uint8_t *p)
-{
-	memset(p, 0xa5, SENT);
-}
-
-static int sentinel_ok(const uint8_t *p)
-{
-	for (int i = 0; i < SENT; i++)
-		if (p[i] != 0xa5)
-			return 0;
-	return 1;
-}
 
 /* Block counts: every n in 0..64, then random ones up to MAXB. */
 static size_t nth_count(int i)
@@ -163,17 +51,18 @@ static void test_block_modes(void)
 			t_randbytes(key, kl);
 			t_randbytes(iv, 16);
 			t_randbytes(in_buf, len);
-			mk_aes(&k, key, kl);
+			ref_mk_aes(&k, A, key, kl);
 
 			/* ECB both ways, out of place then in place. */
 			for (int dir = 0; dir < 2; dir++) {
-				fill_sentinel(out_buf + len);
+				ref_sentinel_fill(out_buf + len, SENT);
 				(dir ? A->ecb_dec : A->ecb_enc)(&k, out_buf, in_buf, n);
-				T_CHECK(ossl('e', key, kl, NULL, !dir, ref_buf, in_buf, len),
+				T_CHECK(ref_evp('e', key, kl, NULL, !dir, ref_buf, in_buf, len),
 				        "openssl ecb");
 				T_CHECK(!memcmp(out_buf, ref_buf, len), "ecb %s n=%zu",
 				        dir ? "dec" : "enc", n);
-				T_CHECK(sentinel_ok(out_buf + len), "ecb overrun n=%zu", n);
+				T_CHECK(ref_sentinel_ok(out_buf + len, SENT), "ecb overrun n=%zu",
+				        n);
 				memcpy(out_buf, in_buf, len);
 				(dir ? A->ecb_dec : A->ecb_enc)(&k, out_buf, out_buf, n);
 				T_CHECK(!memcmp(out_buf, ref_buf, len), "ecb in place n=%zu", n);
@@ -182,13 +71,14 @@ static void test_block_modes(void)
 			/* CBC enc and dec: output and the returned chaining value. */
 			for (int dir = 0; dir < 2; dir++) {
 				memcpy(v, iv, 16);
-				fill_sentinel(out_buf + len);
+				ref_sentinel_fill(out_buf + len, SENT);
 				(dir ? A->cbc_dec : A->cbc_enc)(&k, v, out_buf, in_buf, n);
-				T_CHECK(ossl('c', key, kl, iv, !dir, ref_buf, in_buf, len),
+				T_CHECK(ref_evp('c', key, kl, iv, !dir, ref_buf, in_buf, len),
 				        "openssl cbc");
 				T_CHECK(!memcmp(out_buf, ref_buf, len), "cbc %s n=%zu",
 				        dir ? "dec" : "enc", n);
-				T_CHECK(sentinel_ok(out_buf + len), "cbc overrun n=%zu", n);
+				T_CHECK(ref_sentinel_ok(out_buf + len, SENT), "cbc overrun n=%zu",
+				        n);
 				const uint8_t *last = n ? (dir ? in_buf : ref_buf) + len - 16 : iv;
 				T_CHECK(!memcmp(v, last, 16), "cbc iv out n=%zu", n);
 				memcpy(v2, iv, 16);
@@ -200,11 +90,11 @@ static void test_block_modes(void)
 
 			/* CFB128 decryption. */
 			memcpy(v, iv, 16);
-			fill_sentinel(out_buf + len);
+			ref_sentinel_fill(out_buf + len, SENT);
 			A->cfb_dec(&k, v, out_buf, in_buf, n);
-			T_CHECK(ossl('f', key, kl, iv, 0, ref_buf, in_buf, len), "openssl cfb");
+			T_CHECK(ref_evp('f', key, kl, iv, 0, ref_buf, in_buf, len), "openssl cfb");
 			T_CHECK(!memcmp(out_buf, ref_buf, len), "cfb dec n=%zu", n);
-			T_CHECK(sentinel_ok(out_buf + len), "cfb overrun n=%zu", n);
+			T_CHECK(ref_sentinel_ok(out_buf + len, SENT), "cfb overrun n=%zu", n);
 			T_CHECK(!memcmp(v, n ? in_buf + len - 16 : iv, 16), "cfb iv n=%zu", n);
 			memcpy(v2, iv, 16);
 			memcpy(out_buf, in_buf, len);
@@ -213,11 +103,11 @@ static void test_block_modes(void)
 
 			/* CTR with a random 128-bit counter. */
 			memcpy(v, iv, 16);
-			fill_sentinel(out_buf + len);
+			ref_sentinel_fill(out_buf + len, SENT);
 			A->ctr128(&k, v, out_buf, in_buf, n);
-			T_CHECK(ossl('t', key, kl, iv, 1, ref_buf, in_buf, len), "openssl ctr");
+			T_CHECK(ref_evp('t', key, kl, iv, 1, ref_buf, in_buf, len), "openssl ctr");
 			T_CHECK(!memcmp(out_buf, ref_buf, len), "ctr n=%zu", n);
-			T_CHECK(sentinel_ok(out_buf + len), "ctr overrun n=%zu", n);
+			T_CHECK(ref_sentinel_ok(out_buf + len, SENT), "ctr overrun n=%zu", n);
 			memcpy(v2, iv, 16);
 			for (size_t j = 0; j < n; j++)
 				secho_inc128(v2);
@@ -241,7 +131,7 @@ static void test_ctr128_carry(void)
 		uint8_t key[32];
 		secho_aes_key k;
 		t_randbytes(key, kl);
-		mk_aes(&k, key, kl);
+		ref_mk_aes(&k, A, key, kl);
 		for (int wrap = 0; wrap < 2; wrap++) {
 			for (unsigned back = 0; back <= 20; back++) {
 				size_t n = t_randrange(1, 40) + back;
@@ -253,7 +143,7 @@ static void test_ctr128_carry(void)
 				t_randbytes(in_buf, 16 * n);
 				memcpy(v, iv, 16);
 				A->ctr128(&k, v, out_buf, in_buf, n);
-				T_CHECK(ossl('t', key, kl, iv, 1, ref_buf, in_buf, 16 * n),
+				T_CHECK(ref_evp('t', key, kl, iv, 1, ref_buf, in_buf, 16 * n),
 				        "openssl ctr");
 				T_CHECK(!memcmp(out_buf, ref_buf, 16 * n),
 				        "ctr carry back=%u n=%zu", back, n);
@@ -267,7 +157,7 @@ static void test_ctr128_carry(void)
 					memcpy(cb, iv, 16);
 					for (unsigned j = 0; j < back; j++)
 						secho_inc128(cb);
-					T_CHECK(ossl('e', key, kl, NULL, 1, e, cb, 16), "ecb");
+					T_CHECK(ref_evp('e', key, kl, NULL, 1, e, cb, 16), "ecb");
 					secho_xor16(e, e, in_buf + 16 * back);
 					T_CHECK(!memcmp(e, out_buf + 16 * back, 16),
 					        "block after carry back=%u", back);
@@ -287,7 +177,7 @@ static void ref_ctr32(const uint8_t *key, size_t kl, uint8_t ctr[16], uint8_t *o
 		memcpy(ref_buf + 16 * i, ctr, 16);
 		secho_inc32(ctr);
 	}
-	T_CHECK(ossl('e', key, kl, NULL, 1, out, ref_buf, 16 * n), "openssl ecb");
+	T_CHECK(ref_evp('e', key, kl, NULL, 1, out, ref_buf, 16 * n), "openssl ecb");
 	for (size_t i = 0; i < 16 * n; i++)
 		out[i] ^= in[i];
 }
@@ -308,17 +198,17 @@ static void test_ctr32(void)
 			/* Half the cases start just below the 32-bit wrap. */
 			if (i & 1)
 				secho_store_be32(iv + 12, (uint32_t)(0 - t_randrange(1, 70)));
-			mk_aes(&k, key, kl);
+			ref_mk_aes(&k, A, key, kl);
 			t_randbytes(in_buf, 16 * n);
 			memcpy(v, iv, 16);
-			fill_sentinel(out_buf + 16 * n);
+			ref_sentinel_fill(out_buf + 16 * n, SENT);
 			G->ctr32(&k, v, out_buf, in_buf, n);
 			memcpy(v2, iv, 16);
 			ref_ctr32(key, kl, v2, ref, in_buf, n);
 			T_CHECK(!memcmp(out_buf, ref, 16 * n), "ctr32 n=%zu", n);
 			T_CHECK(!memcmp(v, v2, 16), "ctr32 counter out n=%zu", n);
 			T_CHECK(!memcmp(v, iv, 12), "ctr32 touched the first 12 bytes");
-			T_CHECK(sentinel_ok(out_buf + 16 * n), "ctr32 overrun n=%zu", n);
+			T_CHECK(ref_sentinel_ok(out_buf + 16 * n, SENT), "ctr32 overrun n=%zu", n);
 			memcpy(v, iv, 16);
 			memcpy(out_buf, in_buf, 16 * n);
 			G->ctr32(&k, v, out_buf, out_buf, n);
@@ -333,7 +223,7 @@ static void test_ctr32(void)
 static void ref_h(const uint8_t *key, size_t kl, uint8_t h[16])
 {
 	uint8_t z[16] = {0};
-	T_CHECK(ossl('e', key, kl, NULL, 1, h, z, 16), "openssl ecb");
+	T_CHECK(ref_evp('e', key, kl, NULL, 1, h, z, 16), "openssl ecb");
 }
 
 static void test_ghash(void)
@@ -347,7 +237,7 @@ static void test_ghash(void)
 			uint8_t key[32], h[16] = {0}, y[16], y2[16];
 			secho_gcm_key g;
 			t_randbytes(key, kl);
-			mk_gcm(&g, key, kl);
+			ref_mk_gcm(&g, G, key, kl);
 			ref_h(key, kl, h);
 			t_randbytes(y, 16);
 			if (i < 3)
@@ -383,7 +273,7 @@ static void test_fused(void)
 			t_randbytes(y0, 16);
 			if (i & 1)
 				secho_store_be32(iv + 12, (uint32_t)(0 - t_randrange(1, 70)));
-			mk_gcm(&g, key, kl);
+			ref_mk_gcm(&g, G, key, kl);
 			ref_h(key, kl, h);
 			t_randbytes(in_buf, 16 * n);
 
@@ -398,12 +288,13 @@ static void test_fused(void)
 				memcpy(save, in_buf, 16 * n);
 				memcpy(c1, iv, 16);
 				memcpy(y1, y0, 16);
-				fill_sentinel(out_buf + 16 * n);
+				ref_sentinel_fill(out_buf + 16 * n, SENT);
 				G->enc_blocks(&g, c1, y1, o, in_buf, n);
 				T_CHECK(!memcmp(o, ref, 16 * n), "enc_blocks n=%zu", n);
 				T_CHECK(!memcmp(c1, c2, 16), "enc_blocks ctr n=%zu", n);
 				T_CHECK(!memcmp(y1, y2, 16), "enc_blocks ghash n=%zu", n);
-				T_CHECK(inplace || sentinel_ok(out_buf + 16 * n), "overrun");
+				T_CHECK(inplace || ref_sentinel_ok(out_buf + 16 * n, SENT),
+				        "overrun");
 
 				/* dec of the ciphertext restores the input, same GHASH. */
 				memcpy(c1, iv, 16);
@@ -428,22 +319,22 @@ static void one_gcm(size_t kl, size_t len, size_t aad_len, int inplace, size_t t
 	t_randbytes(iv, 12);
 	t_randbytes(aad_buf, aad_len);
 	t_randbytes(in_buf, len);
-	mk_gcm(&g, key, kl);
+	ref_mk_gcm(&g, G, key, kl);
 
-	T_CHECK(ossl_gcm_seal(key, kl, iv, aad_buf, aad_len, ref_buf, in_buf, len, rtag),
+	T_CHECK(ref_evp_gcm_seal(key, kl, iv, 12, aad_buf, aad_len, ref_buf, in_buf, len, rtag),
 	        "openssl gcm");
 	uint8_t *o = inplace ? in_buf : out_buf;
 	static uint8_t save[MAXMSG];
 	memcpy(save, in_buf, len);
-	fill_sentinel(o + len);
-	fill_sentinel(tag + tag_len);
+	ref_sentinel_fill(o + len, SENT);
+	ref_sentinel_fill(tag + tag_len, SENT);
 	int rc = G->seal96(&g, iv, aad_buf, aad_len, o, in_buf, len, tag, tag_len);
 	T_CHECK(rc == SECHO_OK, "seal rc %d", rc);
 	T_CHECK(!memcmp(o, ref_buf, len), "seal ct len=%zu aad=%zu aes-%zu", len, aad_len, kl * 8);
 	T_CHECK(!memcmp(tag, rtag, tag_len), "seal tag len=%zu aad=%zu tag=%zu aes-%zu", len,
 	        aad_len, tag_len, kl * 8);
-	T_CHECK(sentinel_ok(o + len), "seal overrun len=%zu", len);
-	T_CHECK(sentinel_ok(tag + tag_len), "seal tag overrun tag_len=%zu", tag_len);
+	T_CHECK(ref_sentinel_ok(o + len, SENT), "seal overrun len=%zu", len);
+	T_CHECK(ref_sentinel_ok(tag + tag_len, SENT), "seal tag overrun tag_len=%zu", tag_len);
 
 	/* open: o holds the ciphertext; decrypt to out_buf or in place. */
 	uint8_t *d = inplace ? o : dec_buf;
@@ -552,7 +443,7 @@ static void test_kat(void)
 		t_unhex(v[i].ct, ct, sizeof(ct));
 		t_unhex(v[i].tag, tag, sizeof(tag));
 		secho_gcm_key g;
-		mk_gcm(&g, key, 16);
+		ref_mk_gcm(&g, G, key, 16);
 		G->seal96(&g, iv, aad, (size_t)na, o, pt, (size_t)np, t, 16);
 		T_CHECK(!memcmp(o, ct, (size_t)np), "case %zu ciphertext", i + 2);
 		T_CHECK(!memcmp(t, tag, 16), "case %zu tag", i + 2);
@@ -587,11 +478,6 @@ int main(void)
 		fprintf(stderr, "secho_gcm_impl_get(AESNI) is not the aesni table\n");
 		return 1;
 	}
-	X = EVP_CIPHER_CTX_new();
-	if (!X) {
-		fprintf(stderr, "EVP_CIPHER_CTX_new failed\n");
-		return 1;
-	}
 	test_kat();
 	test_block_modes();
 	test_ctr128_carry();
@@ -599,6 +485,5 @@ int main(void)
 	test_ghash();
 	test_fused();
 	test_gcm();
-	EVP_CIPHER_CTX_free(X);
 	return t_exit();
 }

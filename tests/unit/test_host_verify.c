@@ -972,7 +972,6 @@ static void test_loopback(void)
  * the ports: the kernel drops the requests it sees. */
 static uint16_t raw_port0;    /* requests to raw_port0 .. raw_port0 + 2 */
 static uint8_t raw_ep_mac[6]; /* 02:5e:PID:.. (locally administered) */
-static char raw_ep_mac_str[18];
 
 static void raw_addresses(void)
 {
@@ -983,9 +982,6 @@ static void raw_addresses(void)
 	raw_ep_mac[1] = 0x5e;
 	for (int i = 0; i < 4; i++)
 		raw_ep_mac[2 + i] = (uint8_t)(pid >> (24 - 8 * i));
-	snprintf(raw_ep_mac_str, sizeof(raw_ep_mac_str), "%02x:%02x:%02x:%02x:%02x:%02x",
-	         raw_ep_mac[0], raw_ep_mac[1], raw_ep_mac[2], raw_ep_mac[3], raw_ep_mac[4],
-	         raw_ep_mac[5]);
 }
 
 struct rawresp {
@@ -1113,7 +1109,8 @@ static void test_raw_lo(void)
 	secho_host_opts_default(&o);
 	o.key_path = keypath;
 	o.iface = "lo";
-	o.dst_mac = raw_ep_mac_str;
+	memcpy(o.dst_mac, raw_ep_mac, sizeof(o.dst_mac));
+	o.dst_mac_set = true;
 	o.dst_ip = "127.0.0.2";
 	o.port_stream = raw_port0;
 	o.port_offload = raw_port0 + 1;

@@ -8,9 +8,9 @@
  * (IV, counter, GHASH state) are checked too. UNAVAILABLE when the CPU lacks VAES.
  */
 #include "crypto/inner.h"
+#include "cryptoref.h"
 #include "harness.h"
 
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,92 +20,11 @@
 
 static const struct secho_aes_impl *A;
 static const struct secho_gcm_impl *G;
-static EVP_CIPHER_CTX *X;
 static int quick;
 
 static uint8_t src[MAXMSG + SENT], dst[MAXMSG + SENT], ref[MAXMSG + SENT], tmp[MAXMSG + SENT];
 static uint8_t aadb[128];
 static const size_t key_lens[3] = {16, 24, 32};
-
-static const EVP_CIPHER *evp(char mode, size_t kl)
-{
-	int i = kl == 16 ? 0 : kl == 24 ? 1 : 2;
-	const EVP_CIPHER *e[3] = {EVP_aes_128_ecb(), EVP_aes_192_ecb(), EVP_aes_256_ecb()};
-	const EVP_CIPHER *c[3] = {EVP_aes_128_cbc(), EVP_aes_192_cbc(), EVP_aes_256_cbc()};
-	const EVP_CIPHER *t[3] = {EVP_aes_128_ctr(), EVP_aes_192_ctr(), EVP_aes_256_ctr()};
-	const EVP_CIPHER *f[3] = {EVP_aes_128_cfb128(), EVP_aes_192_cfb128(), EVP_aes_256_cfb128()};
-	const EVP_CIPHER *g[3] = {EVP_aes_128_gcm(), EVP_aes_192_gcm(), EVP_aes_256_gcm()};
-	switch (mode) {
-	case 'e':
-		return e[i];
-	case 'c':
-		return c[i];
-	case 't':
-		return t[i];
-	case 'f':
-		return f[i];
-	default:
-		return g[i];
-	}
-}
-
-/* One-shot OpenSSL cipher; returns 1 on success. */
-static int ossl(char mode, const uint8_t *key, size_t kl, const uint8_t *iv, int enc, uint8_t *out,
-                const uint8_t *in, size_t len)
-{
-	int n1 = 0, n2 = 0;
-	if (EVP_CipherInit_ex(X, evp(mode, kl), NULL, key, iv, enc) != 1)
-		return 0;
-	EVP_CIPHER_CTX_set_padding(X, 0);
-	if (len && EVP_CipherUpdate(X, out, &n1, in, (int)len) != 1)
-		return 0;
-	if (EVP_CipherFinal_ex(X, out + n1, &n2) != 1)
-		return 0;
-	size_t got = (size_t)n1;
-	got += (size_t)n2;
-	return got == len;
-}
-
-/* OpenSSL AES-GCM seal with a 12-byte IV and a 16-byte tag. */
-static int ossl_gcm(const uint8_t *key, size_t kl, const uint8_t *iv, const uint8_t *aad,
-                    size_t aad_len, uint8_t *out, const uint8_t *in, size_t len, uint8_t tag[16])
-{
-	int n = 0;
-	if (EVP_EncryptInit_ex(X, evp('g', kl), NULL, key, iv) != 1)
-		return 0;
-	if (aad_len && EVP_EncryptUpdate(X, NULL, &n, aad, (int)aad_len) != 1)
-		return 0;
-	if (len && EVP_EncryptUpdate(X, out, &n, in, (int)len) != 1)
-		return 0;
-	if (EVP_EncryptFinal_ex(X, out + n, &n) != 1)
-		return 0;
-	return EVP_CIPHER_CTX_ctrl(X, EVP_CTRL_GCM_GET_TAG, 16, tag) == 1;
-}
-
-static void mk_aes(secho_aes_key *k, const uint8_t *key, size_t kl)
-{
-	memset(k, 0, sizeof(*k));
-	k->impl = A;
-	k->key_len = (unsigned)kl;
-	k->rounds = (unsigned)(kl / 4 + 6);
-	A->keysched(k, key, kl);
-}
-
-static void mk_gcm(secho_gcm_key *g, const uint8_t *key, size_t kl)
-{
-	memset(g, 0, sizeof(*g));
-	mk_aes(&g->aes, key, kl);
-	g->impl = G;
-	G->hinit(g);
-}
-
-static int sentinel_ok(const uint8_t *p)
-{
-	for (int i = 0; i < SENT; i++)
-		if (p[i] != 0xa5)
-			return 0;
-	return 1;
-}
 
 /* nblocks schedule: every count 0..64, then random ones up to MAXB. */
 static size_t nb_case(int i)
@@ -125,18 +44,18 @@ static void test_ecb(void)
 		uint8_t key[32];
 		secho_aes_key k;
 		t_randbytes(key, sizeof(key));
-		mk_aes(&k, key, key_lens[ki]);
+		ref_mk_aes(&k, A, key, key_lens[ki]);
 		for (int i = 0; i < nb_cases(); i++) {
 			size_t nb = nb_case(i), n = 16 * nb;
 			t_randbytes(src, n);
 			for (int dec = 0; dec < 2; dec++) {
 				memset(dst, 0xa5, n + SENT);
-				T_CHECK(ossl('e', key, key_lens[ki], NULL, !dec, ref, src, n),
+				T_CHECK(ref_evp('e', key, key_lens[ki], NULL, !dec, ref, src, n),
 				        "openssl");
 				(dec ? A->ecb_dec : A->ecb_enc)(&k, dst, src, nb);
 				T_CHECK(!memcmp(dst, ref, n), "kl %zu nb %zu dec %d", key_lens[ki],
 				        nb, dec);
-				T_CHECK(sentinel_ok(dst + n), "sentinel nb %zu", nb);
+				T_CHECK(ref_sentinel_ok(dst + n, SENT), "sentinel nb %zu", nb);
 				/* in place */
 				memcpy(tmp, src, n);
 				(dec ? A->ecb_dec : A->ecb_enc)(&k, tmp, tmp, nb);
@@ -164,7 +83,7 @@ static void test_ctr128(void)
 		uint8_t key[32];
 		secho_aes_key k;
 		t_randbytes(key, sizeof(key));
-		mk_aes(&k, key, key_lens[ki]);
+		ref_mk_aes(&k, A, key, key_lens[ki]);
 		for (int i = 0; i < nb_cases() + 20; i++) {
 			size_t nb = i < nb_cases() ? nb_case(i) : t_randrange(1, 80);
 			size_t n = 16 * nb;
@@ -180,10 +99,10 @@ static void test_ctr128(void)
 			memcpy(c2, ctr, 16);
 			t_randbytes(src, n);
 			memset(dst, 0xa5, n + SENT);
-			T_CHECK(ossl('t', key, key_lens[ki], ctr, 1, ref, src, n), "openssl");
+			T_CHECK(ref_evp('t', key, key_lens[ki], ctr, 1, ref, src, n), "openssl");
 			A->ctr128(&k, c2, dst, src, nb);
 			T_CHECK(!memcmp(dst, ref, n), "kl %zu nb %zu case %d", key_lens[ki], nb, i);
-			T_CHECK(sentinel_ok(dst + n), "sentinel");
+			T_CHECK(ref_sentinel_ok(dst + n, SENT), "sentinel");
 			be128_add(ctr, nb);
 			T_CHECK(!memcmp(ctr, c2, 16), "counter advanced by %zu", nb);
 		}
@@ -199,7 +118,7 @@ static void test_chain(char mode)
 		uint8_t key[32];
 		secho_aes_key k;
 		t_randbytes(key, sizeof(key));
-		mk_aes(&k, key, key_lens[ki]);
+		ref_mk_aes(&k, A, key, key_lens[ki]);
 		for (int i = 0; i < nb_cases(); i++) {
 			size_t nb = nb_case(i), n = 16 * nb;
 			uint8_t iv[16], iv2[16];
@@ -208,7 +127,7 @@ static void test_chain(char mode)
 			for (int dec = mode == 'c' ? 0 : 1; dec < 2; dec++) {
 				memcpy(iv2, iv, 16);
 				memset(dst, 0xa5, n + SENT);
-				T_CHECK(ossl(mode, key, key_lens[ki], iv, !dec, ref, src, n),
+				T_CHECK(ref_evp(mode, key, key_lens[ki], iv, !dec, ref, src, n),
 				        "openssl");
 				void (*f)(const secho_aes_key *, uint8_t *, uint8_t *,
 				          const uint8_t *, size_t) =
@@ -216,7 +135,7 @@ static void test_chain(char mode)
 				f(&k, iv2, dst, src, nb);
 				T_CHECK(!memcmp(dst, ref, n), "kl %zu nb %zu dec %d", key_lens[ki],
 				        nb, dec);
-				T_CHECK(sentinel_ok(dst + n), "sentinel");
+				T_CHECK(ref_sentinel_ok(dst + n, SENT), "sentinel");
 				/* the next IV is the last ciphertext block (the input when
 				 * decrypting) */
 				const uint8_t *want = nb ? (dec ? src : ref) + n - 16 : iv;
@@ -231,34 +150,6 @@ static void test_chain(char mode)
 	t_end();
 }
 
-/* ---- GHASH reference: SP 800-38D 6.3 Algorithm 1, bit by bit ---- */
-static void gf_mul_ref(uint8_t z[16], const uint8_t x[16], const uint8_t y[16])
-{
-	uint8_t v[16], r[16] = {0};
-	memcpy(v, y, 16);
-	for (int i = 0; i < 128; i++) {
-		if ((x[i / 8] >> (7 - i % 8)) & 1)
-			for (int j = 0; j < 16; j++)
-				r[j] ^= v[j];
-		int lsb = v[15] & 1;
-		for (int j = 15; j > 0; j--)
-			v[j] = (uint8_t)((v[j] >> 1) | (v[j - 1] << 7));
-		v[0] >>= 1;
-		if (lsb)
-			v[0] ^= 0xe1;
-	}
-	memcpy(z, r, 16);
-}
-
-static void ghash_ref(const uint8_t h[16], uint8_t y[16], const uint8_t *in, size_t nb)
-{
-	for (size_t i = 0; i < nb; i++) {
-		uint8_t t[16];
-		secho_xor16(t, y, in + 16 * i);
-		gf_mul_ref(y, t, h);
-	}
-}
-
 static void test_ghash(void)
 {
 	t_begin("%s ghash vs bit-by-bit multiply (0..64 and random blocks, chained y)", G->name);
@@ -266,7 +157,7 @@ static void test_ghash(void)
 		uint8_t key[32], h[16], zero[16] = {0};
 		secho_gcm_key g;
 		t_randbytes(key, sizeof(key));
-		mk_gcm(&g, key, key_lens[ki]);
+		ref_mk_gcm(&g, G, key, key_lens[ki]);
 		A->ecb_enc(&g.aes, h, zero, 1);
 		int cases = 65 + (quick ? 3 : 12);
 		for (int i = 0; i < cases; i++) {
@@ -275,7 +166,7 @@ static void test_ghash(void)
 			t_randbytes(y, 16);
 			memcpy(y2, y, 16);
 			t_randbytes(src, 16 * nb);
-			ghash_ref(h, y, src, nb);
+			ref_ghash(h, y, src, nb);
 			G->ghash(&g, y2, src, nb);
 			T_CHECK(!memcmp(y, y2, 16), "kl %zu nb %zu", key_lens[ki], nb);
 		}
@@ -303,7 +194,7 @@ static void test_ctr32_fused(void)
 		uint8_t key[32], h[16], zero[16] = {0};
 		secho_gcm_key g;
 		t_randbytes(key, sizeof(key));
-		mk_gcm(&g, key, key_lens[ki]);
+		ref_mk_gcm(&g, G, key, key_lens[ki]);
 		A->ecb_enc(&g.aes, h, zero, 1);
 		for (int i = 0; i < nb_cases(); i++) {
 			size_t nb = nb_case(i), n = 16 * nb;
@@ -318,7 +209,7 @@ static void test_ctr32_fused(void)
 			memset(dst, 0xa5, n + SENT);
 			G->ctr32(&g.aes, c2, dst, src, nb);
 			T_CHECK(!memcmp(dst, ref, n), "ctr32 kl %zu nb %zu", key_lens[ki], nb);
-			T_CHECK(sentinel_ok(dst + n), "sentinel");
+			T_CHECK(ref_sentinel_ok(dst + n, SENT), "sentinel");
 			uint8_t want[16];
 			memcpy(want, ctr, 16);
 			secho_store_be32(want + 12, secho_load_be32(want + 12) + (uint32_t)nb);
@@ -330,18 +221,18 @@ static void test_ctr32_fused(void)
 			memcpy(c2, ctr, 16);
 			memset(dst, 0xa5, n + SENT);
 			G->enc_blocks(&g, c2, y2, dst, src, nb);
-			ghash_ref(h, y, ref, nb);
+			ref_ghash(h, y, ref, nb);
 			T_CHECK(!memcmp(dst, ref, n), "enc_blocks text nb %zu", nb);
 			T_CHECK(!memcmp(y, y2, 16), "enc_blocks ghash nb %zu", nb);
 			T_CHECK(!memcmp(c2, want, 16), "enc_blocks counter nb %zu", nb);
-			T_CHECK(sentinel_ok(dst + n), "sentinel");
+			T_CHECK(ref_sentinel_ok(dst + n, SENT), "sentinel");
 			/* fused decrypt, in place: back to src, GHASH over the ciphertext */
 			memcpy(tmp, ref, n);
 			memcpy(c2, ctr, 16);
 			t_randbytes(y, 16);
 			memcpy(y2, y, 16);
 			G->dec_blocks(&g, c2, y2, tmp, tmp, nb);
-			ghash_ref(h, y, ref, nb);
+			ref_ghash(h, y, ref, nb);
 			T_CHECK(!memcmp(tmp, src, n), "dec_blocks text nb %zu", nb);
 			T_CHECK(!memcmp(y, y2, 16), "dec_blocks ghash nb %zu", nb);
 			T_CHECK(!memcmp(c2, want, 16), "dec_blocks counter nb %zu", nb);
@@ -359,7 +250,8 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 	t_randbytes(iv, 12);
 	t_randbytes(aadb, aad_len);
 	t_randbytes(src, len);
-	T_CHECK(ossl_gcm(key, kl, iv, aadb, aad_len, ref, src, len, rtag), "openssl gcm");
+	T_CHECK(ref_evp_gcm_seal(key, kl, iv, 12, aadb, aad_len, ref, src, len, rtag),
+	        "openssl gcm");
 	uint8_t *o = inplace ? tmp : dst;
 	if (inplace)
 		memcpy(tmp, src, len);
@@ -373,7 +265,7 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 	        tl);
 	for (size_t i = tl; i < 16; i++)
 		T_CHECK(tag[i] == 0xee, "tag written past tag_len %zu", tl);
-	T_CHECK(sentinel_ok(o + len), "seal sentinel len %zu", len);
+	T_CHECK(ref_sentinel_ok(o + len, SENT), "seal sentinel len %zu", len);
 
 	/* open: good tag -> plaintext; in place when asked */
 	uint8_t *p = inplace ? tmp : dst;
@@ -382,7 +274,7 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 	rc = G->open96(g, iv, aadb, aad_len, p, c, len, rtag, tl);
 	T_CHECK(rc == SECHO_OK, "open rc %d len %zu aad %zu", rc, len, aad_len);
 	T_CHECK(!memcmp(p, src, len), "open text len %zu", len);
-	T_CHECK(sentinel_ok(p + len), "open sentinel");
+	T_CHECK(ref_sentinel_ok(p + len, SENT), "open sentinel");
 
 	/* tamper one bit of the tag (or of the text/AAD) -> EAUTH and zeroed output */
 	uint8_t bad[16];
@@ -402,7 +294,7 @@ static void gcm_case(const secho_gcm_key *g, const uint8_t *key, size_t kl, size
 	for (size_t i = 0; i < len; i++)
 		zero &= dst[i] == 0;
 	T_CHECK(zero, "tampered output zeroed len %zu", len);
-	T_CHECK(sentinel_ok(dst + len), "tampered sentinel");
+	T_CHECK(ref_sentinel_ok(dst + len, SENT), "tampered sentinel");
 }
 
 static void test_seal96(void)
@@ -412,7 +304,7 @@ static void test_seal96(void)
 		uint8_t key[32];
 		secho_gcm_key g;
 		t_randbytes(key, sizeof(key));
-		mk_gcm(&g, key, key_lens[ki]);
+		ref_mk_gcm(&g, G, key, key_lens[ki]);
 		size_t step = quick ? 7 : 1;
 		for (size_t len = 0; len <= 1024; len += step)
 			gcm_case(&g, key, key_lens[ki], len, t_randrange(0, 64), (int)(len & 1));
@@ -442,7 +334,7 @@ static void test_split_plans(void)
 	uint8_t key[32];
 	secho_gcm_key g;
 	t_randbytes(key, sizeof(key));
-	mk_gcm(&g, key, 32);
+	ref_mk_gcm(&g, G, key, 32);
 	size_t step = quick ? 5 : 1, i = 0;
 	for (size_t len = 1025; len <= 2112; len += step, i++)
 		gcm_case(&g, key, 32, len, aads[i % 7], (int)(len & 1));
@@ -484,14 +376,8 @@ int main(void)
 	t_seed_init("test_vaes");
 	const char *qe = getenv("SECHO_TEST_QUICK");
 	quick = qe && atoi(qe);
-	X = EVP_CIPHER_CTX_new();
-	if (!X) {
-		printf("FAIL vaes: EVP_CIPHER_CTX_new\n");
-		return 1;
-	}
 	memset(src, 0, sizeof(src));
 	run_impl(SECHO_IMPL_VAES);
 	run_impl(SECHO_IMPL_VAES_SPLIT);
-	EVP_CIPHER_CTX_free(X);
 	return t_exit();
 }
