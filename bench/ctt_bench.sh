@@ -15,7 +15,7 @@
 #   --captures DIR  keep the generated captures there and reuse them (default: temporary)
 #   --profiles "P.." the built-in profiles to run, in order (default "geant nix")
 #
-#   +------- ns A -------------------------+        +------- ns B --------------------------+
+#   +------- ns secho-ch-PID --------------+        +------- ns secho-ce-PID ---------------+
 #   | secho flow replay --pps RATE -> a    |========| b <- [XDP program] <- secho flow     |
 #   +--------------------------------------+  veth  |      (AF_PACKET, in a CPU-capped     |
 #                                                   |       cgroup)                        |
@@ -74,7 +74,12 @@ CGROOT=/sys/fs/cgroup/cpu
 # shellcheck source=tests/sh/flow_lib.bash
 . "$ROOT/tests/sh/flow_lib.bash"
 
-NA=secho-ctt-a-$$ NB=secho-ctt-b-$$ IA=cta$$ IB=ctb$$
+# The wire is `secho lab` (src/lab/lab.h), tag "c": namespaces secho-ch-$$ (the sender) and
+# secho-ce-$$ (the meter); this shell is its owner, so a lab left by a killed run is removed
+# by the next `secho lab up` or `secho lab sweep`.
+LAB=(--id $$ --tag c)
+eval "$("$S" lab env "${LAB[@]}")" || exit 1
+NA=$NS_H NB=$NS_E IA=$IF_H IB=$IF_E
 CG=$CGROOT/secho-ctt-$$
 T=$(mktemp -d /tmp/secho-ctt-bench.XXXXXX)
 STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
@@ -82,8 +87,7 @@ MP=
 cleanup() {
 	[ -n "$MP" ] && kill -9 "$MP" 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" 2>/dev/null
-	ip netns del "$NA" 2>/dev/null
-	ip netns del "$NB" 2>/dev/null
+	"$S" lab down "${LAB[@]}" >/dev/null 2>&1
 	if [ -d "$CG" ]; then
 		for _ in $(seq 1 50); do
 			[ -s "$CG/cgroup.procs" ] || break
@@ -101,18 +105,10 @@ mkdir -p "$OUT" || exit 1
 CAPDIR=${CAPS:-$T}
 
 # ---- the wire ----
-ip netns add "$NA" && ip netns add "$NB" &&
-	ip link add "$IA" numtxqueues 1 numrxqueues 1 netns "$NA" type veth peer name "$IB" \
-		numtxqueues 1 numrxqueues 1 netns "$NB" || exit 1
-for n in "$NA" "$NB"; do
-	ip netns exec "$n" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-done
-ip netns exec "$NA" ethtool -K "$IA" tx off >/dev/null 2>&1
-ip netns exec "$NB" ethtool -K "$IB" tx off >/dev/null 2>&1
-ip netns exec "$NA" ip link set "$IA" mtu 9100 up && ip netns exec "$NB" ip link set "$IB" mtu 9100 up ||
+# one queue per end, IPv6 and tx checksum offload off; MTU 9100 for the jumbo frames
+"$S" lab up "${LAB[@]}" --mtu 9000 >/dev/null || exit 1
+ip netns exec "$NA" ip link set "$IA" mtu 9100 && ip netns exec "$NB" ip link set "$IB" mtu 9100 ||
 	exit 1
-sleep 0.5
 
 # ---- the CPUs ----
 # The sender on one CPU, the meter on another: on a veth the receive path (the peer's
@@ -126,6 +122,10 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
 fi
 
 # ---- the cap ----
+# groups left by killed runs (their owner gone, nothing in them) go first
+for g in "$CGROOT"/secho-ctt-*; do
+	[ -d "$g" ] && ! kill -0 "${g##*-}" 2>/dev/null && [ ! -s "$g/cgroup.procs" ] && rmdir "$g"
+done
 mkdir "$CG" || exit 1
 # 10 ms periods: the meter is throttled in short slices, its ring buffers the rest (a
 # quota is at least 1 ms: longer periods below a 10% cap)
