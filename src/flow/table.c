@@ -920,6 +920,18 @@ void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns)
 
 void secho_flow_table_flush(struct secho_flow_table *t)
 {
+	/* The end of input is the latest packet of all, also one the tier counted and the
+	 * table never saw (the tier is stopped by now: its times are final). */
+	if (t->cfg.offload)
+		for (size_t i = 0; i < (size_t)t->nbuckets * SECHO_FLOW_BUCKET; i++) {
+			const struct flow_entry *e = &t->entries[i];
+			uint64_t last;
+			if (t->buckets[i / SECHO_FLOW_BUCKET].sig[i % SECHO_FLOW_BUCKET] &&
+			    (e->flags & F_OFFLOADED) &&
+			    !t->cfg.offload->peek(t->cfg.offload_ctx, &e->key, &last) &&
+			    last > t->clock_ns)
+				t->clock_ns = last;
+		}
 	for (uint32_t b = 0; b < t->nbuckets; b++)
 		sweep_bucket(t, b, t->clock_ns, true);
 	for (uint32_t b = 0; b < t->nbuckets; b++) {
