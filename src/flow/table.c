@@ -139,6 +139,8 @@ static bool cfg_ok(const struct secho_flow_table_cfg *cfg)
 	if (cfg->offload && (!cfg->offload_after || !cfg->offload->offload || !cfg->offload->peek ||
 	                     !cfg->offload->reclaim || !cfg->offload->returned))
 		return false;
+	if (!cfg->offload && cfg->offload_after) /* a threshold without the tier's hooks */
+		return false;
 	return cfg->flows >= 1 && cfg->flows <= SECHO_FLOW_MAX_FLOWS &&
 	       cfg->active_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
 	       cfg->inactive_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
@@ -921,8 +923,9 @@ void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns)
 void secho_flow_table_flush(struct secho_flow_table *t)
 {
 	/* The end of input is the latest packet of all, also one the tier counted and the
-	 * table never saw (the tier is stopped by now: its times are final). */
-	if (t->cfg.offload)
+	 * table never saw (the tier is stopped by now: its times are final). offload_after
+	 * is set only with the tier's hooks, and F_OFFLOADED only through them. */
+	if (t->cfg.offload_after)
 		for (size_t i = 0; i < (size_t)t->nbuckets * SECHO_FLOW_BUCKET; i++) {
 			const struct flow_entry *e = &t->entries[i];
 			uint64_t last;
