@@ -142,6 +142,8 @@ static const char usage[] =
         "                  [--uniflow] [--active S] [--inactive S] [--flows N] [--workers N]\n"
         "                  [--observation-domain ID] [--template-refresh S] [--json FILE|-]\n"
         "                  [--stats S] [--json-stats]\n"
+        "                  [--offload xdp [--offload-threshold N] [--offload-flows N]]\n"
+        "                  [--xdp-mode native|skb|any]\n"
         "\n"
         "The flow meter: every packet is put in its flow (VLANs, IP version, protocol,\n"
         "addresses, ports or ICMP type and code); a flow's record (per direction: packets,\n"
@@ -177,6 +179,15 @@ static const char usage[] =
         "  --json-stats         statistics as one JSON object per line\n"
         "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
         "                       three docs/FLOW.md compares)\n"
+        "  --offload xdp        (with --iface) the XDP offload tier: a program on the\n"
+        "                       interface counts the packets of heavy flows in a map and\n"
+        "                       drops them before the meter; records stay whole\n"
+        "  --offload-threshold N  offload a flow once its record has N packets\n"
+        "                       (default 1000; 1-4294967295)\n"
+        "  --offload-flows N    the map's size (default 65536; 8-16777216); when it is\n"
+        "                       full, flows stay in software (counted)\n"
+        "  --xdp-mode M         native|skb|any: the XDP mode of the offload program and of\n"
+        "                       AF_XDP sockets (default any: native, else generic)\n"
         "  --quiet              no banner\n"
         "  -h, --help           this text\n"
         "\n"
@@ -295,6 +306,10 @@ static int cmd_flow_meter(int argc, char *argv[])
 		O_JSTATS,
 		O_HASH,
 		O_QUIET,
+		O_OFFLOAD,
+		O_OFL_THRESHOLD,
+		O_OFL_FLOWS,
+		O_XDP_MODE,
 	};
 	static const struct option opts[] = {
 	        {"pcap", required_argument, NULL, O_PCAP},
@@ -313,6 +328,10 @@ static int cmd_flow_meter(int argc, char *argv[])
 	        {"json-stats", no_argument, NULL, O_JSTATS},
 	        {"hash", required_argument, NULL, O_HASH},
 	        {"quiet", no_argument, NULL, O_QUIET},
+	        {"offload", required_argument, NULL, O_OFFLOAD},
+	        {"offload-threshold", required_argument, NULL, O_OFL_THRESHOLD},
+	        {"offload-flows", required_argument, NULL, O_OFL_FLOWS},
+	        {"xdp-mode", required_argument, NULL, O_XDP_MODE},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0}};
 	const char *pcap = NULL, *iface = NULL, *json = NULL, *io_s = NULL;
@@ -323,6 +342,11 @@ static int cmd_flow_meter(int argc, char *argv[])
 	uint64_t flows = 1048576, workers = 1, odid = 0, trefresh = 60;
 	enum secho_io_kind io = SECHO_IO_AUTO;
 	enum secho_flow_hash_kind hash = SECHO_FLOW_HASH_DEFAULT;
+	bool offload = false;
+	const char *ofl_opt = NULL; /* an --offload-* option given */
+	uint64_t ofl_threshold = SECHO_TIER_THRESHOLD_DEFAULT,
+	         ofl_flows = SECHO_OFFLOAD_FLOWS_DEFAULT;
+	enum secho_io_xdp_mode xdp_mode = SECHO_IO_XDP_ANY;
 	int c;
 
 	opterr = 0;
@@ -413,6 +437,36 @@ static int cmd_flow_meter(int argc, char *argv[])
 		case O_QUIET:
 			quiet = true;
 			break;
+		case O_OFFLOAD:
+			if (strcmp(optarg, "xdp") != 0)
+				return cli_usage_err("flow", "--offload: '%s' is not xdp", optarg);
+			offload = true;
+			break;
+		case O_OFL_THRESHOLD:
+			ofl_opt = "--offload-threshold";
+			if (!cli_parse_u64(optarg, 1, UINT32_MAX, &ofl_threshold))
+				return cli_usage_err(
+				        "flow", "--offload-threshold: '%s' is not 1-4294967295",
+				        optarg);
+			break;
+		case O_OFL_FLOWS:
+			ofl_opt = "--offload-flows";
+			if (!cli_parse_u64(optarg, 8, SECHO_OFFLOAD_FLOWS_MAX, &ofl_flows))
+				return cli_usage_err("flow", "--offload-flows: '%s' is not 8-%u",
+				                     optarg, SECHO_OFFLOAD_FLOWS_MAX);
+			break;
+		case O_XDP_MODE:
+			if (!strcmp(optarg, "native"))
+				xdp_mode = SECHO_IO_XDP_NATIVE;
+			else if (!strcmp(optarg, "skb"))
+				xdp_mode = SECHO_IO_XDP_SKB;
+			else if (!strcmp(optarg, "any"))
+				xdp_mode = SECHO_IO_XDP_ANY;
+			else
+				return cli_usage_err("flow",
+				                     "--xdp-mode: '%s' is not native, skb or any",
+				                     optarg);
+			break;
 		default:
 			return cli_bad_option("flow", c, argv);
 		}
@@ -425,6 +479,13 @@ static int cmd_flow_meter(int argc, char *argv[])
 		                             "'secho flow --help')");
 	if (io_s && !iface)
 		return cli_usage_err("flow", "--io goes with --iface");
+	if (offload && !iface)
+		return cli_usage_err("flow", "--offload goes with --iface (a capture file has no "
+		                             "receive path to offload)");
+	if (xdp_mode != SECHO_IO_XDP_ANY && !iface)
+		return cli_usage_err("flow", "--xdp-mode goes with --iface");
+	if (ofl_opt && !offload)
+		return cli_usage_err("flow", "%s goes with --offload xdp", ofl_opt);
 	if (!*(pcap ? pcap : iface))
 		return cli_usage_err("flow", "%s: an empty name", pcap ? "--pcap" : "--iface");
 	if (flows < workers * SECHO_FLOW_BUCKET)
@@ -478,6 +539,13 @@ static int cmd_flow_meter(int argc, char *argv[])
 	cfg.pcap = pcap;
 	cfg.iface = iface;
 	cfg.io = io;
+	cfg.xdp_mode = xdp_mode;
+	struct secho_flow_tier_cfg tier = {.ofl = {.ifname = iface,
+	                                           .mode = xdp_mode,
+	                                           .flows = (uint32_t)ofl_flows,
+	                                           .uniflow = uniflow},
+	                                   .threshold = (uint32_t)ofl_threshold};
+	cfg.offload = offload ? &tier : NULL;
 	cfg.sinks = sinks;
 	cfg.nsinks = nsinks;
 	cfg.stats_s = stats_s;

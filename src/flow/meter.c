@@ -44,8 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "endpoint/latency.h"
 #include "secho/capfile.h"
 #include "secho/dissect.h"
+#include "secho/tsc.h"
 
 #define BURST          32u
 #define RING_RECORDS   (1u << 15)
@@ -58,6 +60,12 @@
 #define MAX_IO_PER_WKR 16
 #define TICK_NS        100000000ull /* the sinks: every 100 ms (IPFIX flushes part-filled messages) */
 #define PROGRESS_NS    500000000ull
+#define TIMED_BURSTS   3u /* every (TIMED_BURSTS + 1)th burst a table gets is timed */
+/* The export thread's nap when the rings are empty: 1 ms, doubling to 8 ms while they stay
+ * empty (a ring of 32,768 records fills in no less than 8 ms at the meter's rates, and a
+ * full ring only makes its worker wait). At 1 ms it took 3% of a CPU doing nothing. */
+#define NAP_MIN_US 1000u
+#define NAP_MAX_US 8000u
 
 /* Where one thread sleeps until another has something for it (futex). */
 struct waitpoint {
@@ -103,6 +111,10 @@ struct worker {
 	uint64_t kernel_drops; /* live: read by the worker itself (reading resets the kernel's) */
 	int done;              /* release store once every record is in the ring */
 	int gone;              /* live: the interface went away (the worker stopped) */
+	struct secho_flow_tier_worker *tier; /* live with offload: this worker's part */
+	unsigned bursts;                     /* bursts handed to the table (timing) */
+	struct secho_lat lat; /* per-packet table cycles, sampled (read by reports: torn
+	                       * reads make them a burst stale, no more) */
 };
 
 struct meter {
@@ -124,6 +136,7 @@ struct meter {
 	uint64_t progress_frames;
 	bool progress_shown;
 	uint64_t now_ns;
+	struct secho_flow_tier *tier; /* live with --offload: the XDP offload tier */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -306,6 +319,23 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The workers' table timings, per packet, in ns. */
+static void table_timing(const struct meter *m, struct secho_lat_summary *s)
+{
+	struct secho_lat all;
+	double ns = 1e9 / secho_tsc_hz();
+
+	memset(&all, 0, sizeof(all));
+	for (unsigned i = 0; i < m->n; i++)
+		secho_lat_merge(&all, &m->w[i].lat);
+	secho_lat_summary(&all, s);
+	s->min *= ns;
+	s->mean *= ns;
+	s->p50 *= ns;
+	s->p99 *= ns;
+	s->max *= ns;
+}
+
 static void print_stats(const struct meter *m, bool final)
 {
 	FILE *f = m->cfg->report;
@@ -318,6 +348,8 @@ static void print_stats(const struct meter *m, bool final)
 	uint64_t lookups = c.c[SECHO_FLOW_CNT_CACHE_HITS] + c.c[SECHO_FLOW_CNT_CACHE_MISSES];
 	if (!f)
 		return;
+	struct secho_lat_summary lat;
+	table_timing(m, &lat);
 	if (m->cfg->json_stats) {
 		fprintf(f,
 		        "{\"final\":%s,\"elapsed_s\":%.3f,\"frames_read\":%" PRIu64
@@ -329,9 +361,16 @@ static void print_stats(const struct meter *m, bool final)
 			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i]);
 		fprintf(f,
 		        ",\"active\":%" PRIu64 ",\"capacity\":%" PRIu64
-		        ",\"occupancy\":%.4f,\"cache_hit_rate\":%.4f,\"ignored_by\":{",
+		        ",\"occupancy\":%.4f,\"cache_hit_rate\":%.4f",
 		        c.active, cap, cap ? (double)c.active / (double)cap : 0.0,
 		        lookups ? (double)c.c[SECHO_FLOW_CNT_CACHE_HITS] / (double)lookups : 0.0);
+		fprintf(f,
+		        ",\"table_timed\":%" PRIu64 ",\"table_ns_p50\":%.1f,\"table_ns_p99\":%.1f"
+		        ",\"table_ns_mean\":%.1f",
+		        lat.count, lat.p50, lat.p99, lat.mean);
+		if (m->tier)
+			secho_flow_tier_report(m->tier, f, true);
+		fprintf(f, ",\"ignored_by\":{");
 		for (unsigned i = 1, first = 1; i < SECHO_FLOW_IGN_COUNT; i++, first = 0)
 			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", secho_flow_ignore_name(i),
 			        c.ignored[i]);
@@ -386,6 +425,12 @@ static void print_stats(const struct meter *m, bool final)
 			fprintf(f, "  %-16s %14" PRIu64 "   %s\n",
 			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i],
 			        secho_flow_counter_text((enum secho_flow_counter)i));
+	fprintf(f,
+	        "  %-16s %14.1f   ns per packet, p50 (p99 %.1f, mean %.1f; %" PRIu64
+	        " packets timed)\n",
+	        "table_update", lat.p50, lat.p99, lat.mean, lat.count);
+	if (m->tier)
+		secho_flow_tier_report(m->tier, f, false);
 	for (unsigned i = 0; i < m->cfg->nsinks; i++) {
 		struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 		const struct secho_flow_sink *s = &m->cfg->sinks[i];
@@ -443,6 +488,50 @@ static void housekeeping(struct meter *m)
 
 /* ---- workers ---- */
 
+/* Every (TIMED_BURSTS + 1)th burst the table takes is timed, and each of its packets
+ * counted at the burst's cycles over its packets. */
+static void burst_timed(struct worker *w, uint64_t c0, unsigned n)
+{
+	uint64_t per = (secho_rdtsc() - c0) / n;
+	struct secho_lat *h = &w->lat;
+	if (!h->count || per < h->min)
+		h->min = per;
+	if (per > h->max)
+		h->max = per;
+	h->count += n;
+	h->sum += per * n;
+	h->bucket[secho_lat_bucket(per)] += n;
+}
+
+/* A burst of frames to the table (live: dissected by the table), some of them timed. */
+static void table_burst(struct worker *w, const struct secho_flow_frame *fr, unsigned n)
+{
+	if (!n)
+		return;
+	if ((w->bursts++ & TIMED_BURSTS) != 0) {
+		secho_flow_table_burst(&w->t, fr, n);
+		return;
+	}
+	uint64_t c0 = secho_rdtsc();
+	secho_flow_table_burst(&w->t, fr, n);
+	burst_timed(w, c0, n);
+}
+
+/* A burst of prepared frames to the table (offline: dissected and hashed by the reader,
+ * so the time is the table's update alone), some of them timed. */
+static void table_burst_prepared(struct worker *w, const struct secho_flow_prep *p, unsigned n)
+{
+	if (!n)
+		return;
+	if ((w->bursts++ & TIMED_BURSTS) != 0) {
+		secho_flow_table_burst_prepared(&w->t, p, n);
+		return;
+	}
+	uint64_t c0 = secho_rdtsc();
+	secho_flow_table_burst_prepared(&w->t, p, n);
+	burst_timed(w, c0, n);
+}
+
 /* Read up to BURST records of the file and prepare them for the tables (their key and
  * hash, src/flow/table.h); the packet clock follows. Returns how many. */
 static unsigned read_burst(struct meter *m, struct secho_cap_rec *recs)
@@ -485,7 +574,7 @@ static void run_offline_one(struct meter *m)
 			if (recs[i].ts_ns > clock)
 				clock = recs[i].ts_ns;
 		}
-		secho_flow_table_burst_prepared(&w->t, p, n);
+		table_burst_prepared(w, p, n);
 		secho_flow_table_expire(&w->t, clock);
 		if ((++bursts & 31) == 0)
 			housekeeping(m);
@@ -533,7 +622,7 @@ static void run_offline_worker(struct worker *w)
 				n = BURST;
 			if (n > RING_FRAMES - at)
 				n = RING_FRAMES - at; /* up to the end of the ring, the rest next */
-			secho_flow_table_burst_prepared(&w->t, &q->p[at], (unsigned)n);
+			table_burst_prepared(w, &q->p[at], (unsigned)n);
 			tail += n;
 			/* release: the frames are metered, their slots may be written again */
 			__atomic_store_n(&q->tail, tail, __ATOMIC_RELEASE);
@@ -699,10 +788,14 @@ static void run_live(struct worker *w)
 				if (ts > clock)
 					clock = ts;
 			}
-			secho_flow_table_burst(&w->t, fr, n);
+			table_burst(w, fr, n);
 			secho_io_rx_release(w->io[q], pk, n);
 			got += n;
 		}
+		/* Offloaded flows' last-seen times, read in slices, before the sweeps. */
+		int wait_ms = LIVE_POLL_MS;
+		if (w->tier)
+			wait_ms = (int)secho_flow_tier_poll(w->tier, clock_ns(CLOCK_MONOTONIC));
 		if (got) {
 			secho_flow_table_expire(&w->t, clock);
 			__atomic_store_n(&w->frames_read, w->frames_read + got, __ATOMIC_RELAXED);
@@ -712,7 +805,7 @@ static void run_live(struct worker *w)
 				pfd[q].events = POLLIN;
 				pfd[q].revents = 0;
 			}
-			if (poll(pfd, w->nio, LIVE_POLL_MS) > 0 && !socket_trouble(w, pfd))
+			if (poll(pfd, w->nio, wait_ms) > 0 && !socket_trouble(w, pfd))
 				break; /* the interface went away: export what there is */
 		}
 		/* Timeouts also when nothing comes: the wall clock, a little behind. */
@@ -724,6 +817,8 @@ static void run_live(struct worker *w)
 		}
 	}
 	live_drops(w);
+	if (m->tier) /* the map's counters final before the last records take them */
+		secho_flow_tier_stop(m->tier);
 	secho_flow_table_flush(&w->t);
 }
 
@@ -775,6 +870,13 @@ static int open_live(struct meter *m, char *err, size_t errlen)
 	ic.fanout = m->n > 1;
 	ic.fanout_id = (uint16_t)(getpid() & 0xffff);
 	ic.queue = 0;
+	ic.xdp_mode = cfg->xdp_mode;
+	if (m->tier) { /* AF_XDP sockets behind the offload program, in its mode */
+		ic.xdp_external_prog = true;
+		ic.xsk_map_fd = secho_flow_tier_xsk_map_fd(m->tier);
+		ic.xdp_mode =
+		        secho_flow_tier_native(m->tier) ? SECHO_IO_XDP_NATIVE : SECHO_IO_XDP_SKB;
+	}
 	struct secho_io *first = secho_io_open(&ic, e, sizeof(e));
 	if (!first) {
 		snprintf(err, errlen, "%s", e);
@@ -834,6 +936,8 @@ static void teardown(struct meter *m)
 	}
 	free(m->w);
 	m->w = NULL;
+	secho_flow_tier_close(m->tier); /* after the sockets: they leave its XSKMAP first */
+	m->tier = NULL;
 	secho_capfile_close(&m->cf);
 }
 
@@ -862,6 +966,16 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	tc.flows = (uint32_t)(((uint64_t)cfg->table.flows + m->n - 1) / m->n);
 	tc.emit = on_record;
 	tc.seed = random64();
+	if (cfg->offload && !cfg->pcap) {
+		struct secho_flow_tier_cfg oc = *cfg->offload;
+		/* the program hands idle flows' packets back at the table's timeout */
+		oc.ofl.inactive_ns = tc.inactive_ns ? tc.inactive_ns : 30000000000ull;
+		r = secho_flow_tier_open(&m->tier, &oc, m->n, err, errlen);
+		if (r)
+			goto out;
+	}
+	if (m->tier) /* for the size check; each worker binds its own part below */
+		secho_flow_tier_bind(secho_flow_tier_worker(m->tier, 0), &tc);
 	size_t memlen = secho_flow_table_mem_size(&tc);
 	if (!memlen) {
 		snprintf(err, errlen, "flow table configuration out of range");
@@ -887,12 +1001,18 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 			goto out;
 		}
 		tc.ctx = w;
+		if (m->tier) {
+			w->tier = secho_flow_tier_worker(m->tier, i);
+			secho_flow_tier_bind(w->tier, &tc);
+		}
 		r = secho_flow_table_init(&w->t, &tc, w->mem, memlen);
 		if (r) {
 			snprintf(err, errlen, "flow table: %s",
 			         r == -ENOTSUP ? "hash not supported by this CPU" : strerror(-r));
 			goto out;
 		}
+		if (w->tier)
+			secho_flow_tier_table(w->tier, &w->t);
 	}
 	if (cfg->pcap) {
 		r = secho_capfile_open(&m->cf, cfg->pcap, err, errlen);
@@ -938,9 +1058,12 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 				for (unsigned q = 0; q < m->w[i].nio; q++)
 					fprintf(cfg->report, "  worker %u: %s\n", i,
 					        secho_io_describe(m->w[i].io[q]));
+		if (m->tier)
+			fprintf(cfg->report, "  %s\n", secho_flow_tier_describe(m->tier));
 		fflush(cfg->report);
 	}
 
+	(void)secho_tsc_hz(); /* calibrated now, not in the first report */
 	m->start_ns = clock_ns(CLOCK_REALTIME);
 	m->start_mono = m->last_tick = m->last_stats = m->last_progress = clock_ns(CLOCK_MONOTONIC);
 	m->now_ns = m->start_ns;
@@ -966,6 +1089,7 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 			for (unsigned i = 0; i < m->n; i++)
 				wp_wake(&m->w[i].frames.ready);
 		}
+		unsigned nap_us = NAP_MIN_US;
 		for (;;) {
 			unsigned done = 0;
 			for (unsigned i = 0; i < m->n; i++)
@@ -977,8 +1101,12 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 				break;
 			}
 			housekeeping(m);
-			if (!got)
-				usleep(1000);
+			if (got) {
+				nap_us = NAP_MIN_US;
+			} else {
+				usleep(nap_us);
+				nap_us = nap_us * 2 > NAP_MAX_US ? NAP_MAX_US : nap_us * 2;
+			}
 		}
 		for (unsigned i = 0; i < m->n; i++)
 			if (m->w[i].started)

@@ -17,6 +17,14 @@
  *             to the calling thread, which calls the sinks, ticks them every 100 ms, and
  *             prints statistics (--stats) and progress.
  *
+ * Offload (live only, cfg->offload): the XDP offload tier (src/flow/offload_tier.h) is
+ * attached before the sockets are opened (AF_XDP sockets go into its XSKMAP); each worker's
+ * table offloads its heavy flows through the worker's own map handle and takes them back
+ * when they leave; at the stop the program is detached before the tables are flushed.
+ *
+ * Timing: every 4th burst handed to a table is timed with the TSC; the statistics give the
+ * per-packet cost (the burst's cycles over its packets, each packet counted) as p50/p99.
+ *
  * Stop: when *cfg->stop becomes non-zero (a signal handler sets it) or the file ends, every
  * worker exports every flow still in its table (end of input: forced, or the timeout that
  * had already come), the sinks are closed, and run returns.
@@ -28,6 +36,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "flow/offload_tier.h"
 #include "flow/sink.h"
 #include "flow/table.h"
 #include "secho/io.h"
@@ -44,6 +53,8 @@ struct secho_flow_meter_cfg {
 	const char *pcap;                  /* offline input, or NULL */
 	const char *iface;                 /* live input (when pcap is NULL) */
 	enum secho_io_kind io;             /* AUTO, XDP or PACKET */
+	enum secho_io_xdp_mode xdp_mode;   /* AF_XDP sockets (without offload) */
+	const struct secho_flow_tier_cfg *offload; /* live: the XDP offload tier, or NULL */
 	struct secho_flow_sink *sinks;
 	unsigned nsinks;
 	double stats_s;  /* print statistics every stats_s seconds (0: only at the end) */

@@ -22,7 +22,7 @@
 #include "flow/offload_xdp.skel.h"
 
 struct secho_flow_offload {
-	struct offload_xdp_bpf *skel;
+	struct offload_xdp_bpf *skel; /* NULL in a shared handle */
 	int flows_fd, cnt_fd, xsks_fd, meta_fd, prog_fd;
 	int sync_fd, sync_inner_fd; /* ARRAY_OF_MAPS whose update waits for running programs */
 	int link_fd;                /* BPF link, or -1 (netlink attachment / detached) */
@@ -30,11 +30,13 @@ struct secho_flow_offload {
 	uint32_t xdp_flags; /* the mode attached with (netlink detach names it) */
 	uint32_t prog_id, capacity;
 	unsigned ifindex, ncpus;
-	size_t val_stride;              /* bytes per CPU in a per-CPU value (rounded to 8) */
-	struct secho_offload_val *vals; /* ncpus values: one lookup's or remove's worth */
+	size_t val_stride;                /* bytes per CPU in a per-CPU value (rounded to 8) */
+	struct secho_offload_val *vals;   /* ncpus values: one lookup's or remove's worth */
+	struct secho_flow_key *scan_keys; /* a scan step's batch (allocated at the first) */
+	uint8_t *scan_vals;
 	uint64_t ops[SECHO_OFFLOAD_OP_COUNT];
 	char ifname[IF_NAMESIZE];
-	char desc[320];
+	char desc[640];
 };
 
 /* ---- names ---- */
@@ -328,6 +330,8 @@ static void release(struct secho_flow_offload *o)
 	if (o->skel)
 		offload_xdp_bpf__destroy(o->skel);
 	free(o->vals);
+	free(o->scan_keys);
+	free(o->scan_vals);
 	free(o);
 }
 
@@ -360,11 +364,14 @@ int secho_flow_offload_open(struct secho_flow_offload **out,
 		return ncpus < 0 ? ncpus : -EINVAL;
 	}
 	/* A program of ours that a crashed run left behind goes first; a live one stops us. */
+	char cleaned[200] = "";
 	r = secho_flow_offload_cleanup(cfg->ifname, why, sizeof(why));
 	if (r < 0 && r != -ENODEV) {
 		fmt_err(err, errlen, "XDP offload: %s", why);
 		return r;
 	}
+	if (r == 1) /* said in the description: a start after a crash cleaned up */
+		snprintf(cleaned, sizeof(cleaned), "%s", why);
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return -ENOMEM;
@@ -389,6 +396,8 @@ int secho_flow_offload_open(struct secho_flow_offload **out,
 		goto fail;
 	}
 	o->skel->rodata->cfg_uniflow = cfg->uniflow ? 1 : 0;
+	o->skel->rodata->cfg_inactive_ns = cfg->inactive_ns;
+	o->skel->rodata->cfg_ncpus = o->ncpus;
 	bpf_map__set_max_entries(o->skel->maps.secho_flows, flows);
 	r = offload_xdp_bpf__load(o->skel);
 	if (r) {
@@ -460,11 +469,11 @@ int secho_flow_offload_open(struct secho_flow_offload **out,
 	if (!bpf_obj_get_info_by_fd(o->prog_fd, &info, &ilen))
 		o->prog_id = info.id;
 	snprintf(o->desc, sizeof(o->desc),
-	         "XDP offload %s on %s (program %u, %s, %u flows, %s)%s%s%s",
+	         "XDP offload %s on %s (program %u, %s, %u flows, %s)%s%s%s%s%s",
 	         o->native ? "native" : "generic", o->ifname, o->prog_id,
 	         o->netlink ? "netlink" : "BPF link", o->capacity,
 	         cfg->uniflow ? "uniflows" : "biflows", native_why[0] ? " (native: " : "",
-	         native_why, native_why[0] ? ")" : "");
+	         native_why, native_why[0] ? ")" : "", cleaned[0] ? "; " : "", cleaned);
 	*out = o;
 	return 0;
 fail:
@@ -531,21 +540,46 @@ void secho_flow_offload_close(struct secho_flow_offload *o)
 	release(o);
 }
 
-/* ---- the flows ---- */
-
-int secho_flow_offload_insert(struct secho_flow_offload *o, const struct secho_flow_key *key)
+int secho_flow_offload_share(struct secho_flow_offload *o, struct secho_flow_offload **out)
 {
-	/* Zero counters on every CPU (vals is kept zeroed between uses). */
-	memset(o->vals, 0, o->ncpus * o->val_stride);
-	if (bpf_map_update_elem(o->flows_fd, key, o->vals, BPF_NOEXIST)) {
-		int e = errno;
-		o->ops[e == E2BIG ? SECHO_OFFLOAD_OP_INSERT_FULL
-		                  : SECHO_OFFLOAD_OP_INSERT_ERRORS]++;
-		return -e;
+	struct secho_flow_offload *s = malloc(sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	*s = *o;
+	/* Nothing of o's to release or detach: only the descriptors are borrowed. */
+	s->skel = NULL;
+	s->sync_fd = s->sync_inner_fd = s->link_fd = -1;
+	s->attached = false;
+	memset(s->ops, 0, sizeof(s->ops));
+	s->scan_keys = NULL;
+	s->scan_vals = NULL;
+	s->vals = calloc(s->ncpus, s->val_stride);
+	if (!s->vals) {
+		free(s);
+		return -ENOMEM;
 	}
-	o->ops[SECHO_OFFLOAD_OP_INSERTS]++;
+	*out = s;
 	return 0;
 }
+
+int secho_flow_offload_prog_stats(const struct secho_flow_offload *o, uint64_t *runs,
+                                  uint64_t *run_ns)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	*runs = *run_ns = 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(o->prog_fd, &info, &len))
+		return -errno;
+	*runs = info.run_cnt;
+	*run_ns = info.run_time_ns;
+	return 0;
+}
+
+/* ---- the flows ---- */
 
 /* CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
 static int64_t mono_to_real(void)
@@ -555,6 +589,42 @@ static int64_t mono_to_real(void)
 	clock_gettime(CLOCK_MONOTONIC, &m);
 	clock_gettime(CLOCK_REALTIME, &r);
 	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+}
+
+int secho_flow_offload_insert_until(struct secho_flow_offload *o, const struct secho_flow_key *key,
+                                    uint64_t active_end_ns)
+{
+	struct timespec m;
+	uint64_t end = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	uint64_t born = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+	if (active_end_ns) { /* the program's clock; a deadline already past: 1 */
+		int64_t e = (int64_t)active_end_ns - mono_to_real();
+		end = e > 0 ? (uint64_t)e : 1;
+	}
+	/* Zero counters and the times on every CPU (vals is kept zeroed between uses). */
+	memset(o->vals, 0, o->ncpus * o->val_stride);
+	for (unsigned cpu = 0; cpu < o->ncpus; cpu++) {
+		struct secho_offload_val *v = (void *)((uint8_t *)o->vals + cpu * o->val_stride);
+		v->active_end = end;
+		v->born = born;
+	}
+	int r = bpf_map_update_elem(o->flows_fd, key, o->vals, BPF_NOEXIST);
+	int e = errno;
+	memset(o->vals, 0, o->ncpus * o->val_stride);
+	if (r) {
+		o->ops[e == E2BIG ? SECHO_OFFLOAD_OP_INSERT_FULL
+		                  : SECHO_OFFLOAD_OP_INSERT_ERRORS]++;
+		return -e;
+	}
+	o->ops[SECHO_OFFLOAD_OP_INSERTS]++;
+	return 0;
+}
+
+int secho_flow_offload_insert(struct secho_flow_offload *o, const struct secho_flow_key *key)
+{
+	return secho_flow_offload_insert_until(o, key, 0);
 }
 
 /* Sum ncpus per-CPU values at v (stride apart) into c, times moved by off. */
@@ -620,52 +690,70 @@ int secho_flow_offload_lookup(struct secho_flow_offload *o, const struct secho_f
 	return 0;
 }
 
-long secho_flow_offload_scan(struct secho_flow_offload *o, secho_flow_offload_scan_fn fn, void *ctx)
-{
-	uint32_t batch = SECHO_OFFLOAD_SCAN_BATCH;
-	size_t vsz = o->ncpus * o->val_stride;
-	struct secho_flow_key *keys = calloc(batch * 4, sizeof(*keys));
-	uint8_t *vals = calloc(batch * 4, vsz);
-	uint64_t token_in = 0, token_out = 0; /* a hash map's batch token: a bucket number */
-	long total = 0;
-	bool first = true;
+/* The most entries one step reads: a hash bucket with more than a batch is read whole. */
+#define SCAN_MAX (SECHO_OFFLOAD_SCAN_BATCH * 4)
 
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
+long secho_flow_offload_scan_step(struct secho_flow_offload *o,
+                                  struct secho_flow_offload_cursor *cur,
+                                  secho_flow_offload_scan_fn fn, void *ctx)
+{
+	size_t vsz = o->ncpus * o->val_stride;
+
+	if (cur->done)
+		return 0;
+	if (!o->scan_keys) {
+		o->scan_keys = calloc(SCAN_MAX, sizeof(*o->scan_keys));
+		o->scan_vals = calloc(SCAN_MAX, vsz);
+		if (!o->scan_keys || !o->scan_vals) {
+			free(o->scan_keys);
+			free(o->scan_vals);
+			o->scan_keys = NULL;
+			o->scan_vals = NULL;
+			return -ENOMEM;
+		}
 	}
-	o->ops[SECHO_OFFLOAD_OP_SCANS]++;
+	if (!cur->started)
+		o->ops[SECHO_OFFLOAD_OP_SCANS]++;
 	int64_t off = mono_to_real();
-	for (;;) {
+	for (uint32_t batch = SECHO_OFFLOAD_SCAN_BATCH;;) {
 		uint32_t n = batch;
+		uint64_t token_out = 0; /* a hash map's batch token: a bucket number */
 		LIBBPF_OPTS(bpf_map_batch_opts, bo);
-		int r = bpf_map_lookup_batch(o->flows_fd, first ? NULL : &token_in, &token_out,
-		                             keys, vals, &n, &bo);
+		int r = bpf_map_lookup_batch(o->flows_fd, cur->started ? &cur->token : NULL,
+		                             &token_out, o->scan_keys, o->scan_vals, &n, &bo);
 		int e = r ? errno : 0;
 		o->ops[SECHO_OFFLOAD_OP_SCAN_BATCHES]++;
-		if (r && e == ENOSPC && batch < SECHO_OFFLOAD_SCAN_BATCH * 4) {
+		if (r && e == ENOSPC && batch < SCAN_MAX) {
 			/* One hash bucket holds more entries than a batch: retry it wider. */
 			batch *= 4;
 			continue;
 		}
-		if (r && e != ENOENT) {
-			total = -e;
-			break;
-		}
+		if (r && e != ENOENT)
+			return -e;
 		for (uint32_t i = 0; i < n && fn; i++) {
 			struct secho_flow_offload_counts c;
-			sum_cpus(o, vals + (size_t)i * vsz, off, &c);
-			fn(ctx, &keys[i], &c);
+			sum_cpus(o, o->scan_vals + (size_t)i * vsz, off, &c);
+			fn(ctx, &o->scan_keys[i], &c);
 		}
-		total += n;
+		cur->started = true;
+		cur->token = token_out;
 		if (r) /* ENOENT: that was the last batch */
-			break;
-		token_in = token_out;
-		first = false;
+			cur->done = true;
+		return n;
 	}
-	free(keys);
-	free(vals);
+}
+
+long secho_flow_offload_scan(struct secho_flow_offload *o, secho_flow_offload_scan_fn fn, void *ctx)
+{
+	struct secho_flow_offload_cursor cur = {0};
+	long total = 0;
+
+	while (!cur.done) {
+		long n = secho_flow_offload_scan_step(o, &cur, fn, ctx);
+		if (n < 0)
+			return n;
+		total += n;
+	}
 	return total;
 }
 

@@ -35,7 +35,10 @@
  * removes flows when they end (idle, TCP end: no packets) and at shutdown after detach
  * (exact); only a flow taken back while busy (active timeout) can lose a packet that way.
  *
- * One thread uses a handle; nothing here is thread-safe. All calls return 0 or -errno.
+ * One thread uses a handle; nothing here is thread-safe. Another thread gets a handle of its
+ * own on the same program and map from secho_flow_offload_share(): the kernel serialises
+ * the map operations themselves (per hash bucket), a handle only adds its scratch buffer
+ * and its counts. All calls return 0 or -errno.
  */
 #ifndef SECHO_FLOW_OFFLOAD_H
 #define SECHO_FLOW_OFFLOAD_H
@@ -58,6 +61,9 @@ struct secho_flow_offload_cfg {
 	uint32_t flows;              /* map capacity; 0 = SECHO_OFFLOAD_FLOWS_DEFAULT */
 	bool uniflow;                /* keys as seen (the meter's --uniflow); else biflows */
 	bool attach_netlink;         /* netlink attachment instead of a BPF link (above) */
+	/* The meter's inactive timeout: a flow idle that long in the map has its next packet
+	 * passed to the meter (offload_abi.h); 0 = the program does not look. */
+	uint64_t inactive_ns;
 };
 
 /* What user space did with the map (the program's own counters: secho_flow_offload_read_
@@ -116,6 +122,11 @@ int secho_flow_offload_xsk_map_fd(const struct secho_flow_offload *o);
  */
 int secho_flow_offload_insert(struct secho_flow_offload *o, const struct secho_flow_key *key);
 
+/* The same, with the record's active timeout: from active_end_ns (wall-clock ns, the
+ * meter's packet time; 0 = none) on, the flow's packets go to the meter again. */
+int secho_flow_offload_insert_until(struct secho_flow_offload *o, const struct secho_flow_key *key,
+                                    uint64_t active_end_ns);
+
 /* Take flow key out of the map; its counters in *c. Returns 0 or -ENOENT. */
 int secho_flow_offload_remove(struct secho_flow_offload *o, const struct secho_flow_key *key,
                               struct secho_flow_offload_counts *c);
@@ -133,6 +144,20 @@ typedef void (*secho_flow_offload_scan_fn)(void *ctx, const struct secho_flow_ke
  * in order). fn may be NULL (a count). Returns the number of entries read, or -errno. */
 long secho_flow_offload_scan(struct secho_flow_offload *o, secho_flow_offload_scan_fn fn,
                              void *ctx);
+
+/* Where a scan in steps is (zeroed to start one). */
+struct secho_flow_offload_cursor {
+	uint64_t token; /* the kernel's batch position (a hash bucket) */
+	bool started;
+	bool done; /* the last step reached the end of the map */
+};
+
+/* One step of a scan: the next batch (SECHO_OFFLOAD_SCAN_BATCH entries, more when one hash
+ * bucket holds more), fn called for each as by secho_flow_offload_scan. Returns the
+ * entries read (cur->done set after the last batch) or -errno. */
+long secho_flow_offload_scan_step(struct secho_flow_offload *o,
+                                  struct secho_flow_offload_cursor *cur,
+                                  secho_flow_offload_scan_fn fn, void *ctx);
 
 /* The program's counters summed over CPUs, indexed by enum secho_offload_counter. */
 int secho_flow_offload_read_counters(struct secho_flow_offload *o,
@@ -152,8 +177,21 @@ const char *secho_flow_offload_op_text(unsigned i);
  */
 int secho_flow_offload_detach(struct secho_flow_offload *o);
 
-/* Detach if attached and release everything. NULL is a no-op. */
+/* Detach if attached and release everything. NULL is a no-op. A shared handle
+ * (secho_flow_offload_share) releases only itself. */
 void secho_flow_offload_close(struct secho_flow_offload *o);
+
+/*
+ * A second handle on o's program and map, for another thread: insert, remove, lookup, scan
+ * and the counters work on it as on o, with buffers and counts of its own (ops() gives
+ * this handle's); it cannot detach (that is o's). Close it before o. Returns 0 or -ENOMEM.
+ */
+int secho_flow_offload_share(struct secho_flow_offload *o, struct secho_flow_offload **out);
+
+/* The kernel's run-time statistics of the program (kernel.bpf_stats_enabled = 1 while it
+ * runs; both 0 when it was off): runs and total ns. */
+int secho_flow_offload_prog_stats(const struct secho_flow_offload *o, uint64_t *runs,
+                                  uint64_t *run_ns);
 
 /*
  * Remove from interface ifname an offload program a dead secho left attached. Returns 1

@@ -42,8 +42,14 @@ struct secho_offload_dir {
 	uint32_t pad;
 };
 
+/* The record's timeouts, as the program keeps them (CLOCK_MONOTONIC ns; the same in every
+ * CPU's copy, written by user space at the insert): a packet after active_end, or after
+ * the flow has been idle for the inactive timeout (cfg_inactive_ns; idle since born when
+ * no packet came), goes on to the meter, which ends the record at that packet. */
 struct secho_offload_val {
 	struct secho_offload_dir d[2]; /* [0] key.src -> key.dst, [1] back */
+	uint64_t active_end;           /* 0: none */
+	uint64_t born;                 /* when the flow was put in the map */
 };
 
 /* The program writes keys as 32-bit words (BPF stack stores must be aligned): the key's
@@ -51,7 +57,7 @@ struct secho_offload_val {
 _Static_assert(sizeof(struct secho_flow_key) == 44, "flow key: 11 words, no padding");
 _Static_assert(__builtin_offsetof(struct secho_flow_key, src) == 12, "src at word 3");
 _Static_assert(__builtin_offsetof(struct secho_flow_key, dst) == 28, "dst at word 7");
-_Static_assert(sizeof(struct secho_offload_val) == 80, "value layout");
+_Static_assert(sizeof(struct secho_offload_val) == 96, "value layout");
 
 /* Who loaded the program (the one-entry meta map): a later start removes a program left
  * attached only when this process is gone. start_ticks is the owner's start time (field 22
@@ -73,6 +79,8 @@ struct secho_offload_meta {
 	X(HIT_OCTETS, "hit_octets", "their IP octets")                                             \
 	X(MISS, "miss", "packets of flows not offloaded: to the meter")                            \
 	X(PASS_TCP_CTL, "pass_tcp_ctl", "TCP SYN, FIN or RST: always to the meter")                \
+	X(PASS_ACTIVE, "pass_active", "offloaded flows past their record's active timeout")        \
+	X(PASS_IDLE, "pass_idle", "offloaded flows idle for the inactive timeout")                 \
 	X(PASS_FRAG, "pass_frag", "IP fragments (the meter ties them to their flow)")              \
 	X(PASS_NOT_IP, "pass_not_ip", "not IPv4 or IPv6")                                          \
 	X(PASS_MALFORMED, "pass_malformed", "headers the meter's dissector refuses")               \

@@ -16,7 +16,11 @@
  *      way the packet runs against it;
  *   3. look the key up in the map of offloaded flows (filled by user space,
  *      src/flow/offload.c): a hit adds the packet to that direction's counters on this
- *      CPU and drops it; a miss goes on to the meter.
+ *      CPU and drops it; a miss goes on to the meter. So does a hit that comes after the
+ *      flow's record has timed out (offload_abi.h: its active timeout has passed, or the
+ *      flow has been idle for the inactive timeout): the meter then ends the record at
+ *      that packet, exactly as it would have without the offload, and takes the flow
+ *      back; nothing is counted in an entry the meter is about to take.
  * "On to the meter" is an AF_XDP socket of the receive queue when one is in the XSKMAP
  * (the meter reads by AF_XDP), else the kernel's stack (XDP_PASS: an AF_PACKET socket
  * gets it). Every frame is counted once under its outcome (offload_abi.h).
@@ -65,8 +69,13 @@ struct {
 	__type(value, struct secho_offload_meta);
 } secho_ofl_meta SEC(".maps");
 
-/* Set before load: uniflow keys (as seen, one direction) instead of canonical biflows. */
+/* Set before load: uniflow keys (as seen, one direction) instead of canonical biflows; the
+ * meter's inactive timeout (0: none) and the number of possible CPUs (the per-CPU copies). */
 const volatile uint8_t cfg_uniflow = 0;
+const volatile uint64_t cfg_inactive_ns = 0;
+const volatile uint32_t cfg_ncpus = 1;
+
+#define MAX_CPUS 256 /* copies looked at when a flow looks idle on this CPU */
 
 #define IPPROTO_HOPOPTS_  0
 #define IPPROTO_ICMP_     1
@@ -284,6 +293,31 @@ static __always_inline void canon(struct pkt *p)
 }
 
 /* Not ours to keep: the queue's AF_XDP socket if it has one, else the stack. */
+/* The latest packet of the flow on this CPU (or its birth). */
+static __always_inline uint64_t last_seen(const struct secho_offload_val *v)
+{
+	uint64_t l = v->born;
+
+	if (v->d[0].packets && v->d[0].last_ns > l)
+		l = v->d[0].last_ns;
+	if (v->d[1].packets && v->d[1].last_ns > l)
+		l = v->d[1].last_ns;
+	return l;
+}
+
+/* Idle for the inactive timeout on every CPU? Only asked when it is on this one (rare: the
+ * flow's packets came on another CPU, or it is idle). */
+static __always_inline int idle_everywhere(const union flow_key *k, uint64_t now)
+{
+	for (uint32_t cpu = 0; cpu < MAX_CPUS && cpu < cfg_ncpus; cpu++) {
+		const struct secho_offload_val *o =
+		        bpf_map_lookup_percpu_elem(&secho_flows, &k->k, cpu);
+		if (o && (int64_t)(now - last_seen(o)) < (int64_t)cfg_inactive_ns)
+			return 0;
+	}
+	return 1;
+}
+
 static __always_inline int to_meter(struct xdp_md *ctx)
 {
 	long act = bpf_redirect_map(&secho_xsks, ctx->rx_queue_index, XDP_PASS);
@@ -304,10 +338,16 @@ int secho_offload(struct xdp_md *ctx)
 		if (!cfg_uniflow)
 			canon(&p);
 		struct secho_offload_val *v = bpf_map_lookup_elem(&secho_flows, &p.key.k);
-		if (v) {
+		uint64_t now = v ? bpf_ktime_get_ns() : 0;
+		if (v && v->active_end && now >= v->active_end) {
+			why = SECHO_OFFLOAD_CNT_PASS_ACTIVE;
+		} else if (v && cfg_inactive_ns &&
+		           (int64_t)(now - last_seen(v)) >= (int64_t)cfg_inactive_ns &&
+		           idle_everywhere(&p.key, now)) {
+			why = SECHO_OFFLOAD_CNT_PASS_IDLE;
+		} else if (v) {
 			/* This CPU's copy: plain stores (offload_abi.h says why). */
 			struct secho_offload_dir *d = &v->d[p.dir & 1];
-			uint64_t now = bpf_ktime_get_ns();
 			if (!d->packets)
 				d->first_ns = now;
 			d->packets++;
@@ -317,8 +357,9 @@ int secho_offload(struct xdp_md *ctx)
 			count(SECHO_OFFLOAD_CNT_HIT, 1);
 			count(SECHO_OFFLOAD_CNT_HIT_OCTETS, p.ip_len);
 			return XDP_DROP;
+		} else {
+			why = SECHO_OFFLOAD_CNT_MISS;
 		}
-		why = SECHO_OFFLOAD_CNT_MISS;
 	}
 	count(why, 1);
 	return to_meter(ctx);

@@ -36,6 +36,8 @@ _Static_assert(sizeof(struct flow_bucket) == 64, "one cache line");
 
 #define F_FWD_SWAPPED 0x01 /* biflow: forward (first packet) runs against the canonical key */
 #define F_ENDED       0x02 /* a TCP FIN or RST was seen */
+#define F_OFFLOADED   0x04 /* in the offload tier (cfg.offload): its counters are partly there */
+#define F_NO_OFFLOAD  0x08 /* came back from the tier, or was refused: stays in the table */
 
 struct flow_dir_state {
 	uint64_t packets, octets, first, last;
@@ -46,7 +48,8 @@ struct flow_entry {
 	uint32_t sig;
 	uint8_t flags;  /* F_* */
 	uint8_t tcp[2]; /* OR of the TCP flags: [0] forward, [1] reverse */
-	uint8_t pad[5];
+	uint8_t pad;
+	uint32_t seen;     /* offloaded: the tier's last-seen time, in ticks rounded up; 0 = none */
 	uint64_t start_ns; /* the record's first packet */
 	struct flow_dir_state d[2];
 };
@@ -133,6 +136,11 @@ static bool cfg_ok(const struct secho_flow_table_cfg *cfg)
 	uint32_t cs = cfg->cache_slots ? cfg->cache_slots : SECHO_FLOW_CACHE_DEFAULT;
 	uint32_t fs = cfg->frag_slots ? cfg->frag_slots : SECHO_FLOW_FRAGS_DEFAULT;
 
+	if (cfg->offload && (!cfg->offload_after || !cfg->offload->offload || !cfg->offload->peek ||
+	                     !cfg->offload->reclaim || !cfg->offload->returned))
+		return false;
+	if (!cfg->offload && cfg->offload_after) /* a threshold without the tier's hooks */
+		return false;
 	return cfg->flows >= 1 && cfg->flows <= SECHO_FLOW_MAX_FLOWS &&
 	       cfg->active_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
 	       cfg->inactive_ns <= SECHO_FLOW_MAX_TIMEOUT_NS &&
@@ -217,9 +225,27 @@ static inline bool tick_le(uint32_t a, uint32_t b)
 	return (int32_t)(a - b) <= 0;
 }
 
+/* An offloaded entry's last-seen time from the tier, in ns (rounded up to a tick), or 0.
+ * The tick is taken relative to the record's start, so that its 32 bits never wrap. */
+static inline uint64_t entry_seen(const struct flow_entry *e)
+{
+	int32_t since = (int32_t)(e->seen - tick(e->start_ns));
+
+	if (!e->seen || since <= 0)
+		return 0;
+	return ((e->start_ns >> TICK_SHIFT) + (uint32_t)since) << TICK_SHIFT;
+}
+
 static inline uint64_t entry_last(const struct flow_entry *e)
 {
-	return e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
+	uint64_t l = e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
+
+	if (e->seen) {
+		uint64_t s = entry_seen(e);
+		if (s > l)
+			l = s;
+	}
+	return l;
 }
 
 /* When the record ends if no packet comes: the earlier of its two timeouts. */
@@ -239,12 +265,91 @@ static inline uint8_t timeout_reason(const struct secho_flow_table *t, const str
 	return SECHO_FLOW_END_IDLE;
 }
 
+/* ---- the offload tier (cfg.offload) ---- */
+
+/* Offload e, whose record has counted enough packets. */
+static void offload_try(struct secho_flow_table *t, struct flow_entry *e)
+{
+	if (t->cfg.offload->offload(t->cfg.offload_ctx, &e->key, e->start_ns + t->cfg.active_ns))
+		e->flags |= F_OFFLOADED;
+	else
+		e->flags |= F_NO_OFFLOAD;
+}
+
+/* Take offloaded e back from the tier and add the tier's counters to its own: its record
+ * is whole again. It stays with the table from now on. */
+static void offload_settle(struct secho_flow_table *t, struct flow_entry *e)
+{
+	struct secho_flow_dir m[2];
+
+	e->flags = (uint8_t)((e->flags & ~F_OFFLOADED) | F_NO_OFFLOAD);
+	e->seen = 0;
+	memset(m, 0, sizeof(m));
+	if (t->cfg.offload->reclaim(t->cfg.offload_ctx, &e->key, m))
+		return;
+	for (unsigned i = 0; i < 2; i++) {
+		/* the tier's d[0] runs along the key; the entry's d[0] is the forward one */
+		unsigned dir = i ^ ((e->flags & F_FWD_SWAPPED) ? 1u : 0u);
+		struct flow_dir_state *d = &e->d[dir];
+		if (!m[i].packets)
+			continue;
+		if (!d->packets || m[i].first_ns < d->first)
+			d->first = m[i].first_ns;
+		if (m[i].last_ns > d->last)
+			d->last = m[i].last_ns;
+		d->packets += m[i].packets;
+		d->octets += m[i].octets;
+		e->tcp[dir] |= m[i].tcp_flags;
+	}
+}
+
+/* The tier saw offloaded e's latest packet at last_ns: e's last-seen time moves up to it
+ * (rounded down to a tick: the table may think the flow idle up to a tick early, and then
+ * asks the tier, never late). */
+static void seen_raise(struct flow_entry *e, uint64_t last_ns)
+{
+	uint32_t st = tick(last_ns);
+
+	if (!last_ns)
+		return;
+	if (!e->seen || tick_le(e->seen, st))
+		e->seen = st ? st : 1;
+}
+
+/* Has e's time come by now? For an offloaded flow the table's last-seen time may be behind
+ * (the tier's is read in batches): when it says yes, the tier is asked for the flow's
+ * latest packet, and only a flow whose time has come by that is taken back (its record is
+ * whole from then on); should a packet have come in between, it goes on in the table. */
+static bool time_has_come(struct secho_flow_table *t, struct flow_entry *e, uint64_t now)
+{
+	uint64_t last;
+
+	if (entry_end(t, e) > now)
+		return false;
+	if (!(e->flags & F_OFFLOADED))
+		return true;
+	if (!t->cfg.offload->peek(t->cfg.offload_ctx, &e->key, &last)) {
+		uint64_t sw = e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
+		uint64_t l = last > sw ? last : sw, a = e->start_ns + t->cfg.active_ns;
+		seen_raise(e, last);
+		if (a > now && l + t->cfg.inactive_ns > now)
+			return false; /* busy after all: it stays in the tier */
+	}
+	offload_settle(t, e);
+	if (entry_end(t, e) <= now)
+		return true;
+	t->cfg.offload->returned(t->cfg.offload_ctx);
+	return false;
+}
+
 /* ---- records ---- */
 
-static void emit(struct secho_flow_table *t, const struct flow_entry *e, uint8_t reason)
+static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reason)
 {
 	struct secho_flow_rec rec;
 
+	if (e->flags & F_OFFLOADED)
+		offload_settle(t, e);
 	memset(&rec, 0, sizeof(rec));
 	rec.key = e->key;
 	if (e->flags & F_FWD_SWAPPED)
@@ -333,8 +438,8 @@ static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 	uint64_t best_last = UINT64_MAX;
 
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
-		const struct flow_entry *e = &base[s];
-		unsigned cls = entry_end(t, e) <= ts ? 0 : (e->flags & F_ENDED) ? 1 : 2;
+		struct flow_entry *e = &base[s];
+		unsigned cls = time_has_come(t, e, ts) ? 0 : (e->flags & F_ENDED) ? 1 : 2;
 		uint64_t last = entry_last(e);
 
 		if (cls < best_class || (cls == best_class && last < best_last)) {
@@ -343,7 +448,7 @@ static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 			best_last = last;
 		}
 	}
-	const struct flow_entry *v = &base[best];
+	struct flow_entry *v = &base[best];
 	emit(t, v,
 	     best_class == 0   ? timeout_reason(t, v)
 	     : best_class == 1 ? SECHO_FLOW_END_EOF
@@ -392,7 +497,11 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 
 	entry_start(t, e, ck, sig, swapped, ts);
 	bk->sig[s] = sig;
-	bk->due[s] = tick(entry_end(t, e));
+	/* The packet is not counted yet (no last time): its own time is the last. Taken from
+	 * an empty entry, the bound would be 2^31 ticks or more from the clock, and the 32-bit
+	 * comparison would put it in the future (as it does from late 2026 on). */
+	bk->due[s] = tick(ts + (t->cfg.active_ns < t->cfg.inactive_ns ? t->cfg.active_ns
+	                                                              : t->cfg.inactive_ns));
 	/* the bucket's lowest bound: this one if it was empty (evict leaves it full) */
 	if ((free_slot >= 0 && used == 0) || !tick_le(t->bucket_due[b], bk->due[s]))
 		t->bucket_due[b] = bk->due[s];
@@ -432,10 +541,19 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 	struct flow_entry *e = lookup(t, ck, h, swapped, ts, &fresh);
 
 	if (!fresh) {
-		if (ts >= entry_end(t, e)) {
+		bool was_offloaded = e->flags & F_OFFLOADED;
+		if (time_has_come(t, e, ts)) {
 			uint8_t reason = timeout_reason(t, e);
+			/* after an active timeout the flow goes on in the same entry: one that came
+			 * back from the tier (or was refused) stays here */
+			bool stay = reason == SECHO_FLOW_END_ACTIVE &&
+			            (e->flags & (F_OFFLOADED | F_NO_OFFLOAD));
 			emit(t, e, reason);
 			entry_restart(t, e, swapped, ts);
+			if (stay)
+				e->flags |= F_NO_OFFLOAD;
+			if (stay && was_offloaded)
+				t->cfg.offload->returned(t->cfg.offload_ctx);
 		} else if ((e->flags & F_ENDED) && (tcp_flags & 0x02)) {
 			/* A SYN on a flow that saw FIN/RST: a new connection on the same key. */
 			emit(t, e, SECHO_FLOW_END_EOF);
@@ -457,6 +575,9 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		e->flags |= F_ENDED;
 	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;
 	t->cnt.c[SECHO_FLOW_CNT_OCTETS] += octets;
+	if (t->cfg.offload_after && !(e->flags & (F_OFFLOADED | F_NO_OFFLOAD | F_ENDED)) &&
+	    e->d[0].packets + e->d[1].packets >= t->cfg.offload_after)
+		offload_try(t, e);
 }
 
 static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, uint64_t ts,
@@ -745,13 +866,12 @@ static void sweep_bucket(struct secho_flow_table *t, uint32_t b, uint64_t now, b
 			continue;
 		if (exact || tick_le(bk->due[s], nt)) {
 			struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
-			uint64_t end = entry_end(t, e);
-			if (end <= now) {
+			if (time_has_come(t, e, now)) {
 				emit(t, e, timeout_reason(t, e));
 				slot_free(t, b, s);
 				continue;
 			}
-			bk->due[s] = tick(end);
+			bk->due[s] = tick(entry_end(t, e));
 		}
 		if (tick_le(bk->due[s], low))
 			low = bk->due[s];
@@ -861,6 +981,19 @@ void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns)
 
 void secho_flow_table_flush(struct secho_flow_table *t)
 {
+	/* The end of input is the latest packet of all, also one the tier counted and the
+	 * table never saw (the tier is stopped by now: its times are final). offload_after
+	 * is set only with the tier's hooks, and F_OFFLOADED only through them. */
+	if (t->cfg.offload_after)
+		for (size_t i = 0; i < (size_t)t->nbuckets * SECHO_FLOW_BUCKET; i++) {
+			const struct flow_entry *e = &t->entries[i];
+			uint64_t last;
+			if (t->buckets[i / SECHO_FLOW_BUCKET].sig[i % SECHO_FLOW_BUCKET] &&
+			    (e->flags & F_OFFLOADED) &&
+			    !t->cfg.offload->peek(t->cfg.offload_ctx, &e->key, &last) &&
+			    last > t->clock_ns)
+				t->clock_ns = last;
+		}
 	for (uint32_t b = 0; b < t->nbuckets; b++)
 		sweep_bucket(t, b, t->clock_ns, true);
 	for (uint32_t b = 0; b < t->nbuckets; b++) {
@@ -868,13 +1001,35 @@ void secho_flow_table_flush(struct secho_flow_table *t)
 		for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 			if (!bk->sig[s])
 				continue;
-			const struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
 			emit(t, e,
 			     (e->flags & F_ENDED) ? SECHO_FLOW_END_EOF : SECHO_FLOW_END_FORCED);
 			slot_free(t, b, s);
 		}
 	}
 	memset(t->frags, 0, (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag));
+}
+
+bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct secho_flow_key *ck,
+                                   uint64_t last_ns)
+{
+	uint64_t h = secho_flow_hash(&t->hasher, ck);
+	uint32_t sig = (uint32_t)h ? (uint32_t)h : 1;
+	uint32_t b = (uint32_t)(((h >> 32) * t->nbuckets) >> 32);
+	const struct flow_bucket *bk = &t->buckets[b];
+
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		if (bk->sig[s] != sig)
+			continue;
+		struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+		if (!key_eq(&e->key, ck))
+			continue;
+		if (!(e->flags & F_OFFLOADED))
+			return false;
+		seen_raise(e, last_ns);
+		return true;
+	}
+	return false;
 }
 
 /* ---- workers ---- */

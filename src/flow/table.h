@@ -116,6 +116,32 @@ void secho_flow_counters_add(struct secho_flow_counters *into,
 
 typedef void (*secho_flow_emit_fn)(void *ctx, const struct secho_flow_rec *rec);
 
+/*
+ * The offload tier's hooks (src/flow/offload_tier.h; docs/FLOW.md, "The meter with the
+ * offload tier"). A flow whose record has counted cfg.offload_after packets (both
+ * directions; not a TCP flow that saw FIN or RST) is handed to offload() once; from then
+ * on the tier counts most of its packets (not those after the record's timeouts: the
+ * table ends the record at them, as without a tier), and the table's idea of when it was last seen
+ * comes from secho_flow_table_offload_seen() (the tier's batch reads). When that idea says
+ * the flow's time may have come, the table asks peek() for its last-seen time in the tier
+ * (the flow stays there if it was not idle after all). When its record leaves (for any
+ * reason) the table calls reclaim(), which takes the flow out of the tier with the tier's
+ * counters, and adds them to its own: the record is whole. A flow taken back while it
+ * goes on (an active timeout cut its record) stays with the table for as long as it is
+ * there (returned() counts it); a flow offload() refused too. Key ck: as the table keeps
+ * it (canonical for biflows). In the tier's counters d[0] runs from ck.src to ck.dst.
+ */
+struct secho_flow_offload_hooks {
+	/* true: offloaded. until_ns: the record's active timeout (start + active), after
+	 * which the tier hands the flow's packets to the table again */
+	bool (*offload)(void *ctx, const struct secho_flow_key *ck, uint64_t until_ns);
+	/* 0 with *last_ns the flow's latest packet in the tier (0: none yet), or -errno */
+	int (*peek)(void *ctx, const struct secho_flow_key *ck, uint64_t *last_ns);
+	int (*reclaim)(void *ctx, const struct secho_flow_key *ck,
+	               struct secho_flow_dir d[2]); /* 0, or -errno with d zeroed */
+	void (*returned)(void *ctx);
+};
+
 struct secho_flow_table_cfg {
 	uint32_t flows;           /* capacity: rounded up to whole buckets (>= 8) */
 	bool uniflow;             /* one record per direction (default: RFC 5103 biflows) */
@@ -128,6 +154,11 @@ struct secho_flow_table_cfg {
 	uint64_t seed;           /* the hash key: draw it at random */
 	secho_flow_emit_fn emit; /* called for every record that leaves the table */
 	void *ctx;
+	/* The offload tier: NULL, or its hooks, their context, and the packets a record counts
+	 * before its flow is offloaded (>= 1). */
+	const struct secho_flow_offload_hooks *offload;
+	void *offload_ctx;
+	uint32_t offload_after;
 };
 
 struct flow_bucket;
@@ -267,6 +298,15 @@ void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns);
  * saw FIN/RST). The table is empty afterwards and may be used again. Can't fail.
  */
 void secho_flow_table_flush(struct secho_flow_table *t);
+
+/*
+ * The offload tier read flow ck (as the table keys it) in its map with last_ns the latest
+ * of its packets there: the table's idea of when the flow was last seen moves up to it, so
+ * that its inactive timeout waits for it. Returns true when ck is an offloaded flow of this
+ * table. Can't fail.
+ */
+bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct secho_flow_key *ck,
+                                   uint64_t last_ns);
 
 /* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its
  * ports: later fragments have none and must meet their first fragment). 0 for frames

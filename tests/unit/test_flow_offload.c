@@ -32,6 +32,7 @@
 #include <linux/if_packet.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -730,6 +731,184 @@ static void test_tcp_ctl_and_full(void)
 	t_end();
 }
 
+/* ---- the record's timeouts, in the program ---- */
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool on_cpu(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
+static void test_timeouts(void)
+{
+	t_begin("offload: packets after the active timeout or an idle time go to the meter");
+	struct secho_flow_offload *o;
+	struct secho_flow_offload_cfg cfg = {
+	        .ifname = IF1, .mode = SECHO_IO_XDP_SKB, .inactive_ns = 300000000ull};
+	if (!(o = open_for_case(&cfg)))
+		return;
+	int pfd = prog_fd_of(o);
+	uint8_t b[200];
+	struct secho_flow_key ka, kf, ki;
+	int dir;
+	uint64_t c0[SECHO_OFFLOAD_CNT_COUNT], c1[SECHO_OFFLOAD_CNT_COUNT];
+	struct secho_flow_offload_counts c;
+	cpu_set_t saved;
+	sched_getaffinity(0, sizeof(saved), &saved);
+	on_cpu(0);
+
+	/* a: its record's active timeout passed a second ago; f: in a minute */
+	size_t na = tcp4(b, 2, 2, 40000, 443, 0x10, 10);
+	key_of_frame(b, na, &ka, &dir);
+	T_CHECK(secho_flow_offload_insert_until(o, &ka, wall_ns() - 1000000000ull) == 0, "a");
+	counters(o, c0);
+	T_CHECK(test_run(o, pfd, b, na) == XDP_PASS, "past its active timeout: passed");
+	counters(o, c1);
+	T_CHECK(c1[SECHO_OFFLOAD_CNT_PASS_ACTIVE] == c0[SECHO_OFFLOAD_CNT_PASS_ACTIVE] + 1 &&
+	                c1[SECHO_OFFLOAD_CNT_HIT] == c0[SECHO_OFFLOAD_CNT_HIT],
+	        "counted as pass_active");
+	T_CHECK(secho_flow_offload_lookup(o, &ka, &c) == 0 && !c.d[0].packets && !c.d[1].packets,
+	        "nothing counted in the map");
+	size_t nf = tcp4(b, 3, 3, 40000, 443, 0x10, 10);
+	key_of_frame(b, nf, &kf, &dir);
+	T_CHECK(secho_flow_offload_insert_until(o, &kf, wall_ns() + 60000000000ull) == 0, "f");
+	T_CHECK(test_run(o, pfd, b, nf) == XDP_DROP, "before its active timeout: counted");
+
+	/* i: counted, then idle for the inactive timeout: passed, and stays passed */
+	size_t ni = tcp4(b, 4, 4, 40000, 443, 0x10, 10);
+	key_of_frame(b, ni, &ki, &dir);
+	T_CHECK(secho_flow_offload_insert(o, &ki) == 0, "i");
+	T_CHECK(test_run(o, pfd, b, ni) == XDP_DROP, "fresh: counted");
+	usleep(150000);
+	T_CHECK(test_run(o, pfd, b, ni) == XDP_DROP, "150 ms later: counted");
+	usleep(400000);
+	counters(o, c0);
+	T_CHECK(test_run(o, pfd, b, ni) == XDP_PASS, "idle 400 ms: passed");
+	T_CHECK(test_run(o, pfd, b, ni) == XDP_PASS, "and the next packet too");
+	counters(o, c1);
+	T_CHECK(c1[SECHO_OFFLOAD_CNT_PASS_IDLE] == c0[SECHO_OFFLOAD_CNT_PASS_IDLE] + 2,
+	        "counted as pass_idle");
+	T_CHECK(secho_flow_offload_lookup(o, &ki, &c) == 0 && c.d[dir].packets == 2,
+	        "the map kept its 2 packets: %llu", (unsigned long long)c.d[dir].packets);
+
+	/* idle on this CPU but not on another: counted (the copies of every CPU are asked) */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu >= 2 && on_cpu(1)) {
+		size_t nm = tcp4(b, 5, 5, 40000, 443, 0x10, 10);
+		struct secho_flow_key km;
+		key_of_frame(b, nm, &km, &dir);
+		on_cpu(0);
+		T_CHECK(secho_flow_offload_insert(o, &km) == 0, "m");
+		for (int i = 0; i < 8; i++) { /* 400 ms of packets, all on CPU 0 */
+			T_CHECK(test_run(o, pfd, b, nm) == XDP_DROP, "on CPU 0: counted");
+			usleep(50000);
+		}
+		on_cpu(1);
+		T_CHECK(test_run(o, pfd, b, nm) == XDP_DROP,
+		        "first packet on CPU 1, the flow busy on CPU 0: counted");
+		T_CHECK(secho_flow_offload_lookup(o, &km, &c) == 0 && c.d[dir].packets == 9,
+		        "9 packets in the map: %llu", (unsigned long long)c.d[dir].packets);
+	} else {
+		printf("  one CPU: the check across CPUs is not exercised\n");
+	}
+	sched_setaffinity(0, sizeof(saved), &saved);
+	if (pfd >= 0)
+		close(pfd);
+	secho_flow_offload_close(o);
+	t_end();
+}
+
+/* ---- handles of several threads ---- */
+
+struct share_arg {
+	struct secho_flow_offload *h;
+	int pfd;
+	uint8_t id; /* this thread's keys: 198.18.0.id, ports 1000.. */
+	unsigned bad, rounds;
+};
+
+static void *share_main(void *p)
+{
+	struct share_arg *a = p;
+	uint8_t b[400];
+
+	for (unsigned r = 0; r < a->rounds; r++) {
+		struct secho_flow_key k[16];
+		int dir[16];
+		for (unsigned i = 0; i < 16; i++) {
+			size_t n = tcp4(b, a->id, 9, (uint16_t)(1000 + i), 443, 0x10,
+			                (uint16_t)(10 * i + r % 7));
+			key_of_frame(b, n, &k[i], &dir[i]);
+			if (secho_flow_offload_insert(a->h, &k[i]))
+				a->bad++;
+			for (unsigned j = 0; j <= i % 4; j++)
+				if (test_run(a->h, a->pfd, b, n) != XDP_DROP)
+					a->bad++;
+		}
+		if (r % 8 == 0 && secho_flow_offload_scan(a->h, NULL, NULL) < 16)
+			a->bad++;
+		for (unsigned i = 0; i < 16; i++) {
+			struct secho_flow_offload_counts c;
+			uint64_t len = 40 + 10 * i + r % 7;
+			uint64_t want = i % 4 + 1;
+			if (secho_flow_offload_remove(a->h, &k[i], &c) ||
+			    c.d[dir[i]].packets != want || c.d[dir[i]].octets != want * len ||
+			    c.d[!dir[i]].packets)
+				a->bad++;
+		}
+	}
+	return NULL;
+}
+
+static void test_shared(void)
+{
+	t_begin("offload: two threads, each with its own handle on one map");
+	struct secho_flow_offload *o;
+	struct secho_flow_offload_cfg cfg = {.ifname = IF1, .mode = SECHO_IO_XDP_SKB};
+	if (!(o = open_for_case(&cfg)))
+		return;
+	struct share_arg a[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		a[i] = (struct share_arg){.id = (uint8_t)(10 + i), .rounds = quick ? 40 : 200};
+		T_CHECK(secho_flow_offload_share(o, &a[i].h) == 0, "share");
+		a[i].pfd = prog_fd_of(o);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, share_main, &a[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		uint64_t ops[SECHO_OFFLOAD_OP_COUNT];
+		secho_flow_offload_ops(a[i].h, ops);
+		T_CHECK(a[i].bad == 0, "thread %d: %u operations or counts wrong", i, a[i].bad);
+		T_CHECK(ops[SECHO_OFFLOAD_OP_INSERTS] == 16ull * a[i].rounds &&
+		                ops[SECHO_OFFLOAD_OP_REMOVES] == 16ull * a[i].rounds,
+		        "thread %d: its own counts: %llu inserts, %llu removes", i,
+		        (unsigned long long)ops[SECHO_OFFLOAD_OP_INSERTS],
+		        (unsigned long long)ops[SECHO_OFFLOAD_OP_REMOVES]);
+		T_CHECK(secho_flow_offload_detach(a[i].h) == 0 && secho_flow_offload_prog_id(o),
+		        "a shared handle does not detach");
+		secho_flow_offload_close(a[i].h);
+		close(a[i].pfd);
+	}
+	uint32_t drv, skb;
+	xdp_ids(IF1, &drv, &skb);
+	T_CHECK(skb == secho_flow_offload_prog_id(o), "still attached after the shares closed");
+	T_CHECK(secho_flow_offload_scan(o, NULL, NULL) == 0, "map empty");
+	secho_flow_offload_close(o);
+	t_end();
+}
+
 /* ---- frames on the wire ---- */
 
 static int packet_socket(const char *ifname)
@@ -1094,6 +1273,8 @@ int main(void)
 	test_keys();
 	test_truth();
 	test_tcp_ctl_and_full();
+	test_timeouts();
+	test_shared();
 	test_wire(false);
 	test_wire(true);
 	test_crash();

@@ -829,6 +829,31 @@ static void test_differential(void)
 	t_end();
 }
 
+/* The sweep exports an idle flow without a flush whatever the date: the 32-bit tick of the
+ * clock is below 2^31 on 2026-01-01 and above it on 2026-12-01 (a flow's first bound was
+ * once taken from its empty entry, 2^31 ticks or more away, and never came due then). */
+static void test_sweep_dates(void)
+{
+	static const uint64_t dates[] = {T0, 1796083200000000000ull /* 2026-12-01 */,
+	                                 4102444800000000000ull /* 2100-01-01 */};
+
+	t_begin("table: the sweep exports idle flows on any date, without a flush");
+	for (size_t i = 0; i < sizeof(dates) / sizeof(dates[0]); i++) {
+		struct tbl x;
+		struct secho_flow_key k;
+		if (!T_CHECK(tbl_init(&x, 4096, false, 300, 2) == 0, "init"))
+			break;
+		key4(&k, 17, A, 1000, B, 53);
+		pkt(&x, &k, dates[i], 100, 0);
+		for (unsigned step = 1; step <= 40 && !x.out.n; step++) /* 4 s in 100 ms */
+			secho_flow_table_expire(&x.t, dates[i] + step * S_NS / 10);
+		T_CHECK(x.out.n == 1 && x.out.r[0].end_reason == SECHO_FLOW_END_IDLE,
+		        "date %zu: %zu records after 4 s of sweeps", i, x.out.n);
+		tbl_free(&x);
+	}
+	t_end();
+}
+
 /* Seeds for tests/fuzz/fuzz_flow.c: frame streams in its input format, [len] [time step in
  * 100 ms] [frame], from random_frame() and a TCP connection with fragments after it. */
 static int write_seeds(const char *dir)
@@ -881,5 +906,6 @@ int main(int argc, char **argv)
 	test_fragments();
 	test_workers();
 	test_differential();
+	test_sweep_dates();
 	return t_exit();
 }
