@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "endpoint/latency.h"
+#include "sys/latency.h"
 #include "secho/wire.h"
 
 /* Drops the data path adds to the parser's verdicts, each its own named reason. */

@@ -44,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "endpoint/latency.h"
+#include "sys/latency.h"
 #include "secho/capfile.h"
 #include "secho/dissect.h"
 #include "secho/tsc.h"

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "endpoint/latency.h"
+#include "sys/latency.h"
 #include "harness.h"
 #include "secho/cpu.h"
 #include "secho/engine.h"

@@ -1,5 +1,5 @@
 /*
- * src/endpoint/latency.h - log-linear latency histograms in TSC cycles.
+ * src/sys/latency.h - log-linear latency histograms in TSC cycles.
  *
  * A value v < 32 has its own bucket; above, each power of two [2^e, 2^(e+1)) is split into
  * 32 equal sub-buckets, so a reported percentile is within 1/32 (3.1%) of the true value

@@ -1,5 +1,5 @@
-/* src/endpoint/latency.c - see latency.h. */
-#include "endpoint/latency.h"
+/* src/sys/latency.c - see latency.h. */
+#include "sys/latency.h"
 
 #include <string.h>
 
