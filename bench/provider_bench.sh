@@ -47,6 +47,8 @@ done
 case "$SECS$REP" in '' | *[!0-9]*) echo "provider_bench: --seconds and --repeat take whole numbers" >&2; exit 2 ;; esac
 [ "$SECS" -gt 0 ] && [ "$REP" -gt 0 ] || { echo "provider_bench: --seconds and --repeat must be above 0" >&2; exit 2; }
 [ -n "$ALGS" ] || { echo "provider_bench: --algs is empty" >&2; exit 2; }
+# cipher names are case-insensitive to openssl; the tables and secho speed's JSON use lower case
+ALGS=${ALGS,,}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -82,7 +84,7 @@ for r in $(seq 1 "$REP"); do
 		done
 	done
 done
-impl=$(sed -n 's/.* impl=\([a-z0-9]*\).*/\1/p' "$T/stats" | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
+impl=$(sed -n 's/.* impl=\([a-z0-9-]*\).*/\1/p' "$T/stats" | sort | uniq -c | sort -rn | awk 'NR == 1 {print $2}')
 [ -n "$impl" ] || { echo "provider_bench: the provider left no counters line" >&2; exit 1; }
 records=$(awk '{for (i = 1; i <= NF; i++) if ($i ~ /^bytes_/) { split($i, kv, "="); s += kv[2] }} END {printf "%.0f", s}' "$T/stats")
 "$S" speed --impl "$impl" --mode gcm,ecb,cbc,pcbc,ctr,cfb,ofb --sizes 16,64,256,1024,8192,16384 \
