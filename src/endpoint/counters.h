@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "sys/latency.h"
 #include "secho/wire.h"
+#include "sys/latency.h"
 
 /* Drops the data path adds to the parser's verdicts, each its own named reason. */
 #define SECHO_PIPE_DROPS(X)                                                                        \

@@ -44,10 +44,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sys/latency.h"
 #include "secho/capfile.h"
 #include "secho/dissect.h"
 #include "secho/tsc.h"
+#include "sys/latency.h"
 
 #define BURST          32u
 #define RING_RECORDS   (1u << 15)

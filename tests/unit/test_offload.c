@@ -17,11 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sys/latency.h"
 #include "harness.h"
 #include "secho/cpu.h"
 #include "secho/engine.h"
 #include "secho/gcm.h"
+#include "sys/latency.h"
 
 static bool quick(void)
 {
