@@ -75,34 +75,6 @@ listen_lines_ms() {
 }
 
 # ---- listeners ----
-start_nfcapd() { # dir log -> NF_PORT, NF_PID; 1 when it did not start
-
-	for _ in 1 2 3 4 5; do
-		NF_PORT=$((20000 + RANDOM % 40000))
-		mkdir -p "$1"
-		: >"$2"
-		nfcapd -b 127.0.0.1 -p "$NF_PORT" -w "$1" -B 8000000 >"$2" 2>&1 &
-		NF_PID=$!
-		PIDS+=("$NF_PID")
-		for _ in $(seq 40); do
-			grep -q 'Startup nfcapd' "$2" && return 0
-			kill -0 "$NF_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -TERM "$NF_PID" 2>/dev/null
-		wait "$NF_PID" 2>/dev/null
-	done
-	return 1
-}
-udp_drained() { # port: nothing waits on its socket (bounded)
-	local q
-	for _ in $(seq 200); do
-		q=$(ss -Hlun "sport = :$1" 2>/dev/null | awk '{print $2}' | head -1)
-		[ "${q:-0}" = 0 ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 stop_pid() { # pid: SIGTERM, wait up to 5 s; sets prc
 	kill -TERM "$1" 2>/dev/null
 	for _ in $(seq 100); do
@@ -141,15 +113,15 @@ else
 		d=$T/nf-$cap-$mode
 		opt=()
 		[ "$mode" = uniflow ] && opt=(--uniflow)
-		if ! start_nfcapd "$d" "$d.log"; then
+		if ! nfcapd_start "$d" "$d.log" 8000000; then
 			check 1 "nfcapd did not start: $(tail -2 "$d.log")"
 			continue
 		fi
+		PIDS+=("$NF_PID")
 		"$S" flow --pcap "$T/$cap.pcap" "${opt[@]}" --workers "$w" --quiet --json "$d.json" \
 			--json-stats --collector "udp://127.0.0.1:$NF_PORT" >"$d.out" 2>"$d.err"
 		check $? "$cap $mode: secho flow failed: $(tail -2 "$d.err")"
-		udp_drained "$NF_PORT"
-		stop_pid "$NF_PID"
+		nfcapd_stop
 		record_lines "$d.json" | cmp -s - <(truth_lines "$T/$cap.pcap.truth.csv")
 		check $? "$cap $mode: the records are not the truth"
 		recs=$(wc -l <"$d.json")
@@ -249,7 +221,8 @@ start_listener udp m-u1 && U1=$LIS_PORT && U1P=$LIS_PID || ok=0
 start_listener udp m-u2 && U2=$LIS_PORT && U2P=$LIS_PID || ok=0
 start_listener tcp m-t && TT=$LIS_PORT && TTP=$LIS_PID || ok=0
 nf=()
-if command -v nfcapd >/dev/null && start_nfcapd "$T/m-nf" "$T/m-nf.log"; then
+if command -v nfcapd >/dev/null && nfcapd_start "$T/m-nf" "$T/m-nf.log" 8000000; then
+	PIDS+=("$NF_PID")
 	nf=(--collector "udp://127.0.0.1:$NF_PORT")
 fi
 check $((1 - ok)) "a listener did not start"
@@ -281,8 +254,7 @@ if [ $ok = 1 ]; then
 		check $? "$name: records differ from the meter's: $(listen_lines_ms "$T/m-$name.lines" | diff - "$T/m.want" | head -3 | tr '\n' ' ')"
 	done
 	if [ ${#nf[@]} -gt 0 ]; then
-		udp_drained "$NF_PORT"
-		stop_pid "$NF_PID"
+		nfcapd_stop
 		ident=$(grep 'Ident:' "$T/m-nf.log" | tail -1)
 		[[ "$ident" == *"Flows: $recs,"* ]] && [[ "$ident" == *"Sequence Errors: 0,"* ]]
 		check $? "nfcapd says '$ident'; want $recs flows, 0 sequence errors"
