@@ -36,22 +36,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
+# group, check, end_group, unavailable (tests/unit/harness.h's format)
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 for b in "$S" "$EXP" "$LIS"; do
 	if [ ! -x "$b" ]; then
 		echo "FAIL ipfix: $b not built"
