@@ -53,10 +53,10 @@ stop_job() {
 	return 0
 }
 
-# Why the topology cannot be built here, or nothing if it can. Prints the reason.
+# Why the topology cannot be built here, or nothing if it can. Prints the reason. (A
+# missing ip is not such a reason: scripts/deps.sh installs iproute2, and netns_setup fails.)
 netns_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
-	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
 	[ -x "$SECHO_LAB" ] || { echo "$SECHO_LAB not built"; return 0; }
 	return 1
 }
@@ -64,6 +64,8 @@ netns_unavailable() {
 # Create both namespaces and the veth pair, owned by this shell. Extra arguments go to
 # `secho lab up` (--mtu N, --queues N). Returns non-zero (after cleaning up) on error.
 netns_setup() {
+	command -v ip >/dev/null ||
+		{ echo "netns_setup: ip not installed (scripts/deps.sh installs iproute2)" >&2; return 1; }
 	"$SECHO_LAB" lab up --id $$ --tag s --owner $$ "$@" || { echo "netns_setup failed" >&2; return 1; }
 }
 

@@ -28,12 +28,7 @@ trap 'rm -rf "$T"' EXIT
 # shellcheck source=tests/sh/check_lib.bash
 . "$ROOT/tests/sh/check_lib.bash"
 
-for tool in jq editcap; do
-	if ! command -v "$tool" >/dev/null; then
-		unavailable "secho flow" "$tool not installed (scripts/deps.sh)"
-		exit 0
-	fi
-done
+need_tools "secho flow" jq editcap || exit 1 # editcap: tshark's wireshark-common
 [ -x "$S" ] || { echo "FAIL secho flow: $S not built"; exit 1; }
 
 # ---- usage ----

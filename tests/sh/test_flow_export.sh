@@ -54,7 +54,7 @@ trap 'exit 1' INT TERM
 for b in "$S" "$LIS"; do
 	[ -x "$b" ] || { echo "FAIL flow export: $b not built"; exit 1; }
 done
-command -v jq >/dev/null || { echo "UNAVAILABLE flow export: jq not installed (scripts/deps.sh)"; exit 0; }
+need_tools "flow export" jq || exit 1
 
 flow_gen conformance 600 3 "$T/c.pcap" || { echo "FAIL flow export: generator"; exit 1; }
 flow_gen light 20000 4 "$T/l.pcap" || { echo "FAIL flow export: generator"; exit 1; }
@@ -106,7 +106,7 @@ start_listener() {
 # ---- 1: nfcapd ----
 group "flow export: nfcapd gets every record of secho flow (UDP), dated right, 0 sequence errors"
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
-	echo "UNAVAILABLE flow export: nfcapd: nfdump not installed (scripts/deps.sh)"
+	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
 	for run in "c biflow 1" "c uniflow 1" "l biflow 2" "l uniflow 2"; do
 		read -r cap mode w <<<"$run"
@@ -154,8 +154,10 @@ end_group
 
 # ---- 2: tshark ----
 group "flow export: tshark decodes secho flow's export"
-if ! command -v tshark >/dev/null || ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
-	echo "UNAVAILABLE flow export: tshark: needs tshark, unshare and root (a network namespace of its own)"
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+elif ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
+	skip_group "needs unshare and root (a network namespace of its own)"
 else
 	# In a new network namespace the loopback carries only this test's packets; a strict
 	# listener receives there (so nothing is refused), tshark captures.
@@ -305,7 +307,7 @@ name="flow export: live: UDP templates every --template-refresh, a TCP collector
 if why=$(netns_unavailable); then
 	echo "UNAVAILABLE $name: $why"
 elif ! command -v tcpreplay >/dev/null; then
-	echo "UNAVAILABLE $name: tcpreplay not installed (scripts/deps.sh)"
+	echo "FAIL $name: tcpreplay not installed (scripts/deps.sh installs it)"
 else
 	group "$name"
 	flow_gen light 6000 5 "$T/a.pcap" && flow_gen light 6000 6 "$T/b.pcap" ||

@@ -174,7 +174,7 @@ if command -v tshark >/dev/null; then
 		check $? "nix band $i: ${ns[$i]:-?}% (FlowTest ${nw[$i]}%)"
 	done
 else
-	echo "UNAVAILABLE flow gen: FlowTest shares: tshark not installed (scripts/deps.sh)"
+	check 1 "FlowTest shares: tshark not installed (scripts/deps.sh installs it)"
 fi
 mean_len() { awk -F, '!/^#/ && NR > 1 {p += $11; o += $12} END {printf "%.0f", o / p}' "$1"; }
 hm=$(mean_len "$T/heavy.pcap.truth.csv")

@@ -61,7 +61,7 @@ field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1" | head -1; } # file name
 # ---- nfcapd ----
 group "ipfix: nfcapd (UDP) records equal the truth"
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
-	echo "UNAVAILABLE ipfix: nfcapd: nfdump not installed (scripts/deps.sh)"
+	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
 	for truth in c l; do
 		tf=$T/$truth.pcap.truth.csv
@@ -111,8 +111,10 @@ end_group
 
 # ---- tshark on a capture of the export ----
 group "ipfix: tshark decodes the export"
-if ! command -v tshark >/dev/null || ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
-	echo "UNAVAILABLE ipfix: tshark: needs tshark, unshare and root (a network namespace of its own)"
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+elif ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
+	skip_group "needs unshare and root (a network namespace of its own)"
 else
 	# In a new network namespace the loopback carries only this test's packets; nfcapd
 	# receives there (so nothing is refused), tshark captures.

@@ -36,9 +36,9 @@ unavail_all() {
 	exit 0
 }
 if why=$(netns_unavailable); then unavail_all "$why"; fi
-for tool in tcpreplay jq; do
-	command -v "$tool" >/dev/null || unavail_all "$tool not installed (scripts/deps.sh)"
-done
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
+need_tools "flow live" tcpreplay jq || exit 1
 [ -x "$S" ] || { echo "FAIL flow live: $S not built"; exit 1; }
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac

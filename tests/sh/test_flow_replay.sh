@@ -57,12 +57,7 @@ if why=$(netns_unavailable); then
 	done
 	exit 0
 fi
-if ! command -v dumpcap >/dev/null || ! command -v tshark >/dev/null; then
-	for g in "frames intact" "bounds"; do
-		echo "UNAVAILABLE flow replay: $g: dumpcap/tshark not installed (package tshark)"
-	done
-	exit 0
-fi
+need_tools "flow replay" dumpcap tshark || exit 1 # dumpcap: tshark's wireshark-common
 netns_setup || { echo "FAIL flow replay: cannot build the veth topology"; exit 1; }
 in_h ip link set dev "$IF_H" mtu 9100 && in_e ip link set dev "$IF_E" mtu 9100 || {
 	echo "FAIL flow replay: jumbo MTU"
