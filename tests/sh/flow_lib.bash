@@ -23,6 +23,11 @@
 #   nfcapd_stop [TRIES]                       udp_drained $NF_PORT TRIES, then SIGTERM (it
 #                                             writes its file) and wait for it (10 s, then
 #                                             SIGKILL); NF_PID emptied
+#   meter_stop [SECONDS]                      stop the meter $MP (a job of this shell) as a
+#                                             user would, and wait until it is done: SIGTERM
+#                                             (it exports what it holds), wait (bounded:
+#                                             SECONDS, default 10), SIGKILL then; mrc = its
+#                                             exit status, MP emptied
 #
 # Lines: vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,icmp_type,icmp_code,packets,
 # octets,first_ns,last_ns,tcp_flags (the truth file's header, docs/FLOW.md).
@@ -99,4 +104,17 @@ nfcapd_stop() {
 	kill -0 "$NF_PID" 2>/dev/null && kill -9 "$NF_PID"
 	wait "$NF_PID" 2>/dev/null
 	NF_PID=
+}
+
+meter_stop() {
+	local i
+	kill -TERM "$MP" 2>/dev/null
+	for i in $(seq 1 $((${1:-10} * 10))); do
+		kill -0 "$MP" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$MP" 2>/dev/null
+	wait "$MP"
+	mrc=$?
+	MP=
 }
