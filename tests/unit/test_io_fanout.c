@@ -63,8 +63,8 @@ static struct secho_io *open_lo(bool fanout, bool fanout_new, uint16_t id, char 
  * Returns the number sent. */
 static int send_frames(void)
 {
-	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex("lo"),
-	                          .sll_halen = 6};
+	struct sockaddr_ll sll = {
+	        .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex("lo"), .sll_halen = 6};
 	uint8_t f[14 + 20 + 8 + 16] = {0};
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0), sent = 0, one = 1;
 
@@ -134,8 +134,7 @@ int main(void)
 	b = open_lo(true, true, 0, err, sizeof(err));
 	T_CHECK(b != NULL, "second new group: %s", err);
 	int ida = a ? secho_io_fanout_id(a) : -1, idb = b ? secho_io_fanout_id(b) : -1;
-	T_CHECK(ida >= 0 && ida <= 0xffff && idb >= 0 && idb <= 0xffff, "ids %d and %d", ida,
-	        idb);
+	T_CHECK(ida >= 0 && ida <= 0xffff && idb >= 0 && idb <= 0xffff, "ids %d and %d", ida, idb);
 	T_CHECK(ida != idb, "two new groups on lo share id %d", ida);
 	if (ida >= 0) {
 		c = open_lo(true, false, (uint16_t)ida, err, sizeof(err));
