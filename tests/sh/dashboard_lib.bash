@@ -89,8 +89,10 @@ dash_stop() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	{
+		kill -0 "$pid" && kill -KILL "$pid"
+		wait "$pid"
+	} 2>/dev/null # killed on purpose: no "Killed" notice
 	for ns in "secho-de-$pid" "secho-dh-$pid"; do
 		if ip netns list 2>/dev/null | grep -qw "$ns"; then
 			# shellcheck disable=SC2046

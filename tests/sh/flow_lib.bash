@@ -101,8 +101,10 @@ nfcapd_stop() {
 		kill -0 "$NF_PID" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -0 "$NF_PID" 2>/dev/null && kill -9 "$NF_PID"
-	wait "$NF_PID" 2>/dev/null
+	{
+		kill -0 "$NF_PID" && kill -9 "$NF_PID"
+		wait "$NF_PID"
+	} 2>/dev/null
 	NF_PID=
 }
 
@@ -113,8 +115,11 @@ meter_stop() {
 		kill -0 "$MP" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -9 "$MP" 2>/dev/null
-	wait "$MP"
+	# (its exit status says whether it had to be killed: no "Killed" notice)
+	{
+		kill -9 "$MP"
+		wait "$MP"
+	} 2>/dev/null
 	mrc=$?
 	MP=
 }

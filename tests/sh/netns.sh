@@ -44,12 +44,16 @@ running() { jobs -rp | grep -qx "$1"; }
 stop_job() {
 	local pid=$1
 	[ -n "$pid" ] || return 0
-	if running "$pid"; then
-		kill "-${2:-TERM}" "$pid" 2>/dev/null
-		for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
-		running "$pid" && kill -9 "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
+	# (stderr of the whole: bash's "Killed" notice for a job killed on purpose comes when
+	# the shell reaps it, which may be at any command from the kill to the wait)
+	{
+		if running "$pid"; then
+			kill "-${2:-TERM}" "$pid"
+			for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
+			running "$pid" && kill -9 "$pid"
+		fi
+		wait "$pid"
+	} 2>/dev/null
 	return 0
 }
 

@@ -81,8 +81,11 @@ stop_pid() { # pid: SIGTERM, wait up to 5 s; sets prc
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -9 "$1" 2>/dev/null
-	wait "$1"
+	# (prc says whether it had to be killed: no "Killed" notice)
+	{
+		kill -9 "$1"
+		wait "$1"
+	} 2>/dev/null
 	prc=$?
 }
 # start_listener MODE(tcp|udp) NAME [PORT] [NETNS]: ipfix_listen writing $T/NAME.lines and
