@@ -176,24 +176,6 @@ VAES_INLINE void ctr_regs(__m512i *b, const int n, __m512i ivb, uint32_t ctr, __
 }
 
 /*
- * The same for counters c0 + 2, c0 + 3, ... (c0 = 4 * j0, a constant) at the start of a
- * message of at most 64 blocks (skew_msg()): the counter starts at 2 and its last byte
- * alone changes, so each register is the IV ORed with a constant, with no transfer from a
- * general register.
- */
-VAES_INLINE void ctr_regs_from2(__m512i *b, const int n, __m512i ivb, const int j0, __m512i k0)
-{
-#pragma GCC unroll 8
-	for (int j = j0; j < j0 + n; j++)
-		b[j - j0] = _mm512_xor_si512(
-		        _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
-		                                              (4 + 4 * j) << 24, 0, 0, 0,
-		                                              (3 + 4 * j) << 24, 0, 0, 0,
-		                                              (2 + 4 * j) << 24, 0, 0, 0)),
-		        k0);
-}
-
-/*
  * AES rounds 1..rounds of the n registers b (round 0 done by ctr_regs), with the GHASH
  * products of the m registers of text at gh (byte-swapped; s added to the first block when
  * xs) times the powers at hp going into a, one register per round in rounds 1..m; the
@@ -371,8 +353,17 @@ VAES_INLINE int skew_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 			uint8_t *o = out + 64 * j;
 			const uint8_t *i = in + 64 * j;
 			if (rr == 0) {
-				/* counters 2 + 4j.. */
-				ctr_regs_from2(&b[j], 1, ivb, j, r.k[0]);
+				/* counters 2 + 4j..: the counter starts at 2 and its last
+				 * byte alone changes within the first 64 blocks, so each
+				 * register is the IV ORed with a constant, with no transfer
+				 * from a general register */
+				b[j] = _mm512_xor_si512(
+				        _mm512_or_si512(
+				                ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
+				                                      (4 + 4 * j) << 24, 0, 0, 0,
+				                                      (3 + 4 * j) << 24, 0, 0, 0,
+				                                      (2 + 4 * j) << 24, 0, 0, 0)),
+				        r.k[0]);
 				if (!enc)
 					x[j] = _mm512_shuffle_epi8(
 					        j == n - 1 ? _mm512_maskz_loadu_epi8(lm, i)
