@@ -441,7 +441,7 @@ static int setopt_int(int fd, int level, int name, int v)
 /* Set up the RX ring on p->rxfd and map it. Returns 0 or -errno with err filled. */
 static int setup_rx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, char *err, size_t errlen)
 {
-	uint32_t frames = secho_io_ring_frames(cfg->rx_ring, p->frame_size);
+	uint32_t frames = secho_io_rx_frames(cfg, p->frame_size);
 	int r;
 
 	if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_VERSION,

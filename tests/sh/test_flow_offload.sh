@@ -119,7 +119,7 @@ start_meter() {
 	ip netns exec "$NS_E" "$S" flow --iface "$IF_E" --json "$T/$name.json" --json-stats \
 		--stats 0.5 "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	MP=$!
-	for i in $(seq 1 100); do
+	for i in $(seq 1 300); do # the table made resident first: up to seconds
 		grep -q '^secho flow: metering' "$T/$name.out" 2>/dev/null &&
 			grep -q 'XDP offload' "$T/$name.out" && break
 		kill -0 "$MP" 2>/dev/null || break
