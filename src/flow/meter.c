@@ -497,47 +497,38 @@ static void housekeeping(struct meter *m)
 /* ---- workers ---- */
 
 /* Every (TIMED_BURSTS + 1)th burst the table takes is timed, and each of its packets
- * counted at the burst's cycles over its packets. */
-static void burst_timed(struct worker *w, uint64_t c0, unsigned n)
+ * counted at the burst's cycles over its packets: returns the burst's start (TSC), or 0
+ * when it is not timed. */
+static inline uint64_t burst_start(struct worker *w)
 {
-	uint64_t per = (secho_rdtsc() - c0) / n;
-	struct secho_lat *h = &w->lat;
-	if (!h->count || per < h->min)
-		h->min = per;
-	if (per > h->max)
-		h->max = per;
-	h->count += n;
-	h->sum += per * n;
-	h->bucket[secho_lat_bucket(per)] += n;
+	return (w->bursts++ & TIMED_BURSTS) ? 0 : secho_rdtsc();
 }
 
-/* A burst of frames to the table (live: dissected by the table), some of them timed. */
+static inline void burst_end(struct worker *w, uint64_t c0, unsigned n)
+{
+	if (c0)
+		secho_lat_record_n(&w->lat, (secho_rdtsc() - c0) / n, n);
+}
+
+/* A burst of frames to the table, some of them timed. Live the table canonicalises and
+ * hashes the keys (in the time); offline the reader did (table_burst_prepared: the time
+ * is the update alone), so the two p50s differ by the hash. */
 static void table_burst(struct worker *w, const struct secho_flow_frame *fr, unsigned n)
 {
 	if (!n)
 		return;
-	if ((w->bursts++ & TIMED_BURSTS) != 0) {
-		secho_flow_table_burst(&w->t, fr, n);
-		return;
-	}
-	uint64_t c0 = secho_rdtsc();
+	uint64_t c0 = burst_start(w);
 	secho_flow_table_burst(&w->t, fr, n);
-	burst_timed(w, c0, n);
+	burst_end(w, c0, n);
 }
 
-/* A burst of prepared frames to the table (offline: dissected and hashed by the reader,
- * so the time is the table's update alone), some of them timed. */
 static void table_burst_prepared(struct worker *w, const struct secho_flow_prep *p, unsigned n)
 {
 	if (!n)
 		return;
-	if ((w->bursts++ & TIMED_BURSTS) != 0) {
-		secho_flow_table_burst_prepared(&w->t, p, n);
-		return;
-	}
-	uint64_t c0 = secho_rdtsc();
+	uint64_t c0 = burst_start(w);
 	secho_flow_table_burst_prepared(&w->t, p, n);
-	burst_timed(w, c0, n);
+	burst_end(w, c0, n);
 }
 
 /* Read up to BURST records of the file and prepare them for the tables (their key and
