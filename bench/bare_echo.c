@@ -373,9 +373,10 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	/* The workers' queues, as secho serve opens them: AUTO decides for the first, the
-	 * others take the same backend; AF_XDP queue Q + i, AF_PACKET one fanout group. */
+	 * others take the same backend; AF_XDP queue Q + i, AF_PACKET one fanout group (a new
+	 * one, its id the kernel's, which the others join). */
 	cfg.fanout = nw > 1;
-	cfg.fanout_id = (uint16_t)(getpid() & 0xffff);
+	cfg.fanout_new = true;
 	for (unsigned i = 0; i < nw; i++) {
 		cfg.queue = queue0 + i;
 		ws[i].io = secho_io_open(&cfg, err, sizeof(err));
@@ -385,6 +386,9 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		cfg.kind = secho_io_kind_of(ws[i].io);
+		cfg.fanout_new = false;
+		if (secho_io_fanout_id(ws[i].io) >= 0)
+			cfg.fanout_id = (uint16_t)secho_io_fanout_id(ws[i].io);
 		ws[i].grow = grow;
 		ws[i].t_end = t_end;
 		ws[i].max_packets = max_packets;

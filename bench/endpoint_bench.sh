@@ -109,10 +109,11 @@ run_secho() { # port size workers [serve args] -> "pps cpu_ns shares"
 	local port=$1 size=$2 w=$3
 	shift 3
 	# shellcheck disable=SC2046
-	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-		--state "$D/seq.state" --io packet $(worker_args "$w") "$@" >"$D/serve.log" 2>&1 &
-	P=$!
-	wait_file "$D/serve.log" '^secho serve: key id' || { cat "$D/serve.log" >&2; return 1; }
+	serve_start endpoint "$D/serve.log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" --io packet $(worker_args "$w") "$@"
+	local up=$?
+	P=$SERVE_PID
+	[ "$up" = 0 ] || { cat "$D/serve.log" >&2; return 1; }
 	local pps
 	pps=$(load "$port" "$size" --secho-key "$D/key")
 	stop_p
@@ -207,10 +208,10 @@ echo
 xc1=$("$B/xcore" --rounds 100000 --repeat 3 --json | jq -r '"\(.one_way_ns | floor) ns (\(.one_way_cycles | floor) TSC cycles)"')
 echo "| engine | p50 ns | p99 ns | p50 TSC cycles | mean ns | headroom pps |"
 echo "|---|---|---|---|---|---|"
-ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-	--state "$D/seq.state" --io packet --busy-poll ${LAT_SERVE_ARGS:-} >"$D/serve.log" 2>&1 &
-P=$!
-wait_file "$D/serve.log" '^secho serve: key id'
+# shellcheck disable=SC2086
+serve_start endpoint "$D/serve.log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+	--state "$D/seq.state" --io packet --busy-poll ${LAT_SERVE_ARGS:-}
+P=$SERVE_PID
 for port in 4000 4001; do
 	in_h "$B/udp_load" --mode packet --iface "$IF_H" --dst-mac "$MAC_E" --dst "$IP_E" \
 		--port "$port" --size 64 --count 5000 --seconds 20 --window 1 \

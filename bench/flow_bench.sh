@@ -65,42 +65,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# nfcapd_start, nfcapd_stop
+# shellcheck source=tests/sh/flow_lib.bash
+. "$ROOT/tests/sh/flow_lib.bash"
+
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
-start_nfcapd() { # dir -> NF_PORT NF_PID
-	for _ in 1 2 3 4 5; do
-		NF_PORT=$((20000 + RANDOM % 40000))
-		rm -rf "$1" && mkdir -p "$1"
-		# niced up: on a loaded machine a collector that waits for a CPU loses datagrams
-		nice -n -10 nfcapd -b 127.0.0.1 -p "$NF_PORT" -w "$1" -B 16000000 >"$1.log" 2>&1 &
-		NF_PID=$!
-		for _ in $(seq 60); do
-			grep -q 'Startup nfcapd' "$1.log" && return 0
-			kill -0 "$NF_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -TERM "$NF_PID" 2>/dev/null
-		wait "$NF_PID" 2>/dev/null
-	done
-	NF_PID=
-	return 1
-}
-stop_nfcapd() { # wait (bounded) until its socket is drained, then SIGTERM (flushes)
-	local q
-	for _ in $(seq 600); do
-		q=$(ss -Hlun "sport = :$NF_PORT" 2>/dev/null | awk '{print $2}' | head -1)
-		[ "${q:-0}" = 0 ] && break
-		sleep 0.05
-	done
-	sleep 0.2
-	kill -TERM "$NF_PID" 2>/dev/null
-	for _ in $(seq 200); do
-		kill -0 "$NF_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$NF_PID" 2>/dev/null
-	NF_PID=
-}
 # nfdump's records as unidirectional truth lines: src,dst,sport,dport|type.code,proto,pkts,bytes
 nf_lines() {
 	nfdump -R "$1" -q -N -6 -o 'fmt:%sa,%da,%sp,%dp,%pr,%ipkt,%ibyt,%opkt,%obyt' 2>/dev/null |
@@ -152,11 +122,14 @@ for p in $PROFILES; do
 	for t in $TOOLS; do : >"$W/$t.rows"; done
 	for r in $(seq 1 "$ROUNDS"); do
 		for t in $TOOLS; do
-			start_nfcapd "$W/nf" || { echo "flow_bench: nfcapd did not start"; exit 1; }
+			# niced up: on a loaded machine a collector that waits for a CPU loses
+			# datagrams
+			nfcapd_start "$W/nf" "$W/nf.log" 16000000 nice -n -10 ||
+				{ echo "flow_bench: nfcapd did not start"; exit 1; }
 			tool_cmd "$t" "$f" "$NF_PORT"
 			/usr/bin/time -o "$W/time" -f '%e %U %S %M' "${CMD[@]}" >"$W/$t.out" 2>&1
 			rc=$?
-			stop_nfcapd
+			nfcapd_stop 600
 			read -r wall usr sys rss <"$W/time"
 			id=$(grep 'Ident:' "$W/nf.log" | tail -1)
 			fl=$(echo "$id" | sed -n 's/.*Flows: \([0-9]*\).*/\1/p')

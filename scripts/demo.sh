@@ -42,14 +42,9 @@ trap 'exit 1' INT TERM
 echo "== virtual wire: $NS_H ($IP_H, $IF_H) <== veth ==> $NS_E ($IP_E, $IF_E)"
 netns_setup || exit 1
 "$S" keygen --key-id 1 --out "$D/key" || exit 1
-"${LAB_RUN[@]}" endpoint "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-	--state "$D/seq.state" >"$D/serve.log" 2>&1 &
-EP=$!
-for _ in $(seq 1 50); do
-	grep -q '^secho serve: key id' "$D/serve.log" && break
-	kill -0 "$EP" 2>/dev/null || { cat "$D/serve.log"; exit 1; }
-	sleep 0.1
-done
+serve_start endpoint "$D/serve.log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+	--state "$D/seq.state" || { cat "$D/serve.log"; exit 1; }
+EP=$SERVE_PID
 sed 's/^/  /' "$D/serve.log"
 host() {
 	local sub=$1

@@ -109,6 +109,12 @@ struct secho_io_cfg {
 	              * group gets whole flows (the kernel's flow hash), and no frame before
 	              * it has joined (a filter that accepts nothing until then) */
 	uint16_t fanout_id;
+	/* PACKET, with fanout: start a new group instead, under an id the kernel picks among
+	 * those no group in the network namespace has (PACKET_FANOUT_FLAG_UNIQUEID; fanout_id
+	 * is ignored), so that two processes' groups on one interface never meet (an id of
+	 * the caller's own, such as its pid's low 16 bits, may be another's).
+	 * secho_io_fanout_id() names it; the group's other sockets join it with fanout_id. */
+	bool fanout_new;
 };
 
 /*
@@ -234,6 +240,9 @@ const char *secho_io_describe(const struct secho_io *io);
 
 /* The file descriptor to poll, or -1 (pcap). */
 int secho_io_fd(const struct secho_io *io);
+
+/* The id of the fanout group the socket is in (AF_PACKET with cfg.fanout), or -1. */
+int secho_io_fanout_id(const struct secho_io *io);
 
 /* The backend that was opened (never SECHO_IO_AUTO: what AUTO chose). */
 enum secho_io_kind secho_io_kind_of(const struct secho_io *io);

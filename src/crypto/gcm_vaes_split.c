@@ -176,24 +176,6 @@ VAES_INLINE void ctr_regs(__m512i *b, const int n, __m512i ivb, uint32_t ctr, __
 }
 
 /*
- * The same for counters c0 + 2, c0 + 3, ... (c0 = 4 * j0, a constant) when the message
- * has had no groups before: the counter starts at 2 and its last byte alone changes
- * within the first 64 blocks, so each register is the IV ORed with a constant, with no
- * transfer from a general register.
- */
-VAES_INLINE void ctr_regs_from2(__m512i *b, const int n, __m512i ivb, const int j0, __m512i k0)
-{
-#pragma GCC unroll 8
-	for (int j = j0; j < j0 + n; j++)
-		b[j - j0] = _mm512_xor_si512(
-		        _mm512_or_si512(ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
-		                                              (4 + 4 * j) << 24, 0, 0, 0,
-		                                              (3 + 4 * j) << 24, 0, 0, 0,
-		                                              (2 + 4 * j) << 24, 0, 0, 0)),
-		        k0);
-}
-
-/*
  * AES rounds 1..rounds of the n registers b (round 0 done by ctr_regs), with the GHASH
  * products of the m registers of text at gh (byte-swapped; s added to the first block when
  * xs) times the powers at hp going into a, one register per round in rounds 1..m; the
@@ -371,8 +353,10 @@ VAES_INLINE int skew_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
 			uint8_t *o = out + 64 * j;
 			const uint8_t *i = in + 64 * j;
 			if (rr == 0) {
-				/* counters 2 + 4j..: the counter's last byte alone changes
-				 * within the first 64 blocks (ctr_regs_from2()) */
+				/* counters 2 + 4j..: the counter starts at 2 and its last
+				 * byte alone changes within the first 64 blocks, so each
+				 * register is the IV ORed with a constant, with no transfer
+				 * from a general register */
 				b[j] = _mm512_xor_si512(
 				        _mm512_or_si512(
 				                ivb, _mm512_set_epi32((5 + 4 * j) << 24, 0, 0, 0,
@@ -438,7 +422,9 @@ VAES_INLINE int skew_msg(const secho_gcm_key *k, const uint8_t iv[12], const uin
  * blocks and, when they fit (last_in), the last group's 32; the groups before go in
  * pairs from the end, so the first window is a single group when their number is odd.
  * The AAD (up to 64 bytes) goes in the first window when it fits (aad_in), otherwise it
- * is hashed and reduced on its own first.
+ * is hashed and reduced on its own first. Only messages longer than NSKEW registers have a
+ * plan (msg96(); the shorter ones take skew_msg()): so at least 25 registers, ng >= 2, P
+ * is 1..8 and F is 2, and at least one group is paired.
  */
 struct plan {
 	size_t ng;     /* groups of 8 registers */
@@ -449,46 +435,37 @@ struct plan {
 	size_t paired; /* groups paired from the end (ng, or ng - 1 when last_in) */
 };
 
+/* len > 64 * NSKEW (see above). */
 VAES_INLINE void make_plan(struct plan *p, size_t aad_len, size_t len)
 {
-	const size_t R = (len + 63) / 64, na = (aad_len + 15) / 16;
-	p->ng = R > 10 ? (R - 10 + 7) / 8 : 0;
-	const size_t T = R - 8 * p->ng; /* 3..10 registers when ng > 0 */
-	if (!p->ng && T <= 4) {
-		p->P = 0;
-		p->F = (int)T;
-	} else {
-		p->P = (int)T - 2;
-		p->F = 2;
-	}
+	const size_t R = (len + 63) / 64;
+	p->ng = (R - 10 + 7) / 8;
+	const size_t T = R - 8 * p->ng; /* 3..10 registers */
+	p->P = (int)T - 2;
+	p->F = 2;
 	p->nt = (len - 512 * p->ng + 15) / 16;
-	p->last_in = p->ng && p->nt + 1 + 32 <= NP64;
+	p->last_in = p->nt + 1 + 32 <= NP64;
 	p->paired = p->last_in ? p->ng - 1 : p->ng;
-	if (aad_len > 64)
-		p->aad_in = 0;
-	else if (p->paired)
-		p->aad_in = p->paired % 2; /* a single first group: 32 + na <= 64 */
-	else
-		p->aad_in = na + (p->last_in ? 32 : 0) + p->nt + 1 <= NP64;
+	/* a single first group: 32 + na <= 64 */
+	p->aad_in = aad_len <= 64 && p->paired % 2;
 }
 
 /*
- * The end of a message, from counter ctr (the text at in/out is tbytes long, the P
- * registers first). ga: the products of the current window so far (decryption: the last
- * group's, when it is in the last window). With gl (encryption, groups before), the last
- * group's ciphertext: its GHASH (role gxs/goff/gends) goes in the P group's rounds, into
- * ga, reduced when its window ends there. The P group's GHASH goes in the F group's
- * rounds, and E(J0) is computed with the F group; then the F group's text, the length
- * block and, with aad_in, the AAD (powers from aoff) under one reduction. sfirst: s goes
- * into the first block of the last window that this function hashes. Returns the tag
- * block (GHASH xor E(J0)).
+ * The end of a message after its groups (make_plan(): at least two), from counter ctr (the
+ * text at in/out is tbytes long, the P registers first). ga: the products of the current
+ * window so far (decryption: the last group's, when it is in the last window). gl
+ * (encryption): the last group's ciphertext: its GHASH (role gxs/goff/gends) goes in the P
+ * group's rounds, into ga, reduced when its window ends there; decryption hashes the P
+ * group's input there instead. The P group's GHASH (encryption) goes in the F group's
+ * rounds, and E(J0) is computed with the F group; then the F group's text and the length
+ * block under one reduction. sfirst: s goes into the first block of the last window that
+ * this function hashes. Returns the tag block (GHASH xor E(J0)). P (1..8) and F constants.
  */
 VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, const unsigned rounds,
                             __m512i ivb, uint32_t ctr, struct gacc ga, __m128i s, int sfirst,
-                            const uint8_t *gl, int gxs, size_t goff, int gends, const uint8_t *aad,
-                            size_t aad_in, size_t aoff, uint8_t *out, const uint8_t *in,
-                            size_t tbytes, size_t aad_len, size_t len, const int enc, const int P,
-                            const int F)
+                            const uint8_t *gl, int gxs, size_t goff, int gends, uint8_t *out,
+                            const uint8_t *in, size_t tbytes, size_t aad_len, size_t len,
+                            const int enc, const int P, const int F)
 {
 	const __m512i bs = vaes_bswap_mask();
 	const size_t fbytes = tbytes - 64 * (size_t)P, fb = (fbytes + 15) / 16;
@@ -510,41 +487,27 @@ VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, con
 	struct gacc e = ga;
 	if (gl && gends)
 		gacc_zero(&e);
-	if (P) {
-		/* the AAD (only when there were no groups: then e holds nothing else) and the
-		 * length block, before the rounds: after the last round only the F group's
-		 * text remains to be multiplied */
-		if (aad_in) {
-			const size_t na = (aad_in + 15) / 16;
-			__m512i xa = _mm512_maskz_loadu_epi8(bytemask64(aad_in), aad);
-			gmulp(&e, _mm512_shuffle_epi8(xa, bs), kpow64(k, aoff), vaes_blkmask(na));
-		}
-		gmulp(&e, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow64(k, 1), 0x03);
-		__m512i b[8];
-		if (ctr == 2) /* no groups before */
-			ctr_regs_from2(b, P, ivb, 0, r->k[0]);
-		else
-			ctr_regs(b, P, ivb, ctr, r->k[0]);
-		if (gl && gends) {
-			/* the last group ends its window: reduce it, s opens the last one */
-			rounds_gh(b, P, r, rounds, &ga, gl, 8, kpow64(k, goff + 32), gxs, s);
-			s = gacc_final(&ga);
-			sfirst = 1;
-		} else if (gl) {
-			rounds_gh(b, P, r, rounds, &e, gl, 8, kpow64(k, goff + 32), gxs, s);
-			sfirst = 0;
-		} else if (!enc) {
-			rounds_gh(b, P, r, rounds, &e, in, P, tp, sfirst, s);
-			sfirst = 0;
-		} else {
-			rounds_gh(b, P, r, rounds, &e, NULL, 0, NULL, 0, s);
-		}
-#pragma GCC unroll 8
-		for (int j = 0; j < P; j++)
-			_mm512_storeu_si512(
-			        out + 64 * j,
-			        _mm512_xor_si512(b[j], _mm512_loadu_si512(in + 64 * j)));
+	/* the length block, before the rounds: after the last round only the F group's text
+	 * remains to be multiplied */
+	gmulp(&e, _mm512_zextsi128_si512(lenblk(aad_len, len)), kpow64(k, 1), 0x03);
+	__m512i pb[8];
+	ctr_regs(pb, P, ivb, ctr, r->k[0]);
+	if (gl && gends) {
+		/* the last group ends its window: reduce it, s opens the last one */
+		rounds_gh(pb, P, r, rounds, &ga, gl, 8, kpow64(k, goff + 32), gxs, s);
+		s = gacc_final(&ga);
+		sfirst = 1;
+	} else if (gl) {
+		rounds_gh(pb, P, r, rounds, &e, gl, 8, kpow64(k, goff + 32), gxs, s);
+		sfirst = 0;
+	} else { /* decryption */
+		rounds_gh(pb, P, r, rounds, &e, in, P, tp, sfirst, s);
+		sfirst = 0;
 	}
+#pragma GCC unroll 8
+	for (int j = 0; j < P; j++)
+		_mm512_storeu_si512(out + 64 * j,
+		                    _mm512_xor_si512(pb[j], _mm512_loadu_si512(in + 64 * j)));
 
 	__m512i x[4];
 	if (!enc) {
@@ -559,30 +522,14 @@ VAES_INLINE __m128i end_msg(const secho_gcm_key *k, const struct vaes_rk *r, con
 		}
 	}
 	__m512i b[5];
-	if (!P || ctr == 2) /* no groups before (P == 0: none ever): P + F registers <= 10 */
-		ctr_regs_from2(b, F, ivb, P, r->k[0]);
-	else
-		ctr_regs(b, F, ivb, ctr + 4 * (uint32_t)P, r->k[0]);
+	ctr_regs(b, F, ivb, ctr + 4 * (uint32_t)P, r->k[0]);
 	/* J0 = IV || 0^31 || 1 */
 	b[F] = _mm512_xor_si512(_mm512_mask_set1_epi32(ivb, 0x8888, 0x01000000), r->k[0]);
-	if (enc && P) {
+	if (enc) {
 		rounds_gh(b, F + 1, r, rounds, &e, out, P, tp, sfirst, s);
 		sfirst = 0;
 	} else {
 		rounds_gh(b, F + 1, r, rounds, &e, NULL, 0, NULL, 0, s);
-	}
-	if (!P) {
-		/* a short message: the products that do not wait for the rounds, after them
-		 * all the same (measured faster than before them here) */
-		if (aad_in) {
-			const size_t na = (aad_in + 15) / 16;
-			__m512i xa = _mm512_maskz_loadu_epi8(bytemask64(aad_in), aad);
-			gmulp(&e, _mm512_shuffle_epi8(xa, bs), kpow64(k, aoff), vaes_blkmask(na));
-		}
-		__m512i lb = _mm512_zextsi128_si512(lenblk(aad_len, len));
-		if (!F && sfirst) /* nothing of the last window hashed: s goes with the length */
-			lb = _mm512_xor_si512(lb, _mm512_zextsi128_si512(s));
-		gmulp(&e, lb, kpow64(k, 1), 0x03);
 	}
 #pragma GCC unroll 4
 	for (int g = 0; g < F; g++) {
@@ -637,16 +584,11 @@ VAES_INLINE int msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t 
 	uint32_t ctr = 2;
 	const uint8_t *gl = NULL; /* encryption: the group whose GHASH is due */
 	int gxs = 0, gends = 0;
-	size_t goff = 0, aad_in = 0, aoff = 0;
+	size_t goff = 0;
 
-	if (!p->aad_in) {
+	if (!p->aad_in)
 		s = aad_hash(k, aad, aad_len);
-	} else if (!p->paired) {
-		aad_in = aad_len; /* in the last window, the only one */
-		aoff = (aad_len + 15) / 16 + (p->last_in ? 32 : 0) + p->nt + 1;
-	}
-	if (P) { /* P == 0: no groups (make_plan()) */
-		const uint8_t *const k32 = kpow64(k, 32), *const k64 = kpow64(k, 64);
+	const uint8_t *const k32 = kpow64(k, 32), *const k64 = kpow64(k, 64);
 #define ADVANCE()                                                                                  \
 	do {                                                                                       \
 		in += 512;                                                                         \
@@ -658,68 +600,66 @@ VAES_INLINE int msg(const secho_gcm_key *k, const uint8_t iv[12], const uint8_t 
 		s = gacc_final(&a);                                                                \
 		gacc_zero(&a);                                                                     \
 	} while (0)
-		size_t j = 0;
-		if (p->paired % 2) {
-			/* the first window is a single group, with the AAD when it fits */
-			if (p->aad_in) {
-				const size_t na = (aad_len + 15) / 16;
-				__m512i x = _mm512_maskz_loadu_epi8(bytemask64(aad_len), aad);
-				gmulp(&a, _mm512_shuffle_epi8(x, vaes_bswap_mask()),
-				      kpow64(k, 32 + na), vaes_blkmask(na));
-			}
-			if (enc) {
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, NULL, 0, NULL, 0, s);
-				gl = out;
-				gxs = 1; /* it takes s (the AAD's GHASH, or zero) and ends its
-				            window */
-				gends = 1;
-			} else {
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 1, s);
-				REDUCE();
-			}
-			ADVANCE();
-			j = 1;
+	size_t j = 0;
+	if (p->paired % 2) {
+		/* the first window is a single group, with the AAD when it fits */
+		if (p->aad_in) {
+			const size_t na = (aad_len + 15) / 16;
+			__m512i x = _mm512_maskz_loadu_epi8(bytemask64(aad_len), aad);
+			gmulp(&a, _mm512_shuffle_epi8(x, vaes_bswap_mask()), kpow64(k, 32 + na),
+			      vaes_blkmask(na));
 		}
-		/* pairs of groups, one window each: the first (powers K_64..K_33) takes s */
-		for (; j < p->paired; j += 2) {
-			if (enc) {
-				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
-				const uint8_t *first = out;
-				ADVANCE();
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, first, 8, k64, 1, s);
-				gl = out;
-				gxs = 0;
-				gends = 1;
-			} else {
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k64, 1, s);
-				ADVANCE();
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 0, s);
-				REDUCE();
-			}
-			ADVANCE();
+		if (enc) {
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, NULL, 0, NULL, 0, s);
+			gl = out;
+			gxs = 1; /* it takes s (the AAD's GHASH, or zero) and ends its
+			            window */
+			gends = 1;
+		} else {
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 1, s);
+			REDUCE();
 		}
-		if (p->last_in) {
-			/* the last group opens the last window (powers from K_(nt+33)) */
-			const uint8_t *kl = kpow64(k, p->nt + 1 + 32);
-			if (enc) {
-				group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
-				gl = out;
-				gxs = 1;
-				goff = p->nt + 1;
-				gends = 0;
-			} else {
-				group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, kl, 1, s);
-			}
+		ADVANCE();
+		j = 1;
+	}
+	/* pairs of groups, one window each: the first (powers K_64..K_33) takes s */
+	for (; j < p->paired; j += 2) {
+		if (enc) {
+			group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
+			const uint8_t *first = out;
 			ADVANCE();
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, first, 8, k64, 1, s);
+			gl = out;
+			gxs = 0;
+			gends = 1;
+		} else {
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k64, 1, s);
+			ADVANCE();
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, k32, 0, s);
+			REDUCE();
 		}
+		ADVANCE();
+	}
+	if (p->last_in) {
+		/* the last group opens the last window (powers from K_(nt+33)) */
+		const uint8_t *kl = kpow64(k, p->nt + 1 + 32);
+		if (enc) {
+			group_after(&r, ivb, ctr, out, in, &a, gl, gxs, k32, &s);
+			gl = out;
+			gxs = 1;
+			goff = p->nt + 1;
+			gends = 0;
+		} else {
+			group(&r, NR256, ivb, ctr, out, in, 8, &a, in, 8, kl, 1, s);
+		}
+		ADVANCE();
+	}
 #undef ADVANCE
 #undef REDUCE
-	}
-	/* the last window's first block takes s unless the last group (which did) or the AAD
-	 * (then s is zero) opens it */
-	const int sfirst = !p->last_in && !aad_in;
-	__m128i t = end_msg(k, &r, NR256, ivb, ctr, a, s, sfirst, gl, gxs, goff, gends, aad, aad_in,
-	                    aoff, out, in, len - 512 * p->ng, aad_len, len0, enc, P, F);
+	/* the last window's first block takes s unless the last group (which did) opens it */
+	const int sfirst = !p->last_in;
+	__m128i t = end_msg(k, &r, NR256, ivb, ctr, a, s, sfirst, gl, gxs, goff, gends, out, in,
+	                    len - 512 * p->ng, aad_len, len0, enc, P, F);
 	return tag_out(t, enc, tag, tag_len, out0, len0);
 }
 

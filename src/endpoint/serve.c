@@ -143,18 +143,23 @@ static unsigned rx_queues(const char *ifname)
 }
 
 /* Open worker i's I/O queue (AF_XDP: queue io.queue + i; AF_PACKET: a fanout group when
- * there are several) with `kind` (what the first worker's AUTO chose). NULL with err. */
+ * there are several) with `kind` (what the first worker's AUTO chose); first: worker 0's
+ * queue (NULL for worker 0 itself). NULL with err. */
 static struct secho_io *open_queue(const struct secho_endpoint_cfg *cfg, unsigned nw, unsigned i,
-                                   enum secho_io_kind kind, char *err, size_t errlen)
+                                   enum secho_io_kind kind, const struct secho_io *first, char *err,
+                                   size_t errlen)
 {
 	struct secho_io_cfg ioc = cfg->io;
 	ioc.kind = kind;
 	ioc.max_frame = SECHO_ETH_HLEN + SECHO_VLAN_HLEN + cfg->wire.mtu;
 	ioc.queue = cfg->io.queue + i;
-	/* One group per endpoint process; the kernel spreads the interface's frames over its
-	 * sockets by flow hash, so a flow keeps one worker and its order. */
+	/* One group per endpoint process, under an id the kernel gives worker 0's socket (no
+	 * other endpoint's group on the interface has it); the kernel spreads the interface's
+	 * frames over its sockets by flow hash, so a flow keeps one worker and its order. */
 	ioc.fanout = nw > 1;
-	ioc.fanout_id = (uint16_t)(getpid() & 0xffff);
+	ioc.fanout_new = !first;
+	if (first && secho_io_fanout_id(first) >= 0)
+		ioc.fanout_id = (uint16_t)secho_io_fanout_id(first);
 	return secho_io_open(&ioc, err, errlen);
 }
 
@@ -167,8 +172,8 @@ static void print_workers(const struct secho_endpoint_cfg *cfg, const struct wth
 		snprintf(how, sizeof(how), "AF_XDP queues %u-%u", cfg->io.queue,
 		         cfg->io.queue + nw - 1);
 	else if (kind == SECHO_IO_PACKET && nw > 1)
-		snprintf(how, sizeof(how), "AF_PACKET fanout group %u by flow hash",
-		         (unsigned)(getpid() & 0xffff));
+		snprintf(how, sizeof(how), "AF_PACKET fanout group %d by flow hash",
+		         secho_io_fanout_id(ts[0].w.io));
 	else
 		snprintf(how, sizeof(how), "%s", secho_io_kind_name(kind));
 	size_t u = 0;
@@ -306,7 +311,8 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 			        strerror(-e));
 			goto out;
 		}
-		w->io = open_queue(cfg, nw, nopen, kind, err, sizeof(err));
+		w->io = open_queue(cfg, nw, nopen, kind, nopen ? ts[0].w.io : NULL, err,
+		                   sizeof(err));
 		if (!w->io) {
 			if (nw > 1)
 				fprintf(stderr, "secho serve: I/O (MTU %u), worker %u of %u: %s\n",

@@ -598,6 +598,7 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 	}
 	p->io.ops = &pkt_ops;
 	p->io.kind = SECHO_IO_PACKET;
+	p->io.fanout_id = -1;
 	p->io.busy_poll = cfg->busy_poll;
 	p->txfd = -1;
 	snprintf(p->ifname, sizeof(p->ifname), "%s", cfg->ifname);
@@ -666,14 +667,29 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 		goto fail_rx;
 	}
 	if (cfg->fanout) {
-		/* After bind: the group spreads the interface's frames over its sockets. */
-		int fo = (int)cfg->fanout_id | (PACKET_FANOUT_HASH << 16);
+		/* After bind: the group spreads the interface's frames over its sockets. A new
+		 * group asks the kernel for an id no other group has (the id given must be 0),
+		 * then reads it back; the flag is the first socket's alone, not the group's. */
+		int fo = cfg->fanout_new ? (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_UNIQUEID) << 16
+		                         : (int)cfg->fanout_id | (PACKET_FANOUT_HASH << 16);
+		socklen_t fl = sizeof(fo);
 
 		if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT, fo))) {
-			secho_io_err(err, errlen, "PACKET_FANOUT (group %u): %s", cfg->fanout_id,
+			if (cfg->fanout_new)
+				secho_io_err(err, errlen, "PACKET_FANOUT (a new group): %s",
+				             strerror(-r));
+			else
+				secho_io_err(err, errlen, "PACKET_FANOUT (group %u): %s",
+				             cfg->fanout_id, strerror(-r));
+			goto fail_rx;
+		}
+		if (getsockopt(p->rxfd, SOL_PACKET, PACKET_FANOUT, &fo, &fl)) {
+			r = -errno;
+			secho_io_err(err, errlen, "PACKET_FANOUT: the group's id: %s",
 			             strerror(-r));
 			goto fail_rx;
 		}
+		p->io.fanout_id = fo & 0xffff;
 		if (cfg->bpf && cfg->bpf_len)
 			r = attach_filter(p->rxfd, cfg->bpf, cfg->bpf_len);
 		else if (setopt_int(p->rxfd, SOL_SOCKET, SO_DETACH_FILTER, 0)) /* an int: */

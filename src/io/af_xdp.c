@@ -588,6 +588,7 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 	}
 	x->io.ops = &xdp_ops;
 	x->io.kind = SECHO_IO_XDP;
+	x->io.fanout_id = -1;
 	x->io.busy_poll = cfg->busy_poll;
 	x->io.in_place = true;
 	snprintf(x->ifname, sizeof(x->ifname), "%s", cfg->ifname);

@@ -243,3 +243,8 @@ int secho_io_fd(const struct secho_io *io)
 {
 	return io->fd;
 }
+
+int secho_io_fanout_id(const struct secho_io *io)
+{
+	return io->fanout_id;
+}

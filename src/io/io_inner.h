@@ -38,6 +38,7 @@ struct secho_io {
 	bool eof;              /* finite input exhausted (pcap) */
 	char input_error[256]; /* finite input malformed (pcap): why; eof is set with it */
 	enum secho_io_kind kind;
+	int fanout_id; /* PACKET: the fanout group joined; -1 = none (every backend sets it) */
 	struct secho_io_stats stats;
 	char desc[512];
 };

@@ -223,6 +223,7 @@ struct secho_io *secho_io_pcap_open(const struct secho_io_cfg *cfg, char *err, s
 	p->io.ops = &pcap_ops;
 	p->io.kind = SECHO_IO_PCAP;
 	p->io.fd = -1;
+	p->io.fanout_id = -1;
 	p->io.in_place = !cfg->tx_copy;
 	p->tx_copy = cfg->tx_copy;
 	if (cfg->pcap_in) {

@@ -18,6 +18,10 @@ if [ ! -x "$SECHO" ]; then
 	echo "FAIL $(basename "$0" .sh): $SECHO is not built (make)"
 	exit 1
 fi
+# So is a command scripts/deps.sh installs (check_lib.bash: need_tools).
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
+need_tools "$(basename "$0" .sh)" ip curl jq || exit 1
 DASH_TMP=$(mktemp -d /tmp/secho-dash-test.XXXXXX)
 
 # ---- cases: t_begin NAME; t_check COND-STATUS MESSAGE; t_end ----
@@ -45,9 +49,6 @@ is() { [ "$1" = "$2" ]; t_check $? "$3: got '$1', want '$2'"; }
 # Why the machine cannot run the dashboard's virtual wire, or nothing.
 dash_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
-	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
-	command -v curl >/dev/null || { echo "curl not installed (scripts/deps.sh)"; return 0; }
-	command -v jq >/dev/null || { echo "jq not installed (scripts/deps.sh)"; return 0; }
 	return 1
 }
 
@@ -88,8 +89,10 @@ dash_stop() {
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	{
+		kill -0 "$pid" && kill -KILL "$pid"
+		wait "$pid"
+	} 2>/dev/null # killed on purpose: no "Killed" notice
 	for ns in "secho-de-$pid" "secho-dh-$pid"; do
 		if ip netns list 2>/dev/null | grep -qw "$ns"; then
 			# shellcheck disable=SC2046

@@ -44,19 +44,56 @@ running() { jobs -rp | grep -qx "$1"; }
 stop_job() {
 	local pid=$1
 	[ -n "$pid" ] || return 0
-	if running "$pid"; then
-		kill "-${2:-TERM}" "$pid" 2>/dev/null
-		for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
-		running "$pid" && kill -9 "$pid" 2>/dev/null
-	fi
-	wait "$pid" 2>/dev/null
+	# (stderr of the whole: bash's "Killed" notice for a job killed on purpose comes when
+	# the shell reaps it, which may be at any command from the kill to the wait)
+	{
+		if running "$pid"; then
+			kill "-${2:-TERM}" "$pid"
+			for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
+			running "$pid" && kill -9 "$pid"
+		fi
+		wait "$pid"
+	} 2>/dev/null
 	return 0
 }
 
-# Why the topology cannot be built here, or nothing if it can. Prints the reason.
+# serve_up LOG PID: wait (bounded: 10 s) until `secho serve` says in LOG that it is up (its
+# "secho serve: key id" banner); 1 when PID exited first or time ran out. The caller empties
+# LOG before it starts the endpoint: a banner left there by an earlier run would pass for
+# this one's.
+serve_up() {
+	for _ in $(seq 1 100); do
+		grep -qs '^secho serve: key id' "$1" && return 0
+		running "$2" || return 1
+		sleep 0.1
+	done
+	return 1
+}
+# serve_start SIDE LOG SERVE-ARGS...: `secho serve SERVE-ARGS` in the namespace SIDE
+# (endpoint or host; its $SECHO_LAB), its output in LOG (emptied first), and serve_up.
+# SERVE_PID is its PID (a job of this shell; it gets SIGTERM should the shell die). When it
+# did not come up (status 1): SERVE_RC is its exit status and SERVE_PID empty when it
+# exited, SERVE_RC empty when it still runs (stop it: stop_job).
+serve_start() {
+	local side=$1 log=$2
+	shift 2
+	SERVE_RC=
+	: >"$log"
+	"${LAB_RUN[@]}" "$side" "$SECHO_LAB" serve "$@" >"$log" 2>&1 &
+	SERVE_PID=$!
+	serve_up "$log" "$SERVE_PID" && return 0
+	if ! running "$SERVE_PID"; then
+		wait "$SERVE_PID" 2>/dev/null
+		SERVE_RC=$?
+		SERVE_PID=
+	fi
+	return 1
+}
+
+# Why the topology cannot be built here, or nothing if it can. Prints the reason. (A
+# missing ip is not such a reason: scripts/deps.sh installs iproute2, and netns_setup fails.)
 netns_unavailable() {
 	if [ "$(id -u)" -ne 0 ]; then echo "needs root (network namespaces)"; return 0; fi
-	command -v ip >/dev/null || { echo "iproute2 (ip) not installed"; return 0; }
 	[ -x "$SECHO_LAB" ] || { echo "$SECHO_LAB not built"; return 0; }
 	return 1
 }
@@ -64,6 +101,8 @@ netns_unavailable() {
 # Create both namespaces and the veth pair, owned by this shell. Extra arguments go to
 # `secho lab up` (--mtu N, --queues N). Returns non-zero (after cleaning up) on error.
 netns_setup() {
+	command -v ip >/dev/null ||
+		{ echo "netns_setup: ip not installed (scripts/deps.sh installs iproute2)" >&2; return 1; }
 	"$SECHO_LAB" lab up --id $$ --tag s --owner $$ "$@" || { echo "netns_setup failed" >&2; return 1; }
 }
 

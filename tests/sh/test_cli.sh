@@ -23,12 +23,7 @@ QUICK=${SECHO_TEST_QUICK:-0}
 # shellcheck source=tests/sh/check_lib.bash
 . "$ROOT/tests/sh/check_lib.bash"
 
-for tool in openssl xxd jq; do
-	if ! command -v "$tool" >/dev/null; then
-		unavailable "secho cli" "$tool not installed (scripts/deps.sh)"
-		exit 0
-	fi
-done
+need_tools "secho cli" openssl xxd jq || exit 1
 if [ ! -x "$S" ]; then
 	echo "FAIL secho cli: $S not built"
 	exit 1

@@ -275,8 +275,10 @@ if ip netns add "$NS_I" &&
 	done
 	kill -0 "$IPID" 2>/dev/null
 	t_check $((!$?)) "dashboard exited on SIGTERM"
-	kill -KILL "$IPID" 2>/dev/null
-	wait "$IPID" 2>/dev/null
+	{
+		kill -KILL "$IPID"
+		wait "$IPID"
+	} 2>/dev/null # killed on purpose: no "Killed" notice
 	rm -rf "/tmp/secho-dash-$IPID".*
 	left=$(ip netns pids "$NS_I" 2>/dev/null | tr '\n' ' ')
 	is "$left" "" "processes left in the namespace"

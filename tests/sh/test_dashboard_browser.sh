@@ -20,10 +20,11 @@ unavail() {
 	exit 0
 }
 if why=$(dash_unavailable); then unavail "$why"; fi
-[ -x /usr/bin/chromium ] || unavail "Debian's chromium is not installed (scripts/deps.sh)"
+[ -x /usr/bin/chromium ] ||
+	{ echo "FAIL dashboard browser: Debian's chromium is not installed (scripts/deps.sh installs it)"; exit 1; }
 BR="$ROOT/tests/browser"
 if [ ! -d "$BR/node_modules/playwright-core" ]; then
-	command -v npm >/dev/null || unavail "npm not installed (scripts/deps.sh)"
+	need_tools "dashboard browser" npm || exit 1
 	if ! timeout 300 npm ci --prefix "$BR" --no-audit --no-fund >"$DASH_TMP/npm.log" 2>&1; then
 		sed 's/^/  /' "$DASH_TMP/npm.log" | tail -5
 		unavail "npm ci --prefix tests/browser failed (playwright-core not installable here)"

@@ -45,23 +45,16 @@ check() { # description, shell condition (one string, evaluated)
 
 "$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
-# start_ep IO OFFLOAD [serve args]: start the endpoint, wait (bounded) for its banner. When
-# it exits instead, its status is in EP_RC. The log is emptied first: the banner of the
-# previous endpoint in it would pass for this one's.
+# start_ep IO OFFLOAD [serve args]: start the endpoint, wait (bounded) for its banner
+# (netns.sh: serve_start). When it exits instead, its status is in EP_RC.
 start_ep() {
 	local io=$1 off=$2
 	shift 2
-	EP_RC=
-	: >"$D/serve.log"
-	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" --state "$D/seq.state" \
-		--io "$io" --offload "$off" "$@" >"$D/serve.log" 2>&1 &
-	EP=$!
-	for _ in $(seq 1 50); do
-		grep -q '^secho serve: key id' "$D/serve.log" && return 0
-		running "$EP" || { wait "$EP" 2>/dev/null; EP_RC=$?; EP=; return 1; }
-		sleep 0.1
-	done
-	return 1
+	serve_start endpoint "$D/serve.log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" --io "$io" --offload "$off" "$@"
+	local rc=$?
+	EP=$SERVE_PID EP_RC=$SERVE_RC
+	return $rc
 }
 # Why the kernel cannot give us FEATURE (afalg, xdp) here, or nothing when it can: asked
 # of the kernel itself (XDP in the endpoint namespace, on its lo, which no test uses).

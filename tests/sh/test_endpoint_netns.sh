@@ -57,17 +57,6 @@ jqn() { jq -r "$1" "$2"; }
 
 "$S" keygen --key-id 42 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
-# wait_banner LOG PID: wait (bounded) for the endpoint's banner; 1 if it exited first. The
-# caller empties LOG before it starts the endpoint: a banner left in it from an earlier run
-# would be taken for this one's.
-wait_banner() {
-	for _ in $(seq 1 50); do
-		grep -qs "^secho serve: key id" "$1" && return 0
-		running "$2" || return 1
-		sleep 0.1
-	done
-	return 1
-}
 # ip4_frame DST_MAC SRC_MAC SRC_IP DST_IP SPORT DPORT PAYLOAD_LEN [TAG_HEX]: one Ethernet /
 # IPv4 / UDP frame as hex (IPv4 checksum computed, UDP checksum 0 = none, payload bytes
 # 0x5a); TAG_HEX (a TPID and TCI, e.g. 81000005) goes after the MACs.
@@ -140,7 +129,7 @@ in_e sh -c '
 	echo $? >"$8"
 ' sh "$D/st" "$S" "$IF_E" "$IP_E" "$D/key" "$D/st.log" "$D/fill-now" "$D/st.exit" &
 EP=$!
-if wait_banner "$D/st.log" "$EP"; then
+if serve_up "$D/st.log" "$EP"; then
 	host load --seconds 4 --max-loss 1000000000 --json --seq-log "$D/st.seqs" \
 		>"$D/st.json" 2>"$D/st.err" &
 	LP=$!
@@ -172,15 +161,16 @@ stop_ep TERM
 
 # ---- 2. every copy of the key in locked, dump-excluded memory ----
 KEYHEX=$(sed -n 's/^key //p' "$D/key")
-# start_ep LOG serve-args...: the endpoint in its namespace; EP is its own PID.
+# start_ep LOG serve-args...: the endpoint up in its namespace; EP is its own PID
+# (netns.sh: serve_start).
 start_ep() {
 	local log=$1
 	shift
-	: >"$log"
-	ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-		--state "$D/seq.state" "$@" >"$log" 2>&1 &
-	EP=$!
-	wait_banner "$log" "$EP"
+	serve_start endpoint "$log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" "$@"
+	local rc=$?
+	EP=$SERVE_PID
+	return $rc
 }
 for off in openssl ipsec-mb afalg; do
 	if ! start_ep "$D/km.log" --io packet --offload "$off"; then
@@ -205,10 +195,11 @@ done
 
 # ---- 3. a shared key, instance 7: the host verifies the instance's responses ----
 "$S" keygen --key-id 43 --shared --out "$D/shared.key" >/dev/null
-if ip netns exec "$NS_E" "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/shared.key" \
-	--state "$D/shared.state" --instance 7 --io packet >"$D/sh.log" 2>&1 &
-	EP=$!
-	wait_banner "$D/sh.log" "$EP"; then
+serve_start endpoint "$D/sh.log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/shared.key" \
+	--state "$D/shared.state" --instance 7 --io packet
+up=$?
+EP=$SERVE_PID
+if [ "$up" = 0 ]; then
 	in_h "$S" host paired --key "$D/shared.key" --iface "$IF_H" --dst-mac "$MAC_E" \
 		--src-ip "$IP_H" --dst-ip "$IP_E" --quiet --count 100 --json >"$D/sh.json" 2>"$D/sh.err"
 	rc=$?
@@ -227,11 +218,11 @@ fi
 stop_ep TERM
 
 # ---- 4. reflection: two endpoints, spoofed requests from the other's service port ----
-EP2=
-if ip netns exec "$NS_H" "$S" serve --iface "$IF_H" --ip "$IP_H/24" --key "$D/key" \
-	--state "$D/b.state" --io packet >"$D/b.log" 2>&1 &
-	EP2=$!
-	wait_banner "$D/b.log" "$EP2" && start_ep "$D/a.log" --io packet; then
+serve_start host "$D/b.log" --iface "$IF_H" --ip "$IP_H/24" --key "$D/key" \
+	--state "$D/b.state" --io packet
+up=$?
+EP2=$SERVE_PID
+if [ "$up" = 0 ] && start_ep "$D/a.log" --io packet; then
 	# A request from 192.0.2.1:4000 (the other endpoint's streaming port) to ours.
 	pcap_of "$D/spoof.pcap" $(for i in 1 2 3 4 5; do
 		ip4_frame "$MAC_E" "$MAC_H" "$IP_H" "$IP_E" 4000 4000 100
@@ -250,10 +241,7 @@ else
 	sed 's/^/  /' "$D/a.log" "$D/b.log" | head -6
 fi
 stop_ep TERM
-if [ -n "$EP2" ]; then
-	running "$EP2" && kill "$EP2" 2>/dev/null
-	wait "$EP2" 2>/dev/null
-fi
+stop_job "$EP2"
 
 # ---- 5. VLANs ----
 # Tagged frames are built by the test (this kernel may have no VLAN devices): raw requests

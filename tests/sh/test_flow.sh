@@ -24,30 +24,11 @@ trap 'rm -rf "$T"' EXIT
 # shellcheck source=tests/sh/flow_lib.bash
 . "$ROOT/tests/sh/flow_lib.bash"
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
-unavailable() { echo "UNAVAILABLE $1: $2"; }
+# group, check, end_group, unavailable (tests/unit/harness.h's format)
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 
-for tool in jq editcap; do
-	if ! command -v "$tool" >/dev/null; then
-		unavailable "secho flow" "$tool not installed (scripts/deps.sh)"
-		exit 0
-	fi
-done
+need_tools "secho flow" jq editcap || exit 1 # editcap: tshark's wireshark-common
 [ -x "$S" ] || { echo "FAIL secho flow: $S not built"; exit 1; }
 
 # ---- usage ----

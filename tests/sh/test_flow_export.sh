@@ -54,7 +54,7 @@ trap 'exit 1' INT TERM
 for b in "$S" "$LIS"; do
 	[ -x "$b" ] || { echo "FAIL flow export: $b not built"; exit 1; }
 done
-command -v jq >/dev/null || { echo "UNAVAILABLE flow export: jq not installed (scripts/deps.sh)"; exit 0; }
+need_tools "flow export" jq || exit 1
 
 flow_gen conformance 600 3 "$T/c.pcap" || { echo "FAIL flow export: generator"; exit 1; }
 flow_gen light 20000 4 "$T/l.pcap" || { echo "FAIL flow export: generator"; exit 1; }
@@ -75,42 +75,17 @@ listen_lines_ms() {
 }
 
 # ---- listeners ----
-start_nfcapd() { # dir log -> NF_PORT, NF_PID; 1 when it did not start
-
-	for _ in 1 2 3 4 5; do
-		NF_PORT=$((20000 + RANDOM % 40000))
-		mkdir -p "$1"
-		: >"$2"
-		nfcapd -b 127.0.0.1 -p "$NF_PORT" -w "$1" -B 8000000 >"$2" 2>&1 &
-		NF_PID=$!
-		PIDS+=("$NF_PID")
-		for _ in $(seq 40); do
-			grep -q 'Startup nfcapd' "$2" && return 0
-			kill -0 "$NF_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -TERM "$NF_PID" 2>/dev/null
-		wait "$NF_PID" 2>/dev/null
-	done
-	return 1
-}
-udp_drained() { # port: nothing waits on its socket (bounded)
-	local q
-	for _ in $(seq 200); do
-		q=$(ss -Hlun "sport = :$1" 2>/dev/null | awk '{print $2}' | head -1)
-		[ "${q:-0}" = 0 ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
 stop_pid() { # pid: SIGTERM, wait up to 5 s; sets prc
 	kill -TERM "$1" 2>/dev/null
 	for _ in $(seq 100); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
-	kill -9 "$1" 2>/dev/null
-	wait "$1"
+	# (prc says whether it had to be killed: no "Killed" notice)
+	{
+		kill -9 "$1"
+		wait "$1"
+	} 2>/dev/null
 	prc=$?
 }
 # start_listener MODE(tcp|udp) NAME [PORT] [NETNS]: ipfix_listen writing $T/NAME.lines and
@@ -134,22 +109,22 @@ start_listener() {
 # ---- 1: nfcapd ----
 group "flow export: nfcapd gets every record of secho flow (UDP), dated right, 0 sequence errors"
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
-	echo "UNAVAILABLE flow export: nfcapd: nfdump not installed (scripts/deps.sh)"
+	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
 	for run in "c biflow 1" "c uniflow 1" "l biflow 2" "l uniflow 2"; do
 		read -r cap mode w <<<"$run"
 		d=$T/nf-$cap-$mode
 		opt=()
 		[ "$mode" = uniflow ] && opt=(--uniflow)
-		if ! start_nfcapd "$d" "$d.log"; then
+		if ! nfcapd_start "$d" "$d.log" 8000000; then
 			check 1 "nfcapd did not start: $(tail -2 "$d.log")"
 			continue
 		fi
+		PIDS+=("$NF_PID")
 		"$S" flow --pcap "$T/$cap.pcap" "${opt[@]}" --workers "$w" --quiet --json "$d.json" \
 			--json-stats --collector "udp://127.0.0.1:$NF_PORT" >"$d.out" 2>"$d.err"
 		check $? "$cap $mode: secho flow failed: $(tail -2 "$d.err")"
-		udp_drained "$NF_PORT"
-		stop_pid "$NF_PID"
+		nfcapd_stop
 		record_lines "$d.json" | cmp -s - <(truth_lines "$T/$cap.pcap.truth.csv")
 		check $? "$cap $mode: the records are not the truth"
 		recs=$(wc -l <"$d.json")
@@ -182,8 +157,10 @@ end_group
 
 # ---- 2: tshark ----
 group "flow export: tshark decodes secho flow's export"
-if ! command -v tshark >/dev/null || ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
-	echo "UNAVAILABLE flow export: tshark: needs tshark, unshare and root (a network namespace of its own)"
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+elif ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
+	skip_group "needs unshare and root (a network namespace of its own)"
 else
 	# In a new network namespace the loopback carries only this test's packets; a strict
 	# listener receives there (so nothing is refused), tshark captures.
@@ -249,7 +226,8 @@ start_listener udp m-u1 && U1=$LIS_PORT && U1P=$LIS_PID || ok=0
 start_listener udp m-u2 && U2=$LIS_PORT && U2P=$LIS_PID || ok=0
 start_listener tcp m-t && TT=$LIS_PORT && TTP=$LIS_PID || ok=0
 nf=()
-if command -v nfcapd >/dev/null && start_nfcapd "$T/m-nf" "$T/m-nf.log"; then
+if command -v nfcapd >/dev/null && nfcapd_start "$T/m-nf" "$T/m-nf.log" 8000000; then
+	PIDS+=("$NF_PID")
 	nf=(--collector "udp://127.0.0.1:$NF_PORT")
 fi
 check $((1 - ok)) "a listener did not start"
@@ -281,8 +259,7 @@ if [ $ok = 1 ]; then
 		check $? "$name: records differ from the meter's: $(listen_lines_ms "$T/m-$name.lines" | diff - "$T/m.want" | head -3 | tr '\n' ' ')"
 	done
 	if [ ${#nf[@]} -gt 0 ]; then
-		udp_drained "$NF_PORT"
-		stop_pid "$NF_PID"
+		nfcapd_stop
 		ident=$(grep 'Ident:' "$T/m-nf.log" | tail -1)
 		[[ "$ident" == *"Flows: $recs,"* ]] && [[ "$ident" == *"Sequence Errors: 0,"* ]]
 		check $? "nfcapd says '$ident'; want $recs flows, 0 sequence errors"
@@ -333,7 +310,7 @@ name="flow export: live: UDP templates every --template-refresh, a TCP collector
 if why=$(netns_unavailable); then
 	echo "UNAVAILABLE $name: $why"
 elif ! command -v tcpreplay >/dev/null; then
-	echo "UNAVAILABLE $name: tcpreplay not installed (scripts/deps.sh)"
+	echo "FAIL $name: tcpreplay not installed (scripts/deps.sh installs it)"
 else
 	group "$name"
 	flow_gen light 6000 5 "$T/a.pcap" && flow_gen light 6000 6 "$T/b.pcap" ||

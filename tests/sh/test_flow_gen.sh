@@ -20,22 +20,9 @@ CHECK=$ROOT/$BUILD/tools/flow_truth_check
 T=$(mktemp -d /tmp/secho-flowgen.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
+# group, check, end_group, unavailable (tests/unit/harness.h's format)
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 lines() { wc -l <"$1" | tr -d ' '; }
 
 for b in "$S" "$CHECK"; do
@@ -187,7 +174,7 @@ if command -v tshark >/dev/null; then
 		check $? "nix band $i: ${ns[$i]:-?}% (FlowTest ${nw[$i]}%)"
 	done
 else
-	echo "UNAVAILABLE flow gen: FlowTest shares: tshark not installed (scripts/deps.sh)"
+	check 1 "FlowTest shares: tshark not installed (scripts/deps.sh installs it)"
 fi
 mean_len() { awk -F, '!/^#/ && NR > 1 {p += $11; o += $12} END {printf "%.0f", o / p}' "$1"; }
 hm=$(mean_len "$T/heavy.pcap.truth.csv")

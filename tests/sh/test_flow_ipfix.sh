@@ -22,6 +22,8 @@ BUILD=${BUILD:-build}
 S=${SECHO_BIN:-$ROOT/$BUILD/secho}
 EXP=$ROOT/$BUILD/tools/ipfix_export
 LIS=$ROOT/$BUILD/tools/ipfix_listen
+# shellcheck source=tests/sh/flow_lib.bash
+. "$ROOT/tests/sh/flow_lib.bash"
 T=$(mktemp -d /tmp/secho-ipfix.XXXXXX)
 PIDS=()
 cleanup() {
@@ -34,22 +36,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
+# group, check, end_group, unavailable (tests/unit/harness.h's format)
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 for b in "$S" "$EXP" "$LIS"; do
 	if [ ! -x "$b" ]; then
 		echo "FAIL ipfix: $b not built"
@@ -70,49 +59,9 @@ ms_lines() {
 field() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" "$1" | head -1; } # file name
 
 # ---- nfcapd ----
-start_nfcapd() { # dir log -> sets NF_PORT, NF_PID; returns 1 when it did not start
-	local try
-	for try in 1 2 3 4 5; do
-		NF_PORT=$((20000 + RANDOM % 40000))
-		mkdir -p "$1"
-		: >"$2"
-		nfcapd -b 127.0.0.1 -p "$NF_PORT" -w "$1" -B 8000000 >"$2" 2>&1 &
-		NF_PID=$!
-		PIDS+=("$NF_PID")
-		for _ in $(seq 40); do
-			grep -q 'Startup nfcapd' "$2" && return 0
-			kill -0 "$NF_PID" 2>/dev/null || break
-			sleep 0.05
-		done
-		kill -TERM "$NF_PID" 2>/dev/null
-		wait "$NF_PID" 2>/dev/null
-	done
-	return 1
-}
-# Wait (bounded) until nfcapd has read every datagram waiting on its socket, then stop it
-# (SIGTERM flushes its file).
-udp_drained() { # port [netns-less: this namespace]
-	local q
-	for _ in $(seq 200); do
-		q=$(ss -Hlun "sport = :$1" 2>/dev/null | awk '{print $2}' | head -1)
-		[ "${q:-0}" = 0 ] && return 0
-		sleep 0.05
-	done
-	return 1
-}
-stop_nfcapd() {
-	udp_drained "$NF_PORT"
-	kill -TERM "$NF_PID" 2>/dev/null
-	for _ in $(seq 100); do
-		kill -0 "$NF_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	wait "$NF_PID" 2>/dev/null
-}
-
 group "ipfix: nfcapd (UDP) records equal the truth"
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
-	echo "UNAVAILABLE ipfix: nfcapd: nfdump not installed (scripts/deps.sh)"
+	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
 	for truth in c l; do
 		tf=$T/$truth.pcap.truth.csv
@@ -124,15 +73,16 @@ else
 			print $5 "," $6 "," $7 "," dp "," $4 "," $11 "," $12 }' | sort >"$T/want.$truth"
 		for mode in uniflow biflow; do
 			d=$T/nf-$truth-$mode
-			if ! start_nfcapd "$d" "$d.log"; then
+			if ! nfcapd_start "$d" "$d.log" 8000000; then
 				check 1 "nfcapd did not start: $(tail -2 "$d.log")"
 				continue
 			fi
+			PIDS+=("$NF_PID")
 			opt=()
 			[ $mode = uniflow ] && opt=(--uniflow)
 			"$EXP" "${opt[@]}" "$tf" "udp://127.0.0.1:$NF_PORT" >"$d.exp" 2>&1
 			check $? "$truth $mode: export failed: $(tail -2 "$d.exp")"
-			stop_nfcapd
+			nfcapd_stop
 			recs=$(field "$d.exp" records)
 			ident=$(grep 'Ident:' "$d.log" | tail -1)
 			[[ "$ident" == *"Flows: $recs,"* ]] && [[ "$ident" == *"Packets: $npk,"* ]] &&
@@ -161,8 +111,10 @@ end_group
 
 # ---- tshark on a capture of the export ----
 group "ipfix: tshark decodes the export"
-if ! command -v tshark >/dev/null || ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
-	echo "UNAVAILABLE ipfix: tshark: needs tshark, unshare and root (a network namespace of its own)"
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+elif ! command -v unshare >/dev/null || [ "$(id -u)" -ne 0 ]; then
+	skip_group "needs unshare and root (a network namespace of its own)"
 else
 	# In a new network namespace the loopback carries only this test's packets; nfcapd
 	# receives there (so nothing is refused), tshark captures.

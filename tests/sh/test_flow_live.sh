@@ -37,9 +37,9 @@ unavail_all() {
 	exit 0
 }
 if why=$(netns_unavailable); then unavail_all "$why"; fi
-for tool in tcpreplay jq; do
-	command -v "$tool" >/dev/null || unavail_all "$tool not installed (scripts/deps.sh)"
-done
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
+need_tools "flow live" tcpreplay jq || exit 1
 [ -x "$S" ] || { echo "FAIL flow live: $S not built"; exit 1; }
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
@@ -76,19 +76,6 @@ start_meter() {
 	done
 	grep -q '^secho flow: metering' "$T/$name.out"
 }
-# stop_meter: SIGTERM, wait up to 10 s; sets mrc to its exit status
-stop_meter() {
-	local i
-	kill -TERM "$MP" 2>/dev/null
-	for i in $(seq 1 100); do
-		kill -0 "$MP" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$MP" 2>/dev/null
-	wait "$MP"
-	mrc=$?
-	MP=
-}
 replay() { # pcap, tcpreplay options...
 	local p=$1
 	shift
@@ -113,7 +100,7 @@ else
 	replay "$T/conf.pcap" --multiplier 10
 	rrc=$?
 	sleep 4 # the last flows go idle; the sweep exports them without a packet of theirs
-	stop_meter
+	meter_stop
 	record_lines "$T/conf.json" | notime >"$T/got"
 	truth_lines "$T/conf.pcap.truth.csv" | notime >"$T/want"
 	drops=$(final conf .kernel_drops)
@@ -160,7 +147,7 @@ for variant in xdp w2; do
 		start_meter "$variant" "${args[@]}" && { started=true; break; }
 		# a queue an AF_XDP socket just left can stay busy for a moment
 		grep -q 'busy' "$T/$variant.err" || break
-		stop_meter
+		meter_stop
 		sleep 1
 	done
 	if ! $started; then
@@ -170,13 +157,13 @@ for variant in xdp w2; do
 		else
 			echo "FAIL $name: the meter did not start: $why"
 		fi
-		stop_meter
+		meter_stop
 		continue
 	fi
 	replay "$T/light.pcap" --pps 50000
 	rrc=$?
 	sleep 0.5
-	stop_meter
+	meter_stop
 	record_lines "$T/$variant.json" | perkey >"$T/$variant.got"
 	drops=$(final "$variant" .kernel_drops)
 	# --ring 8: 8 MiB per socket (AF_PACKET: 64 KiB blocks; AF_XDP: frames of its size)

@@ -18,22 +18,9 @@ S=${SECHO_BIN:-$ROOT/$BUILD/secho}
 # shellcheck source=tests/sh/netns.sh
 . "$ROOT/tests/sh/netns.sh"
 
-g_name="" g_n=0 g_f=0
-group() { g_name=$1 g_n=0 g_f=0; }
-check() { # ok(0/1) message
-	g_n=$((g_n + 1))
-	if [ "$1" -ne 0 ]; then
-		g_f=$((g_f + 1))
-		[ "$g_f" -le 5 ] && echo "  $g_name: $2"
-	fi
-}
-end_group() {
-	if [ "$g_f" -eq 0 ]; then
-		echo "PASS $g_name ($g_n checks)"
-	else
-		echo "FAIL $g_name ($g_f of $g_n checks failed)"
-	fi
-}
+# group, check, end_group, unavailable (tests/unit/harness.h's format)
+# shellcheck source=tests/sh/check_lib.bash
+. "$ROOT/tests/sh/check_lib.bash"
 
 [ -x "$S" ] || { echo "FAIL flow replay: $S not built"; exit 1; }
 T=$(mktemp -d /tmp/secho-replay.XXXXXX)
@@ -70,12 +57,7 @@ if why=$(netns_unavailable); then
 	done
 	exit 0
 fi
-if ! command -v dumpcap >/dev/null || ! command -v tshark >/dev/null; then
-	for g in "frames intact" "bounds"; do
-		echo "UNAVAILABLE flow replay: $g: dumpcap/tshark not installed (package tshark)"
-	done
-	exit 0
-fi
+need_tools "flow replay" dumpcap tshark || exit 1 # dumpcap: tshark's wireshark-common
 netns_setup || { echo "FAIL flow replay: cannot build the veth topology"; exit 1; }
 in_h ip link set dev "$IF_H" mtu 9100 && in_e ip link set dev "$IF_E" mtu 9100 || {
 	echo "FAIL flow replay: jumbo MTU"

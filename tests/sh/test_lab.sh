@@ -87,8 +87,10 @@ script=$!
 for _ in $(seq 1 50); do [ -s "$T/pid" ] && break; sleep 0.1; done
 prog=$(cat "$T/pid" 2>/dev/null)
 check "the program started" '[ -n "$prog" ] && kill -0 "$prog" 2>/dev/null'
-kill -9 "$script"
-wait "$script" 2>/dev/null
+{
+	kill -9 "$script"
+	wait "$script"
+} 2>/dev/null # killed on purpose: no "Killed" notice
 gone=no
 for _ in $(seq 1 30); do
 	kill -0 "$prog" 2>/dev/null || { gone=yes; break; }
@@ -106,8 +108,10 @@ id2=$(($$ + 1000000))
 "$S" lab sweep >"$T/sweep1" 2>&1
 check "a live owner's lab is left alone" 'ip netns list | grep -qw "secho-th-$id2"'
 check "and the caller's own ($T_NS_H)" 'ip netns list | grep -qw "$T_NS_H"'
-kill -9 "$OWNER"
-wait "$OWNER" 2>/dev/null
+{
+	kill -9 "$OWNER"
+	wait "$OWNER"
+} 2>/dev/null
 OWNER=
 "$S" lab sweep >"$T/sweep2" 2>&1
 check "a dead owner's lab is swept: $(tr '\n' ' ' <"$T/sweep2")" '! ip netns list | grep -qw "secho-th-$id2" && ! ip netns list | grep -qw "secho-te-$id2"'
@@ -117,8 +121,10 @@ check "its mark is gone" '[ ! -e "/run/secho-lab/secho-th-$id2" ]'
 sleep 60 &
 OWNER=$!
 "$S" lab up --id "$id2" --tag t --owner "$OWNER" || check "up for a stand-in owner (2)" false
-kill -9 "$OWNER"
-wait "$OWNER" 2>/dev/null
+{
+	kill -9 "$OWNER"
+	wait "$OWNER"
+} 2>/dev/null
 OWNER=
 "$S" lab down --id $$ --tag t
 "$S" lab up --id $$ --tag t --owner $$ 2>"$T/up.err" || check "up again" false
@@ -138,8 +144,10 @@ for _ in $(seq 1 30); do # bounded: it was signalled already, the wait only reap
 	sleep 0.1
 done
 check "down: what ran in it was stopped" '[ "$stopped" = yes ]'
-kill -9 "$sleeper" 2>/dev/null
-wait "$sleeper" 2>/dev/null
+{
+	kill -9 "$sleeper"
+	wait "$sleeper"
+} 2>/dev/null
 netns_cleanup
 check "down twice is fine" '[ $? -eq 0 ]'
 verdict down

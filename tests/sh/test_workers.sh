@@ -64,23 +64,14 @@ if [ -z "$C1" ]; then
 fi
 "$S" keygen --key-id 61 --out "$D/key" >/dev/null || { fail "keygen"; exit 1; }
 
-# wait_banner LOG PID: wait (bounded) for the endpoint's banner; 1 if it exited first.
-wait_banner() {
-	for _ in $(seq 1 100); do
-		grep -qs "^secho serve: key id" "$1" && return 0
-		running "$2" || return 1
-		sleep 0.1
-	done
-	return 1
-}
-start_ep() { # LOG serve-args...
+start_ep() { # LOG serve-args...: the endpoint up with two workers (netns.sh: serve_start)
 	local log=$1
 	shift
-	: >"$log"
-	"${LAB_RUN[@]}" endpoint "$S" serve --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
-		--state "$D/seq.state" --workers 2 --cpus "$C0,$C1" --report-rate 50 "$@" >"$log" 2>&1 &
-	EP=$!
-	wait_banner "$log" "$EP"
+	serve_start endpoint "$log" --iface "$IF_E" --ip "$IP_E/24" --key "$D/key" \
+		--state "$D/seq.state" --workers 2 --cpus "$C0,$C1" --report-rate 50 "$@"
+	local rc=$?
+	EP=$SERVE_PID
+	return $rc
 }
 # start_ep_retry LOG args...: start_ep, again (bounded) while the kernel is still releasing
 # the AF_XDP queues of a killed endpoint (EBUSY: released asynchronously, see af_xdp.c)
