@@ -873,8 +873,10 @@ static int open_live(struct meter *m, char *err, size_t errlen)
 	ic.promisc = true;
 	ic.rx_ring_bytes = (uint64_t)(cfg->ring_mib ? cfg->ring_mib : SECHO_FLOW_RING_MIB) << 20;
 	ic.tx_ring = 64; /* AF_XDP: nothing is sent, the least UMEM for it */
+	/* AF_PACKET, several workers: one fanout group, under an id the kernel gives the first
+	 * socket (no other group on the interface has it); the others join it */
 	ic.fanout = m->n > 1;
-	ic.fanout_id = (uint16_t)(getpid() & 0xffff);
+	ic.fanout_new = m->n > 1;
 	ic.queue = 0;
 	ic.xdp_mode = cfg->xdp_mode;
 	if (m->tier) { /* AF_XDP sockets behind the offload program, in its mode */
@@ -908,6 +910,9 @@ static int open_live(struct meter *m, char *err, size_t errlen)
 			w->io[w->nio++] = io;
 		}
 	} else {
+		ic.fanout_new = false;
+		if (secho_io_fanout_id(first) >= 0)
+			ic.fanout_id = (uint16_t)secho_io_fanout_id(first);
 		for (unsigned i = 1; i < m->n; i++) {
 			struct secho_io *io = secho_io_open(&ic, e, sizeof(e));
 			if (!io) {
