@@ -172,7 +172,8 @@ int main(void)
 		unsigned na = drain(a, 300), nc = drain(c, 300), nb = drain(b, 300);
 		unsigned np = drain(plain, 300);
 		T_CHECK(sent == NFRAMES, "sent %d of %d frames", sent, NFRAMES);
-		T_CHECK(np == (unsigned)sent, "a socket in no group received %u, want %d", np, sent);
+		T_CHECK(np == (unsigned)sent, "a socket in no group received %u, want %d", np,
+		        sent);
 		T_CHECK(na + nc == (unsigned)sent, "the first group received %u + %u, want %d", na,
 		        nc, sent);
 		T_CHECK(nb == (unsigned)sent, "the second group received %u, want %d", nb, sent);
