@@ -79,7 +79,12 @@ struct secho_io_cfg {
 	const void *bpf;        /* PACKET: optional classic BPF (struct sock_filter[]) */
 	uint16_t bpf_len;       /* number of instructions in bpf */
 	uint32_t rx_ring;       /* frames (power of 2); 0 = 2048 */
-	uint32_t tx_ring;       /* frames (power of 2); 0 = 2048 */
+	/* PACKET, XDP: with rx_ring 0, the receive ring sized in bytes instead: as many frames
+	 * of the backend's frame size as fit (a power of 2, at least 256); 0 = rx_ring rules.
+	 * A receive-only user that may be descheduled for tens of ms (the flow meter) needs
+	 * its buffer in bytes, whatever the frame size. */
+	uint64_t rx_ring_bytes;
+	uint32_t tx_ring; /* frames (power of 2); 0 = 2048 */
 	enum secho_io_xdp_mode xdp_mode;
 	bool xdp_copy; /* XDP: do not try zero-copy */
 	/* XDP: the caller's own XDP program is (or will be) attached and redirects to the

@@ -138,7 +138,8 @@ static int cmd_flow_gen(int argc, char *argv[])
 }
 
 static const char usage[] =
-        "usage: secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet]) [--collector URL]...\n"
+        "usage: secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet] [--ring MIB])\n"
+        "                  [--collector URL]...\n"
         "                  [--uniflow] [--active S] [--inactive S] [--flows N] [--workers N]\n"
         "                  [--observation-domain ID] [--template-refresh S] [--json FILE|-]\n"
         "                  [--stats S] [--json-stats]\n"
@@ -156,6 +157,9 @@ static const char usage[] =
         "  --iface IF           meter an interface live (receive only) until SIGINT/SIGTERM,\n"
         "                       then export every flow\n"
         "  --io KIND            auto|xdp|packet (with --iface; default auto)\n"
+        "  --ring MIB           (with --iface) each socket's receive ring, MiB (default 64;\n"
+        "                       1-4096): what arrives while the meter is descheduled\n"
+        "                       waits there; a full ring drops (kernel_drops)\n"
         "  --collector URL      IPFIX to udp://HOST[:PORT] or tcp://HOST[:PORT] (port 4739\n"
         "                       by default; IPv6 addresses in brackets), or into an IPFIX\n"
         "                       file (file:PATH, RFC 5655); repeatable, up to 8: each\n"
@@ -310,6 +314,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 		O_OFL_THRESHOLD,
 		O_OFL_FLOWS,
 		O_XDP_MODE,
+		O_RING,
 	};
 	static const struct option opts[] = {
 	        {"pcap", required_argument, NULL, O_PCAP},
@@ -332,6 +337,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 	        {"offload-threshold", required_argument, NULL, O_OFL_THRESHOLD},
 	        {"offload-flows", required_argument, NULL, O_OFL_FLOWS},
 	        {"xdp-mode", required_argument, NULL, O_XDP_MODE},
+	        {"ring", required_argument, NULL, O_RING},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0}};
 	const char *pcap = NULL, *iface = NULL, *json = NULL, *io_s = NULL;
@@ -339,7 +345,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 	unsigned ncoll = 0;
 	bool uniflow = false, jstats = false, quiet = false;
 	double active = 300, inactive = 30, stats_s = 0;
-	uint64_t flows = 1048576, workers = 1, odid = 0, trefresh = 60;
+	uint64_t flows = 1048576, workers = 1, odid = 0, trefresh = 60, ring = 0;
 	enum secho_io_kind io = SECHO_IO_AUTO;
 	enum secho_flow_hash_kind hash = SECHO_FLOW_HASH_DEFAULT;
 	bool offload = false;
@@ -467,6 +473,11 @@ static int cmd_flow_meter(int argc, char *argv[])
 				                     "--xdp-mode: '%s' is not native, skb or any",
 				                     optarg);
 			break;
+		case O_RING:
+			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_RING_MIB_MAX, &ring))
+				return cli_usage_err("flow", "--ring: '%s' is not 1-%u (MiB)",
+				                     optarg, SECHO_FLOW_RING_MIB_MAX);
+			break;
 		default:
 			return cli_bad_option("flow", c, argv);
 		}
@@ -479,6 +490,8 @@ static int cmd_flow_meter(int argc, char *argv[])
 		                             "'secho flow --help')");
 	if (io_s && !iface)
 		return cli_usage_err("flow", "--io goes with --iface");
+	if (ring && !iface)
+		return cli_usage_err("flow", "--ring goes with --iface");
 	if (offload && !iface)
 		return cli_usage_err("flow", "--offload goes with --iface (a capture file has no "
 		                             "receive path to offload)");
@@ -540,6 +553,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 	cfg.iface = iface;
 	cfg.io = io;
 	cfg.xdp_mode = xdp_mode;
+	cfg.ring_mib = (uint32_t)ring;
 	struct secho_flow_tier_cfg tier = {.ofl = {.ifname = iface,
 	                                           .mode = xdp_mode,
 	                                           .flows = (uint32_t)ofl_flows,

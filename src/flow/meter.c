@@ -66,6 +66,13 @@
  * full ring only makes its worker wait). At 1 ms it took 3% of a CPU doing nothing. */
 #define NAP_MIN_US 1000u
 #define NAP_MAX_US 8000u
+/* Live, a worker that emptied its sockets after reading frames naps this long before it
+ * looks again, and polls only when a look found nothing: while traffic flows it wakes at
+ * most every LIVE_NAP_NS, each time for all that came, instead of at every ring block
+ * (TPACKET_V3 hands over a 64 KiB block: 7 jumbo frames). Capped at 5% of a CPU behind
+ * the offload tier, the meter's CPU time fell by 20-35% (docs/FLOW.md, "Workers"); the
+ * ring holds far more than a nap's worth, and the frames carry their receive times. */
+#define LIVE_NAP_NS 1000000ull
 
 /* Where one thread sleeps until another has something for it (futex). */
 struct waitpoint {
@@ -137,6 +144,7 @@ struct meter {
 	bool progress_shown;
 	uint64_t now_ns;
 	struct secho_flow_tier *tier; /* live with --offload: the XDP offload tier */
+	unsigned resident;            /* live: tables made resident at the start */
 };
 
 static uint64_t clock_ns(clockid_t id)
@@ -489,47 +497,38 @@ static void housekeeping(struct meter *m)
 /* ---- workers ---- */
 
 /* Every (TIMED_BURSTS + 1)th burst the table takes is timed, and each of its packets
- * counted at the burst's cycles over its packets. */
-static void burst_timed(struct worker *w, uint64_t c0, unsigned n)
+ * counted at the burst's cycles over its packets: returns the burst's start (TSC), or 0
+ * when it is not timed. */
+static inline uint64_t burst_start(struct worker *w)
 {
-	uint64_t per = (secho_rdtsc() - c0) / n;
-	struct secho_lat *h = &w->lat;
-	if (!h->count || per < h->min)
-		h->min = per;
-	if (per > h->max)
-		h->max = per;
-	h->count += n;
-	h->sum += per * n;
-	h->bucket[secho_lat_bucket(per)] += n;
+	return (w->bursts++ & TIMED_BURSTS) ? 0 : secho_rdtsc();
 }
 
-/* A burst of frames to the table (live: dissected by the table), some of them timed. */
+static inline void burst_end(struct worker *w, uint64_t c0, unsigned n)
+{
+	if (c0)
+		secho_lat_record_n(&w->lat, (secho_rdtsc() - c0) / n, n);
+}
+
+/* A burst of frames to the table, some of them timed. Live the table canonicalises and
+ * hashes the keys (in the time); offline the reader did (table_burst_prepared: the time
+ * is the update alone), so the two p50s differ by the hash. */
 static void table_burst(struct worker *w, const struct secho_flow_frame *fr, unsigned n)
 {
 	if (!n)
 		return;
-	if ((w->bursts++ & TIMED_BURSTS) != 0) {
-		secho_flow_table_burst(&w->t, fr, n);
-		return;
-	}
-	uint64_t c0 = secho_rdtsc();
+	uint64_t c0 = burst_start(w);
 	secho_flow_table_burst(&w->t, fr, n);
-	burst_timed(w, c0, n);
+	burst_end(w, c0, n);
 }
 
-/* A burst of prepared frames to the table (offline: dissected and hashed by the reader,
- * so the time is the table's update alone), some of them timed. */
 static void table_burst_prepared(struct worker *w, const struct secho_flow_prep *p, unsigned n)
 {
 	if (!n)
 		return;
-	if ((w->bursts++ & TIMED_BURSTS) != 0) {
-		secho_flow_table_burst_prepared(&w->t, p, n);
-		return;
-	}
-	uint64_t c0 = secho_rdtsc();
+	uint64_t c0 = burst_start(w);
 	secho_flow_table_burst_prepared(&w->t, p, n);
-	burst_timed(w, c0, n);
+	burst_end(w, c0, n);
 }
 
 /* Read up to BURST records of the file and prepare them for the tables (their key and
@@ -769,6 +768,7 @@ static void run_live(struct worker *w)
 	struct secho_flow_frame fr[BURST];
 	struct pollfd pfd[MAX_IO_PER_WKR];
 	uint64_t last_wall = 0;
+	uint64_t since_sleep = 0; /* frames read since the last nap or poll */
 
 	while (!stopping(m) && !__atomic_load_n(&w->gone, __ATOMIC_RELAXED)) {
 		unsigned got = 0;
@@ -799,6 +799,11 @@ static void run_live(struct worker *w)
 		if (got) {
 			secho_flow_table_expire(&w->t, clock);
 			__atomic_store_n(&w->frames_read, w->frames_read + got, __ATOMIC_RELAXED);
+			since_sleep += got;
+		} else if (since_sleep) {
+			struct timespec nap = {0, (long)LIVE_NAP_NS};
+			nanosleep(&nap, NULL); /* a signal cuts it short: the loop looks at stop */
+			since_sleep = 0;
 		} else {
 			for (unsigned q = 0; q < w->nio; q++) {
 				pfd[q].fd = secho_io_fd(w->io[q]);
@@ -866,9 +871,12 @@ static int open_live(struct meter *m, char *err, size_t errlen)
 	ic.rx_only = true;
 	ic.vlan_restore = true;
 	ic.promisc = true;
-	ic.rx_ring = 8192;
+	ic.rx_ring_bytes = (uint64_t)(cfg->ring_mib ? cfg->ring_mib : SECHO_FLOW_RING_MIB) << 20;
+	ic.tx_ring = 64; /* AF_XDP: nothing is sent, the least UMEM for it */
+	/* AF_PACKET, several workers: one fanout group, under an id the kernel gives the first
+	 * socket (no other group on the interface has it); the others join it */
 	ic.fanout = m->n > 1;
-	ic.fanout_id = (uint16_t)(getpid() & 0xffff);
+	ic.fanout_new = m->n > 1;
 	ic.queue = 0;
 	ic.xdp_mode = cfg->xdp_mode;
 	if (m->tier) { /* AF_XDP sockets behind the offload program, in its mode */
@@ -902,6 +910,9 @@ static int open_live(struct meter *m, char *err, size_t errlen)
 			w->io[w->nio++] = io;
 		}
 	} else {
+		ic.fanout_new = false;
+		if (secho_io_fanout_id(first) >= 0)
+			ic.fanout_id = (uint16_t)secho_io_fanout_id(first);
 		for (unsigned i = 1; i < m->n; i++) {
 			struct secho_io *io = secho_io_open(&ic, e, sizeof(e));
 			if (!io) {
@@ -986,11 +997,14 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		struct worker *w = &m->w[i];
 		w->id = i;
 		w->m = m;
-		/* Anonymous memory: zero, and only the pages the table touches are used. Not
-		 * in transparent huge pages: a first touch of one cost milliseconds of
-		 * compaction and zeroing here, long enough for a live ring to overflow; offline
-		 * they made the whole table resident (137 MiB by default) for no gain in user
-		 * time on the light profile and a loss on heavy (docs/PERFORMANCE.md). */
+		/* Anonymous memory: zero. Offline only the pages the table touches are used
+		 * (huge pages made the whole table resident, 137 MiB by default, for no gain
+		 * in user time on the light profile and a loss on heavy: docs/PERFORMANCE.md).
+		 * Live the table is made resident here, in transparent huge pages where the
+		 * kernel gives them: on the packet path a first touch costs a page fault (a
+		 * huge page's: milliseconds of compaction and zeroing), and a table in 4 KiB
+		 * pages a TLB miss on almost every new flow (docs/FLOW.md, "Workers"). When the
+		 * kernel refuses, the table is faulted in as it is used. */
 		w->memlen = memlen;
 		w->mem = mmap(NULL, w->memlen, PROT_READ | PROT_WRITE,
 		              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -999,6 +1013,10 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 			snprintf(err, errlen, "flow table: %zu bytes: %s", memlen, strerror(errno));
 			r = -ENOMEM;
 			goto out;
+		}
+		if (!cfg->pcap) {
+			(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
+			m->resident += madvise(w->mem, w->memlen, MADV_POPULATE_WRITE) == 0;
 		}
 		tc.ctx = w;
 		if (m->tier) {
@@ -1053,6 +1071,15 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		        (unsigned)SECHO_FLOW_BUCKET, m->w[0].t.cfg.cache_slots,
 		        (double)memlen / 1048576.0, cfg->table.uniflow ? "uniflows" : "biflows",
 		        cfg->table.hash == SECHO_FLOW_HASH_DEFAULT ? "" : ", hash set by hand");
+		if (!cfg->pcap && m->resident == m->n)
+			fprintf(cfg->report,
+			        "  flow tables resident from the start (transparent huge "
+			        "pages where the kernel gives them)\n");
+		else if (!cfg->pcap)
+			fprintf(cfg->report,
+			        "  flow tables: %u of %u resident, the rest faulted in as used "
+			        "(the kernel refused MADV_POPULATE_WRITE)\n",
+			        m->resident, m->n);
 		if (!cfg->pcap)
 			for (unsigned i = 0; i < m->n; i++)
 				for (unsigned q = 0; q < m->w[i].nio; q++)

@@ -42,6 +42,10 @@
 #include "secho/io.h"
 
 #define SECHO_FLOW_MAX_WORKERS 64
+/* A live socket's receive ring, MiB: what arrives while the meter is descheduled or
+ * throttled waits there (at 5 Gbit/s, 64 MiB is about 100 ms). */
+#define SECHO_FLOW_RING_MIB     64u
+#define SECHO_FLOW_RING_MIB_MAX 4096u
 /* How long the sinks may take at the end to deliver what they hold (TCP: until the
  * collector acknowledged it, reconnecting with backoff if it must). */
 #define SECHO_FLOW_CLOSE_TIMEOUT_MS 10000
@@ -54,6 +58,7 @@ struct secho_flow_meter_cfg {
 	const char *iface;                 /* live input (when pcap is NULL) */
 	enum secho_io_kind io;             /* AUTO, XDP or PACKET */
 	enum secho_io_xdp_mode xdp_mode;   /* AF_XDP sockets (without offload) */
+	uint32_t ring_mib; /* live: each socket's receive ring, MiB (0: SECHO_FLOW_RING_MIB) */
 	const struct secho_flow_tier_cfg *offload; /* live: the XDP offload tier, or NULL */
 	struct secho_flow_sink *sinks;
 	unsigned nsinks;

@@ -39,6 +39,12 @@
 #define PKT_RESERVE  64u        /* extra headroom in front of every RX frame */
 #define PKT_BLOCK_V2 (1u << 16) /* V2 ring block: frames are packed in 64 KiB blocks */
 
+#ifdef PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+#define FANOUT_IGNORE_OUTGOING PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+#else
+#define FANOUT_IGNORE_OUTGOING 0x4000 /* linux/if_packet.h since 4.20; not in every libc's */
+#endif
+
 struct pkt_io {
 	struct secho_io io;
 	int rxfd;
@@ -441,7 +447,7 @@ static int setopt_int(int fd, int level, int name, int v)
 /* Set up the RX ring on p->rxfd and map it. Returns 0 or -errno with err filled. */
 static int setup_rx_ring(struct pkt_io *p, const struct secho_io_cfg *cfg, char *err, size_t errlen)
 {
-	uint32_t frames = secho_io_ring_frames(cfg->rx_ring, p->frame_size);
+	uint32_t frames = secho_io_rx_frames(cfg, p->frame_size);
 	int r;
 
 	if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_VERSION,
@@ -674,7 +680,14 @@ struct secho_io *secho_io_packet_open(const struct secho_io_cfg *cfg, char *err,
 		                         : (int)cfg->fanout_id | (PACKET_FANOUT_HASH << 16);
 		socklen_t fl = sizeof(fo);
 
-		if ((r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT, fo))) {
+		/* The group's hook does not take the socket's PACKET_IGNORE_OUTGOING: the group
+		 * must say it (Linux 4.20; an older kernel refuses the flag, and its groups see
+		 * the frames the host sends as well). Every socket of a group gives it. */
+		r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT,
+		               fo | FANOUT_IGNORE_OUTGOING << 16);
+		if (r == -EINVAL)
+			r = setopt_int(p->rxfd, SOL_PACKET, PACKET_FANOUT, fo);
+		if (r) {
 			if (cfg->fanout_new)
 				secho_io_err(err, errlen, "PACKET_FANOUT (a new group): %s",
 				             strerror(-r));

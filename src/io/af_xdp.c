@@ -79,6 +79,7 @@ struct xdp_io {
 	struct xsk_socket *xsk;
 	size_t area_len;
 	uint32_t nframes;
+	uint32_t rx_frames; /* the RX ring's size (power of 2) */
 	unsigned ifindex;
 	uint32_t xdp_flags;
 	uint32_t prog_before; /* XDP program id on the interface before we opened, 0 = none */
@@ -521,7 +522,7 @@ static int try_bind(struct xdp_io *x, const struct secho_io_cfg *cfg, uint32_t x
 	        .flags = 0,
 	};
 	struct xsk_socket_config scfg = {
-	        .rx_size = secho_io_pow2(cfg->rx_ring ? cfg->rx_ring : 2048),
+	        .rx_size = x->rx_frames,
 	        .tx_size = secho_io_pow2(cfg->tx_ring ? cfg->tx_ring : 2048),
 	        .libxdp_flags = cfg->xdp_external_prog ? XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD : 0,
 	        .xdp_flags = xdp_flags,
@@ -633,8 +634,10 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 		r = -EMSGSIZE;
 		goto fail_free;
 	}
-	x->nframes = secho_io_pow2((cfg->rx_ring ? cfg->rx_ring : 2048) +
-	                           (cfg->tx_ring ? cfg->tx_ring : 2048));
+	x->rx_frames = cfg->rx_ring || !cfg->rx_ring_bytes
+	                       ? secho_io_pow2(cfg->rx_ring ? cfg->rx_ring : 2048)
+	                       : secho_io_rx_frames(cfg, x->frame_size);
+	x->nframes = x->rx_frames + secho_io_pow2(cfg->tx_ring ? cfg->tx_ring : 2048);
 	x->area_len = (size_t)x->nframes * x->frame_size;
 	x->free = calloc(x->nframes, sizeof(*x->free));
 	if (!x->free) {
@@ -716,11 +719,12 @@ struct secho_io *secho_io_xdp_open(const struct secho_io_cfg *cfg, bool zc_only,
 		goto fail_sock;
 	}
 	if (snprintf(x->io.desc, sizeof(x->io.desc),
-	             "AF_XDP %s, %s on %s queue %u (%u frames x %u B)%s%s%s%s%s",
+	             "AF_XDP %s, %s on %s queue %u (%u frames x %u B, RX ring %u)%s%s%s%s%s",
 	             x->zero_copy ? "zero-copy" : "copy mode",
 	             x->external_prog ? "the caller's XDP program" : modes[m].name, cfg->ifname,
-	             cfg->queue, x->nframes, x->frame_size, zc_why[0] || drv_why[0] ? " (" : "",
-	             zc_why, zc_why[0] && drv_why[0] ? "; " : "", drv_why,
+	             cfg->queue, x->nframes, x->frame_size, x->rx_frames,
+	             zc_why[0] || drv_why[0] ? " (" : "", zc_why,
+	             zc_why[0] && drv_why[0] ? "; " : "", drv_why,
 	             zc_why[0] || drv_why[0] ? ")" : "") >= (int)sizeof(x->io.desc))
 		x->io.desc[sizeof(x->io.desc) - 1] = '\0';
 	return &x->io;

@@ -83,4 +83,19 @@ static inline uint32_t secho_io_ring_frames(uint32_t cfg_frames, uint32_t frame_
 	return secho_io_pow2(n < 256 ? 256 : n);
 }
 
+/* Receive ring frames for cfg at frame_size: rx_ring, else rx_ring_bytes worth (rounded
+ * down to a power of 2, at least 256, at most 2^20), else the default. */
+static inline uint32_t secho_io_rx_frames(const struct secho_io_cfg *cfg, uint32_t frame_size)
+{
+	if (!cfg->rx_ring && cfg->rx_ring_bytes) {
+		uint64_t n = cfg->rx_ring_bytes / frame_size;
+		uint32_t p = 256;
+
+		while (p < (1u << 20) && (uint64_t)p * 2 <= n)
+			p <<= 1;
+		return p;
+	}
+	return secho_io_ring_frames(cfg->rx_ring, frame_size);
+}
+
 #endif

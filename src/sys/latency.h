@@ -60,17 +60,25 @@ static inline void secho_lat_bucket_range(unsigned b, uint64_t *lo, uint64_t *wi
 	*width = (uint64_t)1 << shift;
 }
 
-/* Record v into h; only h's owner may call this (see the top of this file). */
-static inline void secho_lat_record(struct secho_lat *h, uint64_t v)
+/* Record n samples of value v into h (n >= 1; a burst timed as a whole counts each of
+ * its n packets at its time over n); only h's owner may call this (see the top of this
+ * file). */
+static inline void secho_lat_record_n(struct secho_lat *h, uint64_t v, uint64_t n)
 {
 	if (h->count == 0 || v < h->min)
 		__atomic_store_n(&h->min, v, __ATOMIC_RELAXED);
 	if (v > h->max)
 		__atomic_store_n(&h->max, v, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->count, h->count + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&h->sum, h->sum + v, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->count, h->count + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->sum, h->sum + v * n, __ATOMIC_RELAXED);
 	uint64_t *b = &h->bucket[secho_lat_bucket(v)];
-	__atomic_store_n(b, *b + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(b, *b + n, __ATOMIC_RELAXED);
+}
+
+/* Record v into h; only h's owner may call this (see the top of this file). */
+static inline void secho_lat_record(struct secho_lat *h, uint64_t v)
+{
+	secho_lat_record_n(h, v, 1);
 }
 
 #endif

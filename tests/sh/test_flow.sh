@@ -54,6 +54,10 @@ bad "two inputs" --pcap "$T/empty.pcap" --iface lo
 bad "--io with --pcap" --pcap "$T/empty.pcap" --io xdp
 bad "--io pcap" --iface lo --io pcap
 bad "--io unknown" --iface lo --io dpdk
+bad "--ring with --pcap" --pcap x --ring 64
+bad "--ring 0" --iface lo --ring 0
+bad "--ring 4097" --iface lo --ring 4097
+bad "--ring text" --iface lo --ring big
 bad "--active 0" --pcap x --active 0
 bad "--active text" --pcap x --active soon
 bad "--inactive negative" --pcap x --inactive -1

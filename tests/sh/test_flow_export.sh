@@ -332,7 +332,7 @@ else
 			>"$T/v.out" 2>"$T/v.err" &
 		mp=$!
 		PIDS+=("$mp")
-		for _ in $(seq 50); do
+		for _ in $(seq 300); do # the table made resident first: up to seconds
 			grep -q '^secho flow: metering' "$T/v.out" 2>/dev/null && break
 			sleep 0.1
 		done

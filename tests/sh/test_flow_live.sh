@@ -15,9 +15,10 @@
 #      up to 2 s, its idle reuses after 45 s or more 4.5 s): record for record, the keys,
 #      packets, octets and TCP flags equal the truth's (times are the receiver's); SIGTERM
 #      exports every flow and the meter exits 0
-#   2. AF_XDP, and AF_PACKET with two workers (PACKET_FANOUT_HASH): a light profile
-#      replayed at 50,000 packets per second; per key, packets and octets add up to the
-#      truth's and no frame was dropped
+#   2. AF_XDP, and AF_PACKET with two workers (PACKET_FANOUT_HASH), each with --ring 8
+#      (the banner shows 8 MiB receive rings): a light profile replayed at 50,000 packets
+#      per second; per key, packets and octets add up to the truth's and no frame was
+#      dropped
 # Frames the capture has cut short (snap length) are padded back to their length on the
 # wire first (tests/tools/pcap_pad); frames shorter than an Ethernet header cannot be sent
 # and are in no record anyway. Every wait is bounded; the namespaces go in any case.
@@ -68,7 +69,7 @@ start_meter() {
 	ip netns exec "$NS_E" "$S" flow --iface "$IF_E" --json "$T/$name.json" --json-stats "$@" \
 		>"$T/$name.out" 2>"$T/$name.err" &
 	MP=$!
-	for i in $(seq 1 50); do
+	for i in $(seq 1 300); do # the table made resident first: up to seconds
 		grep -q '^secho flow: metering' "$T/$name.out" 2>/dev/null && break
 		kill -0 "$MP" 2>/dev/null || break
 		sleep 0.1
@@ -136,10 +137,10 @@ truth_lines "$T/light.pcap.truth.csv" | perkey >"$T/light.want"
 for variant in xdp w2; do
 	if [ $variant = xdp ]; then
 		name=${names[1]}
-		args=(--io xdp)
+		args=(--io xdp --ring 8)
 	else
 		name=${names[2]}
-		args=(--io packet --workers 2)
+		args=(--io packet --workers 2 --ring 8)
 	fi
 	started=false
 	for try in 1 2 3; do
@@ -165,7 +166,19 @@ for variant in xdp w2; do
 	meter_stop
 	record_lines "$T/$variant.json" | perkey >"$T/$variant.got"
 	drops=$(final "$variant" .kernel_drops)
-	if [ $rrc -ne 0 ] || [ $mrc -ne 0 ]; then
+	# --ring 8: 8 MiB per socket (AF_PACKET: 64 KiB blocks; AF_XDP: frames of its size)
+	if [ $variant = xdp ]; then
+		fs=$(sed -n 's/.*frames x \([0-9]*\) B, RX ring.*/\1/p' "$T/$variant.out" | head -1)
+		ring_ok=$(grep -c "RX ring $((8 * 1048576 / ${fs:-1}))[),]" "$T/$variant.out")
+		ring_want=1
+	else
+		ring_ok=$(grep -c 'block ring (128 x 64 KiB' "$T/$variant.out")
+		ring_want=2
+	fi
+	if [ "$ring_ok" != "$ring_want" ]; then
+		echo "  $(grep -m2 'AF_XDP\|AF_PACKET' "$T/$variant.out")"
+		echo "FAIL $name: --ring 8 not in $ring_want socket(s) of the banner"
+	elif [ $rrc -ne 0 ] || [ $mrc -ne 0 ]; then
 		echo "FAIL $name: tcpreplay $rrc, meter $mrc: $(head -2 "$T/$variant.err")"
 	elif [ "$drops" != 0 ]; then
 		echo "FAIL $name: the kernel dropped $drops frames"

@@ -88,8 +88,7 @@ unavail_rest() {
 	exit 0
 }
 if why=$(netns_unavailable); then unavail_rest "$why"; fi
-command -v jq >/dev/null || unavail_rest "jq not installed (scripts/deps.sh)"
-command -v bpftool >/dev/null || unavail_rest "bpftool not installed (scripts/deps.sh)"
+need_tools "flow offload" jq bpftool || exit 1
 have_gen || unavail_rest "no traffic generator in this build (secho flow gen)"
 [ -x "$HOLD" ] || { echo "FAIL flow offload: $HOLD not built"; exit 1; }
 
@@ -119,7 +118,7 @@ start_meter() {
 	ip netns exec "$NS_E" "$S" flow --iface "$IF_E" --json "$T/$name.json" --json-stats \
 		--stats 0.5 "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	MP=$!
-	for i in $(seq 1 100); do
+	for i in $(seq 1 300); do # the table made resident first: up to seconds
 		grep -q '^secho flow: metering' "$T/$name.out" 2>/dev/null &&
 			grep -q 'XDP offload' "$T/$name.out" && break
 		kill -0 "$MP" 2>/dev/null || break
@@ -128,19 +127,6 @@ start_meter() {
 	PROG=$(sed -n 's/.*XDP offload [a-z]* on [^ ]* (program \([0-9]*\),.*/\1/p' "$T/$name.out" |
 		head -1)
 	[ -n "$PROG" ]
-}
-# stop_meter: SIGTERM, wait up to 15 s; sets mrc
-stop_meter() {
-	local i
-	kill -TERM "$MP" 2>/dev/null
-	for i in $(seq 1 150); do
-		kill -0 "$MP" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -9 "$MP" 2>/dev/null
-	wait "$MP"
-	mrc=$?
-	MP=
 }
 replay() { # pcap
 	in_h "$S" flow replay --iface "$IF_H" --pcap "$1" --pps 20000 --seconds 30 \
@@ -168,7 +154,7 @@ try_start() { # group-name meter-name args...
 	fi
 	local why
 	why=$(grep -v '^libbpf\|^libxdp' "$T/$name.err" | head -1)
-	stop_meter
+	meter_stop 15
 	if echo "$why" | grep -qi 'refused\|not supported'; then
 		echo "UNAVAILABLE $gname: $why"
 	else
@@ -187,7 +173,7 @@ run_case() {
 	check $? "replay failed: $(tail -2 "$T/replay.log")"
 	sleep 3.5 # every flow goes idle (2 s) and is swept
 	left=$(map_entries "$PROG")
-	stop_meter
+	meter_stop 15
 	check $mrc "the meter exited $mrc on SIGTERM: $(head -3 "$T/$name.err")"
 	record_lines "$T/$name.json" | perkey >"$T/$name.got"
 	cmp -s "$T/$name.got" "$want"
@@ -263,8 +249,10 @@ fi
 gname=${names[5]}
 if try_start "$gname" crash1 --offload xdp --io packet; then
 	group "$gname"
-	kill -9 "$MP"
-	wait "$MP" 2>/dev/null
+	{
+		kill -9 "$MP"
+		wait "$MP"
+	} 2>/dev/null
 	MP=
 	sleep 0.3
 	! xdp_attached
@@ -277,8 +265,10 @@ if try_start "$gname" crash1 --offload xdp --io packet; then
 		sleep 0.1
 	done
 	left=$(sed -n 's/^attached //p' "$T/hold.out")
-	kill -9 "$HP"
-	wait "$HP" 2>/dev/null
+	{
+		kill -9 "$HP"
+		wait "$HP"
+	} 2>/dev/null
 	HP=
 	[ -n "$left" ] && xdp_attached
 	check $? "offload_hold's netlink attachment did not outlive it: $(cat "$T/hold.err")"
@@ -289,7 +279,7 @@ if try_start "$gname" crash1 --offload xdp --io packet; then
 		check $? "program $left still loaded"
 		replay "$T/heavy.pcap"
 		sleep 0.5
-		stop_meter
+		meter_stop 15
 		check $mrc "the meter exited $mrc"
 		[ "$(final crash2 .offload.hit)" -gt 0 ] 2>/dev/null
 		check $? "the new program counted nothing"
@@ -297,7 +287,7 @@ if try_start "$gname" crash1 --offload xdp --io packet; then
 		check $? "attached after the stop"
 	else
 		check 1 "the start after the crash failed: $(head -2 "$T/crash2.err")"
-		stop_meter
+		meter_stop 15
 	fi
 	end_group
 fi

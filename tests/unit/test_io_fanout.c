@@ -6,7 +6,9 @@
  * kernel, and a third joins the first's group by that id; then frames of 64 flows sent on
  * the interface reach the first group once each (split between its two sockets) and the
  * second group once each. With an id of the process's own (its pid's low 16 bits, as
- * before), both groups were one, and the frames were split over all three sockets.
+ * before), both groups were one, and the frames were split over all three sockets. Frames
+ * the host sends through the qdisc reach each group once, as they reach a socket in no
+ * group (PACKET_FANOUT_FLAG_IGNORE_OUTGOING; without it, twice).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,10 +60,10 @@ static struct secho_io *open_lo(bool fanout, bool fanout_new, uint16_t id, char 
 }
 
 /* NFRAMES Ethernet/IPv4/UDP frames of as many flows (source port 1000 + i) sent on lo,
- * past the qdisc (as the endpoint sends): a fanout group's sockets would otherwise see each
- * frame leave as well as arrive (the group's hook does not take PACKET_IGNORE_OUTGOING).
- * Returns the number sent. */
-static int send_frames(void)
+ * past the qdisc (bypass: as the endpoint sends) or through it, where the taps see each
+ * frame leave as well as arrive: a socket that ignores outgoing frames, and a fanout group
+ * that says so, see it once. Returns the number sent. */
+static int send_frames(bool bypass)
 {
 	struct sockaddr_ll sll = {
 	        .sll_family = AF_PACKET, .sll_ifindex = (int)if_nametoindex("lo"), .sll_halen = 6};
@@ -70,7 +72,7 @@ static int send_frames(void)
 
 	if (fd < 0)
 		return 0;
-	if (setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0) {
+	if (bypass && setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one)) != 0) {
 		close(fd);
 		return 0;
 	}
@@ -149,7 +151,7 @@ int main(void)
 
 	t_begin("io fanout: each group gets every frame once, split within the group");
 	if (a && b && c) {
-		int sent = send_frames();
+		int sent = send_frames(true);
 		unsigned na = drain(a, 300), nc = drain(c, 300), nb = drain(b, 300);
 		T_CHECK(sent == NFRAMES, "sent %d of %d frames", sent, NFRAMES);
 		T_CHECK(na + nc == (unsigned)sent, "the first group received %u + %u, want %d", na,
@@ -158,6 +160,25 @@ int main(void)
 		T_CHECK(nb == (unsigned)sent, "the second group received %u, want %d", nb, sent);
 	} else {
 		T_CHECK(0, "the groups were not opened");
+	}
+	t_end();
+
+	/* The host's own frames, through the qdisc: the taps see each leave, then arrive
+	 * (lo). A group that did not ignore outgoing frames counted each twice. */
+	t_begin("io fanout: a group does not see the frames the host sends, as one socket");
+	if (a && b && c && plain) {
+		drain(plain, 50);
+		int sent = send_frames(false);
+		unsigned na = drain(a, 300), nc = drain(c, 300), nb = drain(b, 300);
+		unsigned np = drain(plain, 300);
+		T_CHECK(sent == NFRAMES, "sent %d of %d frames", sent, NFRAMES);
+		T_CHECK(np == (unsigned)sent, "a socket in no group received %u, want %d", np,
+		        sent);
+		T_CHECK(na + nc == (unsigned)sent, "the first group received %u + %u, want %d", na,
+		        nc, sent);
+		T_CHECK(nb == (unsigned)sent, "the second group received %u, want %d", nb, sent);
+	} else {
+		T_CHECK(0, "the sockets were not opened");
 	}
 	t_end();
 
