@@ -158,7 +158,7 @@ static const char usage[] =
         "                       then export every flow\n"
         "  --io KIND            auto|xdp|packet (with --iface; default auto)\n"
         "  --ring MIB           (with --iface) each socket's receive ring, MiB (default 64;\n"
-        "                       1-4096): what arrives while the meter is descheduled\n"
+        "                       1-2048): what arrives while the meter is descheduled\n"
         "                       waits there; a full ring drops (kernel_drops)\n"
         "  --collector URL      IPFIX to udp://HOST[:PORT] or tcp://HOST[:PORT] (port 4739\n"
         "                       by default; IPv6 addresses in brackets), or into an IPFIX\n"

@@ -45,7 +45,7 @@
 /* A live socket's receive ring, MiB: what arrives while the meter is descheduled or
  * throttled waits there (at 5 Gbit/s, 64 MiB is about 100 ms). */
 #define SECHO_FLOW_RING_MIB     64u
-#define SECHO_FLOW_RING_MIB_MAX 4096u
+#define SECHO_FLOW_RING_MIB_MAX 2048u /* the io layer's most: 2^20 frames of 2 KiB (< 4 GiB) */
 /* How long the sinks may take at the end to deliver what they hold (TCP: until the
  * collector acknowledged it, reconnecting with backoff if it must). */
 #define SECHO_FLOW_CLOSE_TIMEOUT_MS 10000

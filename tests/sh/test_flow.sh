@@ -56,7 +56,7 @@ bad "--io pcap" --iface lo --io pcap
 bad "--io unknown" --iface lo --io dpdk
 bad "--ring with --pcap" --pcap x --ring 64
 bad "--ring 0" --iface lo --ring 0
-bad "--ring 4097" --iface lo --ring 4097
+bad "--ring 2049" --iface lo --ring 2049
 bad "--ring text" --iface lo --ring big
 bad "--active 0" --pcap x --active 0
 bad "--active text" --pcap x --active soon
