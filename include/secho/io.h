@@ -80,7 +80,7 @@ struct secho_io_cfg {
 	uint16_t bpf_len;       /* number of instructions in bpf */
 	uint32_t rx_ring;       /* frames (power of 2); 0 = 2048 */
 	/* PACKET, XDP: with rx_ring 0, the receive ring sized in bytes instead: as many frames
-	 * of the backend's frame size as fit (a power of 2, at least 256); 0 = rx_ring rules.
+	 * of the backend's frame size as fit (a power of 2, 256 to 2^20); 0 = rx_ring rules.
 	 * A receive-only user that may be descheduled for tens of ms (the flow meter) needs
 	 * its buffer in bytes, whatever the frame size. */
 	uint64_t rx_ring_bytes;
