@@ -57,6 +57,13 @@ stop_job() {
 	return 0
 }
 
+# stop_ep [SIGNAL]: stop the endpoint the test started last, $EP (stop_job: bounded, only
+# while it runs), and empty EP. The endpoint tests keep the PID there.
+stop_ep() {
+	stop_job "$EP" "${1:-TERM}"
+	EP=
+}
+
 # serve_up LOG PID: wait (bounded: 10 s) until `secho serve` says in LOG that it is up (its
 # "secho serve: key id" banner); 1 when PID exited first or time ran out. The caller empties
 # LOG before it starts the endpoint: a banner left there by an earlier run would pass for

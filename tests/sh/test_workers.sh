@@ -37,11 +37,6 @@ fi
 D=$(mktemp -d /tmp/secho-workers.XXXXXX)
 chmod 700 "$D"
 EP=
-# [signal]: stop the endpoint started last, bounded, only while it runs (netns.sh: stop_job)
-stop_ep() {
-	stop_job "$EP" "${1:-TERM}"
-	EP=
-}
 cleanup() { stop_ep TERM; netns_cleanup; rm -rf "$D"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

@@ -81,3 +81,12 @@ int ept_gcm_open(const uint8_t key[32], const uint8_t *hdr, const uint8_t *ct, s
 	EVP_CIPHER_CTX_free(c);
 	return ok;
 }
+
+void ept_wire_cfg(struct secho_wire_cfg *wc, const uint8_t mac[6])
+{
+	static const uint8_t ip[4] = {192, 0, 2, 2};
+
+	secho_wire_cfg_defaults(wc);
+	memcpy(wc->mac, mac, 6);
+	memcpy(&wc->ip, ip, 4);
+}

@@ -100,10 +100,7 @@ static unsigned run_shared(const char *dir, const uint8_t key[32], const uint8_t
 	pcap_close(dead);
 
 	struct secho_wire_cfg wc;
-	secho_wire_cfg_defaults(&wc);
-	memcpy(wc.mac, EP_MAC, 6);
-	uint8_t ipb[4] = {192, 0, 2, 2};
-	memcpy(&wc.ip, ipb, 4);
+	ept_wire_cfg(&wc, EP_MAC);
 	secho_gcm_key gk;
 	secho_gcm_key_init(&gk, key, 32, SECHO_IMPL_AUTO);
 	for (unsigned e = 0; e < 2; e++) {
@@ -281,11 +278,8 @@ static void test_jumbo(const char *dir)
 		pcap_close(dead);
 
 		struct secho_wire_cfg wc;
-		secho_wire_cfg_defaults(&wc);
+		ept_wire_cfg(&wc, EP_MAC);
 		wc.mtu = 9000;
-		memcpy(wc.mac, EP_MAC, 6);
-		uint8_t ipb[4] = {192, 0, 2, 2};
-		memcpy(&wc.ip, ipb, 4);
 		struct secho_io_cfg ioc = {.kind = SECHO_IO_PCAP,
 		                           .pcap_in = in_path,
 		                           .pcap_out = out_path,
@@ -477,10 +471,7 @@ int main(void)
 	        nmal);
 	char err[256];
 	struct secho_wire_cfg wc;
-	secho_wire_cfg_defaults(&wc);
-	memcpy(wc.mac, EP_MAC, 6);
-	uint8_t ipb[4] = {192, 0, 2, 2};
-	memcpy(&wc.ip, ipb, 4);
+	ept_wire_cfg(&wc, EP_MAC);
 	struct secho_io_cfg ioc = {.kind = SECHO_IO_PCAP, .pcap_in = in_path, .pcap_out = out_path};
 	struct secho_io *io = secho_io_open(&ioc, err, sizeof(err));
 	T_CHECK(io != NULL, "pcap open: %s", err);

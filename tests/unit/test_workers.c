@@ -136,10 +136,7 @@ int main(void)
 	}
 
 	struct secho_wire_cfg wc;
-	secho_wire_cfg_defaults(&wc);
-	memcpy(wc.mac, EP_MAC, 6);
-	uint8_t ipb[4] = {192, 0, 2, 2};
-	memcpy(&wc.ip, ipb, 4);
+	ept_wire_cfg(&wc, EP_MAC);
 	static secho_gcm_key gk;
 	struct secho_offload_cfg oc = {.backend = SECHO_OFFLOAD_OPENSSL,
 	                               .queues = W,
