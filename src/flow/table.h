@@ -224,8 +224,9 @@ struct secho_flow_frame {
 /*
  * Meter up to SECHO_FLOW_TABLE_BURST frames, with the same result as one at a time
  * (secho_flow_table_dissected in order), but with the memory the burst needs requested
- * ahead: every packet's bucket and cache slot, then its entry, then the updates in order,
- * so that the cache misses of different packets overlap. Can't fail.
+ * ahead: every packet's cache slot as soon as its hash is known, the entry it names (or
+ * else its bucket, then the entry matched there) some packets before its update, the
+ * updates in order, so that the cache misses of different packets overlap. Can't fail.
  */
 void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_frame *f,
                             unsigned n);
@@ -266,8 +267,8 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 
 /*
  * Meter up to SECHO_FLOW_TABLE_BURST prepared frames, with the same result as one at a time,
- * their buckets, cache slots and entries requested ahead as in secho_flow_table_burst.
- * Can't fail.
+ * their memory requested ahead as in secho_flow_table_burst (the cache slots 16 packets
+ * before their updates). Can't fail.
  */
 void secho_flow_table_burst_prepared(struct secho_flow_table *t, const struct secho_flow_prep *p,
                                      unsigned n);
