@@ -847,8 +847,8 @@ static void burst_pipelined(struct secho_flow_table *t, const struct secho_flow_
                             bool slots_requested)
 {
 	const unsigned named = SLOT_AHEAD - NAMED_AHEAD, bucket = SLOT_AHEAD - BUCKET_AHEAD;
-	bool in_bucket[SECHO_FLOW_TABLE_BURST] = {
-	        0}; /* the slot named no entry: bucket asked for */
+	/* in_bucket[k]: packet k's slot named no entry, its bucket was asked for */
+	bool in_bucket[SECHO_FLOW_TABLE_BURST] = {0};
 
 	for (unsigned i = 0; i < n + SLOT_AHEAD; i++) {
 		if (!slots_requested && i < n && keyed_kind(p[i].kind))

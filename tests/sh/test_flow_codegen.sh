@@ -5,10 +5,10 @@
 # cache slot, then its entry or bucket, some packets before its update (src/flow/table.c).
 # Those requests are prefetch instructions that change no result, so no functional test
 # sees them go; and GCC 12 did make them go, deleting the calls of the small helpers that
-# issued them (found free of side effects, ipa-modref). This test reads
-# the compiled object: each burst, with the burst_* stage it calls, must hold the prefetches
-# of a cache slot, of a bucket, and of an entry's two lines twice (named by the slot, or
-# found in the bucket): 6.
+# issued them (found free of side effects, ipa-modref). This test reads the compiled
+# object: each burst, with the burst_* stage it calls, must hold the prefetches of a cache
+# slot, of a bucket, and of an entry's two lines twice (named by the slot, or found in the
+# bucket): 6.
 #
 # OBJ=path/to/table.o checks another build's object (to see the test fail on one without).
 set -u
