@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 		printf("%-28s %12s %12s %12s %8s %8s %10s\n", "capture", "reader pps", "bare pps",
 		       "secho pps", "/reader", "/bare", "bare flows");
 	for (unsigned fi = 0; fi < nfiles; fi++) {
-		double rd[99], br[99], se[99];
+		double rd[99] = {0}, br[99] = {0}, se[99] = {0};
 		uint64_t frames = 0, nflows = 0, sink = 0;
 		char err[256];
 		for (unsigned r = 0; r < rounds; r++) {
