@@ -28,11 +28,21 @@
 
 #define TICK_SHIFT 20
 
+/*
+ * Two cache lines: the first is all a lookup reads (the signatures, and the entry each
+ * used slot holds: an index into the entry pool), the second what the sweep and a new
+ * flow use (the bounds). A bucket's entries are not beside it: they are taken from one
+ * pool, densely, as flows come (entry_alloc), so that the memory a table touches (and the
+ * kernel zeroes) grows with the flows it holds, not with its capacity: a million-flow
+ * table holding 50,000 flows touches 6 MiB of entries, not 128 MiB.
+ */
 struct flow_bucket {
 	uint32_t sig[SECHO_FLOW_BUCKET];
+	uint32_t idx[SECHO_FLOW_BUCKET]; /* the entry of a used slot (sig != 0) */
 	uint32_t due[SECHO_FLOW_BUCKET]; /* tick lower bound of the entry's end time */
+	uint32_t pad[SECHO_FLOW_BUCKET];
 };
-_Static_assert(sizeof(struct flow_bucket) == 64, "one cache line");
+_Static_assert(sizeof(struct flow_bucket) == 128, "two cache lines");
 
 #define F_FWD_SWAPPED 0x01 /* biflow: forward (first packet) runs against the canonical key */
 #define F_ENDED       0x02 /* a TCP FIN or RST was seen */
@@ -49,7 +59,8 @@ struct flow_entry {
 	uint8_t flags;  /* F_* */
 	uint8_t tcp[2]; /* OR of the TCP flags: [0] forward, [1] reverse */
 	uint8_t pad;
-	uint32_t seen;     /* offloaded: the tier's last-seen time, in ticks rounded up; 0 = none */
+	uint32_t seen;     /* offloaded: the tier's last-seen time, in ticks rounded up; 0 = none.
+	                    * A free entry: the next free one, + 1 (0: none) */
 	uint64_t start_ns; /* the record's first packet */
 	struct flow_dir_state d[2];
 };
@@ -395,14 +406,32 @@ static void entry_restart(struct secho_flow_table *t, struct flow_entry *e, bool
 	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
 }
 
+/* An entry from the pool: the last one freed (its lines are likely still in cache), else
+ * the next never used. The pool holds as many entries as the buckets have slots, so a
+ * table with a free slot always has a free entry. Can't fail. */
+static uint32_t entry_alloc(struct secho_flow_table *t)
+{
+	if (t->free_head) {
+		uint32_t idx = t->free_head - 1;
+		t->free_head = t->entries[idx].seen;
+		return idx;
+	}
+	return t->pool_used++;
+}
+
 static void slot_free(struct secho_flow_table *t, uint32_t b, unsigned s)
 {
-	uint32_t idx = b * SECHO_FLOW_BUCKET + s;
-	uint64_t *c = &t->cache[t->buckets[b].sig[s] & t->cache_mask];
+	struct flow_bucket *bk = &t->buckets[b];
+	uint32_t idx = bk->idx[s];
+	uint64_t *c = &t->cache[bk->sig[s] & t->cache_mask];
+	struct flow_entry *e = &t->entries[idx];
 
 	if ((uint32_t)*c == idx + 1)
 		*c = 0;
-	t->buckets[b].sig[s] = 0;
+	bk->sig[s] = 0;
+	e->sig = 0; /* no cache slot can name it now */
+	e->seen = t->free_head;
+	t->free_head = idx + 1;
 	t->cnt.active--;
 }
 
@@ -433,12 +462,12 @@ static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flo
  */
 static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 {
-	struct flow_entry *base = &t->entries[(size_t)b * SECHO_FLOW_BUCKET];
+	const struct flow_bucket *bk = &t->buckets[b];
 	unsigned best = 0, best_class = 3;
 	uint64_t best_last = UINT64_MAX;
 
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
-		struct flow_entry *e = &base[s];
+		struct flow_entry *e = &t->entries[bk->idx[s]];
 		unsigned cls = time_has_come(t, e, ts) ? 0 : (e->flags & F_ENDED) ? 1 : 2;
 		uint64_t last = entry_last(e);
 
@@ -448,7 +477,7 @@ static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 			best_last = last;
 		}
 	}
-	struct flow_entry *v = &base[best];
+	struct flow_entry *v = &t->entries[bk->idx[best]];
 	emit(t, v,
 	     best_class == 0   ? timeout_reason(t, v)
 	     : best_class == 1 ? SECHO_FLOW_END_EOF
@@ -481,7 +510,7 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 		uint32_t bs = bk->sig[s];
 		used += bs != 0;
 		if (bs == sig) {
-			uint32_t idx = b * SECHO_FLOW_BUCKET + s;
+			uint32_t idx = bk->idx[s];
 			struct flow_entry *e = &t->entries[idx];
 			if (key_eq(&e->key, ck)) {
 				*cs = (uint64_t)sig << 32 | (idx + 1);
@@ -492,11 +521,12 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 		}
 	}
 	unsigned s = free_slot >= 0 ? (unsigned)free_slot : evict(t, b, ts);
-	uint32_t idx = b * SECHO_FLOW_BUCKET + s;
+	uint32_t idx = entry_alloc(t);
 	struct flow_entry *e = &t->entries[idx];
 
 	entry_start(t, e, ck, sig, swapped, ts);
 	bk->sig[s] = sig;
+	bk->idx[s] = idx;
 	/* The packet is not counted yet (no last time): its own time is the last. Taken from
 	 * an empty entry, the bound would be 2^31 ticks or more from the clock, and the 32-bit
 	 * comparison would put it in the future (as it does from late 2026 on). */
@@ -794,7 +824,7 @@ PREFETCH_FN void prefetch_matched(const struct secho_flow_table *t, uint64_t h)
 
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++)
 		if (bk->sig[s] == sig) {
-			const struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			const struct flow_entry *e = &t->entries[bk->idx[s]];
 			__builtin_prefetch(e, 1);
 			__builtin_prefetch((const char *)e + 64, 1);
 			return;
@@ -869,7 +899,7 @@ static void sweep_bucket(struct secho_flow_table *t, uint32_t b, uint64_t now, b
 		if (!bk->sig[s])
 			continue;
 		if (exact || tick_le(bk->due[s], nt)) {
-			struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			struct flow_entry *e = &t->entries[bk->idx[s]];
 			if (time_has_come(t, e, now)) {
 				emit(t, e, timeout_reason(t, e));
 				slot_free(t, b, s);
@@ -927,15 +957,14 @@ static void sweep_range(struct secho_flow_table *t, uint32_t from, uint32_t to, 
 		unsigned nd = 0;
 		while (nd < SWEEP_BATCH && (b = next_due(t, b, to, nt)) < to) {
 			__builtin_prefetch(&t->buckets[b], 1);
+			__builtin_prefetch((const char *)&t->buckets[b] + 64, 1); /* the bounds */
 			due[nd++] = b++;
 		}
 		for (unsigned i = 0; i < nd; i++) {
 			const struct flow_bucket *bk = &t->buckets[due[i]];
 			for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++)
 				if (bk->sig[s] && tick_le(bk->due[s], nt)) {
-					const char *e =
-					        (const char *)&t->entries
-					                [(size_t)due[i] * SECHO_FLOW_BUCKET + s];
+					const char *e = (const char *)&t->entries[bk->idx[s]];
 					__builtin_prefetch(e, 1);
 					__builtin_prefetch(e + 64, 1);
 				}
@@ -990,10 +1019,10 @@ void secho_flow_table_flush(struct secho_flow_table *t)
 	 * is set only with the tier's hooks, and F_OFFLOADED only through them. */
 	if (t->cfg.offload_after)
 		for (size_t i = 0; i < (size_t)t->nbuckets * SECHO_FLOW_BUCKET; i++) {
-			const struct flow_entry *e = &t->entries[i];
+			const struct flow_bucket *bk = &t->buckets[i / SECHO_FLOW_BUCKET];
+			const struct flow_entry *e = &t->entries[bk->idx[i % SECHO_FLOW_BUCKET]];
 			uint64_t last;
-			if (t->buckets[i / SECHO_FLOW_BUCKET].sig[i % SECHO_FLOW_BUCKET] &&
-			    (e->flags & F_OFFLOADED) &&
+			if (bk->sig[i % SECHO_FLOW_BUCKET] && (e->flags & F_OFFLOADED) &&
 			    !t->cfg.offload->peek(t->cfg.offload_ctx, &e->key, &last) &&
 			    last > t->clock_ns)
 				t->clock_ns = last;
@@ -1005,12 +1034,15 @@ void secho_flow_table_flush(struct secho_flow_table *t)
 		for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 			if (!bk->sig[s])
 				continue;
-			struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+			struct flow_entry *e = &t->entries[bk->idx[s]];
 			emit(t, e,
 			     (e->flags & F_ENDED) ? SECHO_FLOW_END_EOF : SECHO_FLOW_END_FORCED);
 			slot_free(t, b, s);
 		}
 	}
+	/* every entry is free: the pool starts again from its first, as when new */
+	t->free_head = 0;
+	t->pool_used = 0;
 	memset(t->frags, 0, (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag));
 }
 
@@ -1025,7 +1057,7 @@ bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct sech
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 		if (bk->sig[s] != sig)
 			continue;
-		struct flow_entry *e = &t->entries[(size_t)b * SECHO_FLOW_BUCKET + s];
+		struct flow_entry *e = &t->entries[bk->idx[s]];
 		if (!key_eq(&e->key, ck))
 			continue;
 		if (!(e->flags & F_OFFLOADED))

@@ -13,11 +13,14 @@
  * (src/flow/core/record.h), handed to the emit callback whenever a record leaves the table.
  * docs/FLOW.md describes the design; in short:
  *
- *   buckets     64 bytes each: 8 signatures (32-bit hash, 0 = free) and 8 expiry lower
- *               bounds (ms ticks), one cache line to find a flow; beside them, 4 bytes per
- *               bucket: the lowest of its bounds, all the sweep reads of a bucket not due
- *   entries     128 bytes each, 8 per bucket, at bucket * 8 + slot: the key (canonical
- *               order in biflow mode), per-direction counters, TCP state
+ *   buckets     128 bytes each: 8 signatures (32-bit hash, 0 = free) and the entry each
+ *               used slot holds, one cache line to find a flow; then 8 expiry lower
+ *               bounds (ms ticks); beside them, 4 bytes per bucket: the lowest of its
+ *               bounds, all the sweep reads of a bucket not due
+ *   entries     128 bytes each, as many as slots, in one pool handed out densely (the
+ *               last freed first): the key (canonical order in biflow mode),
+ *               per-direction counters, TCP state. The memory a table touches grows with
+ *               the flows it holds, not with its capacity
  *   cache       a small direct-mapped array of (signature, entry) in front of the buckets,
  *               the recently used flows (the CTT's on-chip cache); hit rate counted
  *   fragments   a bounded set-associative table: (addresses, protocol, IP id) of a first
@@ -182,6 +185,8 @@ struct secho_flow_table {
 	struct flow_frag *frags;
 	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
 	uint32_t nbuckets, cache_mask, nfragsets;
+	uint32_t pool_used;    /* entries handed out from the pool at least once */
+	uint32_t free_head;    /* the last entry freed, + 1 (0: none) */
 	uint64_t clock_ns;     /* latest packet time seen */
 	uint64_t sweep_ns;     /* packet time the sweep has caught up with */
 	uint32_t sweep_cursor; /* next bucket to sweep */
