@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "secho/aes.h"
+#include "secho/io.h"
 
 #define SECHO_VERSION "0.1.0"
 
@@ -92,6 +93,10 @@ int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const 
  * (secho_cpu_usable()). */
 int cli_parse_cpus(const char *s, uint16_t *cpus, size_t max, const char **why);
 
+/* --xdp-mode: "native", "skb" or "any" -> the I/O layer's XDP mode. False for anything
+ * else (the caller names the option and the bad value). */
+bool cli_parse_xdp_mode(const char *s, enum secho_io_xdp_mode *out);
+
 /* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
  * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
@@ -100,7 +105,5 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
 const char *cli_cpu_model(void);
 
 /* ---- TSC (time stamp counter): secho/tsc.h (secho_tsc_begin/end, secho_tsc_hz) ---- */
-/* CLOCK_MONOTONIC in seconds. */
-double cli_now(void);
 
 #endif

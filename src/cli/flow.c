@@ -22,6 +22,7 @@
 #include "flow/ipfix_sink.h"
 #include "flow/json.h"
 #include "flow/meter.h"
+#include "sys/clock.h"
 
 static void gen_usage(FILE *f)
 {
@@ -115,9 +116,9 @@ static int cmd_flow_gen(int argc, char *argv[])
 	snprintf(truth, tl, "%s.truth.csv", out);
 	char err[512];
 	struct secho_gen_totals t;
-	double t0 = cli_now();
+	double t0 = secho_mono_s();
 	int rc = secho_gen_write(&cfg, out, truth, &t, err, sizeof(err));
-	double dt = cli_now() - t0;
+	double dt = secho_mono_s() - t0;
 	if (rc) {
 		free(truth);
 		/* A bad profile (unknown name, bad CSV row) is a bad argument. */
@@ -215,82 +216,6 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* udp://HOST[:PORT], tcp://HOST[:PORT] (HOST a name, an IPv4 address or [IPv6]), or
- * file:PATH. The exporter resolves and opens them (secho_ipfix_add_collector). */
-static bool parse_collector(const char *url, const char **why)
-{
-	const char *h;
-	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
-		h = url + 6;
-	} else if (!strncmp(url, "file:", 5)) {
-		if (!url[5]) {
-			*why = "no file name after 'file:'";
-			return false;
-		}
-		return true;
-	} else {
-		*why = "the scheme is not udp://, tcp:// or file:";
-		return false;
-	}
-	const char *port = NULL;
-	size_t hl;
-	if (*h == '[') {
-		const char *close = strchr(h, ']');
-		if (!close || close == h + 1) {
-			*why = "an IPv6 address needs its closing ']'";
-			return false;
-		}
-		hl = (size_t)(close - h - 1);
-		char a[64];
-		if (hl >= sizeof(a)) {
-			*why = "the IPv6 address is too long";
-			return false;
-		}
-		memcpy(a, h + 1, hl);
-		a[hl] = 0;
-		for (size_t i = 0; i < hl; i++)
-			if (!strchr("0123456789abcdefABCDEF:.", a[i])) {
-				*why = "not an IPv6 address between the brackets";
-				return false;
-			}
-		if (close[1] == ':')
-			port = close + 2;
-		else if (close[1]) {
-			*why = "something after the ']' that is not ':PORT'";
-			return false;
-		}
-	} else {
-		const char *colon = strchr(h, ':');
-		hl = colon ? (size_t)(colon - h) : strlen(h);
-		if (colon)
-			port = colon + 1;
-		if (!hl) {
-			*why = "no host";
-			return false;
-		}
-		for (size_t i = 0; i < hl; i++) {
-			char c = h[i];
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			      (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')) {
-				*why = "the host is not a name or an address (IPv6: use [ADDR])";
-				return false;
-			}
-		}
-		if (hl > 253) {
-			*why = "the host name is too long";
-			return false;
-		}
-	}
-	if (port) {
-		uint64_t p;
-		if (!cli_parse_u64(port, 1, 65535, &p)) {
-			*why = "the port is not 1-65535";
-			return false;
-		}
-	}
-	return true;
-}
-
 static int cmd_flow_meter(int argc, char *argv[])
 {
 	enum {
@@ -374,11 +299,12 @@ static int cmd_flow_meter(int argc, char *argv[])
 				        "flow", "--io: '%s' is not auto, xdp or packet", optarg);
 			break;
 		case O_COLLECTOR: {
-			const char *why = NULL;
+			struct secho_ipfix_url url;
+			char why[128];
 			if (ncoll == MAX_COLLECTORS)
 				return cli_usage_err("flow", "--collector: at most %d collectors",
 				                     MAX_COLLECTORS);
-			if (!parse_collector(optarg, &why))
+			if (secho_ipfix_parse_url(optarg, &url, why, sizeof(why)) < 0)
 				return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
 			collectors[ncoll++] = optarg;
 			break;
@@ -462,13 +388,7 @@ static int cmd_flow_meter(int argc, char *argv[])
 				                     optarg, SECHO_OFFLOAD_FLOWS_MAX);
 			break;
 		case O_XDP_MODE:
-			if (!strcmp(optarg, "native"))
-				xdp_mode = SECHO_IO_XDP_NATIVE;
-			else if (!strcmp(optarg, "skb"))
-				xdp_mode = SECHO_IO_XDP_SKB;
-			else if (!strcmp(optarg, "any"))
-				xdp_mode = SECHO_IO_XDP_ANY;
-			else
+			if (!cli_parse_xdp_mode(optarg, &xdp_mode))
 				return cli_usage_err("flow",
 				                     "--xdp-mode: '%s' is not native, skb or any",
 				                     optarg);

@@ -21,6 +21,7 @@
  * at a constant rate, not at the core clock: "cycles" here are TSC cycles.
  */
 #include "cli/cli.h"
+#include "secho/cpu.h"
 #include "secho/tsc.h"
 
 #include <cpuid.h>
@@ -611,18 +612,6 @@ static void cpu_ident(char vendor[13], unsigned *family, unsigned *model)
 	*model = mod;
 }
 
-/* Pin to the CPU we are on, so a measurement is not split across cores (best effort). */
-static int pin_cpu(void)
-{
-	int cpu = sched_getcpu();
-	if (cpu < 0)
-		return -1;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0 ? cpu : -1;
-}
-
 int cmd_speed(int argc, char *argv[])
 {
 	static const struct option lopts[] = {
@@ -756,7 +745,9 @@ int cmd_speed(int argc, char *argv[])
 		in[i] = (uint8_t)(i * 131 + 7);
 	memset(out, 0, bufsz);
 
-	int cpu = pin_cpu();
+	int cpu = secho_cpu_pin_here(); /* best effort: a measurement stays on one core */
+	if (cpu < 0)
+		cpu = -1; /* "pinned_cpu": -1 in the JSON when it could not be pinned */
 	double hz = secho_tsc_hz();
 	/* Each repeat's slice, in TSC cycles; the estimate phase adds about 1/4 more. */
 	double slice = o.seconds / (double)(cells ? cells : 1) / (o.repeat + 1.25) * hz;

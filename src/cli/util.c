@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "secho/cpu.h"
+#include "sys/clock.h"
 
 /* The body of both error printers: "secho CMD: " + message + newline, on stderr. (A
  * macro rather than a va_list helper keeps the static analysers' va_list tracking
@@ -228,6 +229,23 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 	return true;
 }
 
+bool cli_parse_xdp_mode(const char *s, enum secho_io_xdp_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum secho_io_xdp_mode mode;
+	} modes[] = {{"native", SECHO_IO_XDP_NATIVE},
+	             {"skb", SECHO_IO_XDP_SKB},
+	             {"any", SECHO_IO_XDP_ANY}};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(s, modes[i].name)) {
+			*out = modes[i].mode;
+			return true;
+		}
+	return false;
+}
+
 const char *cli_cpu_model(void)
 {
 	static char model[128];
@@ -264,11 +282,4 @@ const char *cli_cpu_model(void)
 		}
 	}
 	return model;
-}
-
-double cli_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

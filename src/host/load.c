@@ -64,14 +64,14 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 		        "path", "offered", "answered", "verified", "lost");
 	}
 	tmo = (uint64_t)o->timeout_ms * 1000000u;
-	t0 = secho_now_ns();
+	t0 = secho_mono_ns();
 	t_end = t0 + (uint64_t)o->seconds * 1000000000u;
 	t_next = t0 + 1000000000u;
 	exp_at = t0 + 1000000u;
 	take(s, prev);
 
 	for (;;) {
-		uint64_t now = secho_now_ns();
+		uint64_t now = secho_mono_ns();
 		bool sending = now < t_end;
 
 		if (sending) {
@@ -106,7 +106,7 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 			if (secho_sess_poll(s, 1000) < 0)
 				break;
 		}
-		now = secho_now_ns();
+		now = secho_mono_ns();
 		if (now >= exp_at) {
 			secho_sess_expire(s, tmo);
 			exp_at = now + 1000000u;

@@ -127,14 +127,14 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 		return 2;
 	}
 	tmo = (uint64_t)o->timeout_ms * 1000000u;
-	deadline = secho_now_ns() + (uint64_t)o->deadline_s * 1000000000u;
+	deadline = secho_mono_ns() + (uint64_t)o->deadline_s * 1000000000u;
 
 	/* Alternate the paths packet by packet so both see the same host and link state. */
 	for (unsigned i = 0; i < 2 * o->count; i++) {
 		unsigned path = i & 1;
 		uint64_t end;
 
-		if (secho_now_ns() >= deadline) {
+		if (secho_mono_ns() >= deadline) {
 			deadline_hit = true;
 			break;
 		}
@@ -145,9 +145,9 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 			(void)secho_sess_poll(s, 1000);
 			continue;
 		}
-		end = secho_now_ns() + tmo;
-		while (s->outstanding && secho_now_ns() < end) {
-			int64_t left = (int64_t)(end - secho_now_ns()) / 1000;
+		end = secho_mono_ns() + tmo;
+		while (s->outstanding && secho_mono_ns() < end) {
+			int64_t left = (int64_t)(end - secho_mono_ns()) / 1000;
 
 			if (secho_sess_poll(s, left > 0 ? left : 0) < 0)
 				break;

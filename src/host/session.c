@@ -146,7 +146,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		secho_sess_close(s);
 		return rc;
 	}
-	s->seed = o->seed ? o->seed : secho_now_ns() ^ ((uint64_t)s->x.sport << 48);
+	s->seed = o->seed ? o->seed : secho_mono_ns() ^ ((uint64_t)s->x.sport << 48);
 	{
 		uint64_t st = s->seed;
 
@@ -273,7 +273,7 @@ int secho_sess_send_batch(struct secho_sess *s, const uint8_t *paths, const size
 		secho_sess_payload(s, qs[i]->id, lens[i], pl[i]);
 		pp[i] = pl[i];
 	}
-	t = secho_now_ns();
+	t = secho_mono_ns();
 	rc = secho_xport_send_batch(&s->x, dports, pp, ll, n);
 	if (rc > (int)n)
 		rc = (int)n; /* cannot happen; keeps the bounds obvious */
@@ -488,7 +488,7 @@ int secho_sess_poll(struct secho_sess *s, int64_t timeout_us)
 
 unsigned secho_sess_expire(struct secho_sess *s, uint64_t timeout_ns)
 {
-	uint64_t now = secho_now_ns();
+	uint64_t now = secho_mono_ns();
 	unsigned n = 0;
 
 	if (!s->outstanding)
@@ -514,9 +514,9 @@ int secho_sess_fetch_counters(struct secho_sess *s)
 		s->have_report = false;
 		if (secho_sess_send(s, 2, 0) < 0)
 			continue;
-		end = secho_now_ns() + tmo;
-		while (!s->have_report && secho_now_ns() < end) {
-			int64_t left = (int64_t)(end - secho_now_ns()) / 1000;
+		end = secho_mono_ns() + tmo;
+		while (!s->have_report && secho_mono_ns() < end) {
+			int64_t left = (int64_t)(end - secho_mono_ns()) / 1000;
 
 			if (secho_sess_poll(s, left > 0 ? left : 0) < 0)
 				break;
