@@ -55,6 +55,10 @@ struct cli_command {
 int cli_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Print a library's error text (sys/err.h: one or more lines) on stderr, each line as
+ * "secho CMD: line". Nothing for an empty text. */
+void cli_print_err(const char *cmd, const char *text);
+
 /* Reset getopt_long's state before a command parses its own argv (glibc: optind = 0
  * re-initialises fully). Errors are reported by the command (opterr = 0). */
 void cli_getopt_reset(void);

@@ -506,12 +506,6 @@ int cmd_serve(int argc, char **argv)
 	rc = secho_endpoint_run(&a.cfg, &stop_flag, &refused, err, sizeof(err));
 	if (rc == 0)
 		return CLI_OK;
-	/* One line each: "secho serve: " and the reason. */
-	for (char *line = err, *nl; *line; line = nl + 1) {
-		nl = strchrnul(line, '\n');
-		fprintf(stderr, "secho serve: %.*s\n", (int)(nl - line), line);
-		if (!*nl)
-			break;
-	}
+	cli_print_err("serve", err);
 	return refused ? CLI_USAGE : CLI_FAIL;
 }

@@ -229,6 +229,16 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 	return true;
 }
 
+void cli_print_err(const char *cmd, const char *text)
+{
+	for (const char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		fprintf(stderr, "secho %s: %.*s\n", cmd, (int)(nl - line), line);
+		if (!*nl)
+			break;
+	}
+}
+
 bool cli_parse_xdp_mode(const char *s, enum secho_io_xdp_mode *out)
 {
 	static const struct {

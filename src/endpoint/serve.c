@@ -39,6 +39,7 @@
 #include "secho/cpu.h"
 #include "secho/keyfile.h"
 #include "secho/tsc.h"
+#include "sys/err.h"
 
 /* One worker and its thread; cache-aligned, so that no two workers' data share a line. */
 struct wthread {
@@ -220,20 +221,8 @@ struct ep {
 	double hz;
 };
 
-/* Append one line to the caller's error buffer (after any line already there). */
-__attribute__((format(printf, 2, 3))) static void ep_err(struct ep *r, const char *fmt, ...)
-{
-	size_t used = strnlen(r->err, r->errlen);
-	va_list ap;
-
-	if (!r->errlen || used + 1 >= r->errlen)
-		return;
-	if (used)
-		r->err[used++] = '\n';
-	va_start(ap, fmt);
-	vsnprintf(r->err + used, r->errlen - used, fmt, ap);
-	va_end(ap);
-}
+/* Append one line to the caller's error buffer (sys/err.h). */
+#define ep_err(r, ...) secho_err_add((r)->err, (r)->errlen, __VA_ARGS__)
 
 /* A warning: to the caller's cfg->warn, when it gave one. */
 __attribute__((format(printf, 2, 3))) static void ep_warn(struct ep *r, const char *fmt, ...)
