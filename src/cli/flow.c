@@ -281,6 +281,133 @@ struct meter_opts {
 };
 
 /* Parse the options into m (defaults first). Returns -1 to go on, or the exit status. */
+/* One option of the input, sinks and table group into m. Returns -1 to go on, -2 when c is
+ * not of this group, or the exit status. */
+static int meter_opt_input(int c, struct meter_opts *m)
+{
+	switch (c) {
+	case O_PCAP:
+		m->pcap = optarg;
+		break;
+	case O_IFACE:
+		m->iface = optarg;
+		break;
+	case O_IO:
+		m->io_s = optarg;
+		if (!secho_io_kind_parse(optarg, &m->io) || m->io == SECHO_IO_PCAP)
+			return cli_usage_err("flow", "--io: '%s' is not auto, xdp or packet",
+			                     optarg);
+		break;
+	case O_COLLECTOR: {
+		struct secho_ipfix_url url;
+		char why[128];
+		if (m->ncoll == MAX_COLLECTORS)
+			return cli_usage_err("flow", "--collector: at most %d collectors",
+			                     MAX_COLLECTORS);
+		if (secho_ipfix_parse_url(optarg, &url, why, sizeof(why)) < 0)
+			return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
+		m->collectors[m->ncoll++] = optarg;
+		break;
+	}
+	case O_UNIFLOW:
+		m->uniflow = true;
+		break;
+	case O_ACTIVE:
+		if (!cli_parse_double(optarg, 0.001, 86400, &m->active))
+			return cli_usage_err("flow", "--active: '%s' is not 0.001-86400 seconds",
+			                     optarg);
+		break;
+	case O_INACTIVE:
+		if (!cli_parse_double(optarg, 0.001, 86400, &m->inactive))
+			return cli_usage_err("flow", "--inactive: '%s' is not 0.001-86400 seconds",
+			                     optarg);
+		break;
+	case O_FLOWS:
+		if (!cli_parse_u64(optarg, 8, SECHO_FLOW_MAX_FLOWS, &m->flows))
+			return cli_usage_err("flow", "--flows: '%s' is not 8-%u", optarg,
+			                     SECHO_FLOW_MAX_FLOWS);
+		break;
+	case O_WORKERS:
+		if (!cli_parse_u64(optarg, 1, SECHO_FLOW_MAX_WORKERS, &m->workers))
+			return cli_usage_err("flow", "--workers: '%s' is not 1-%d", optarg,
+			                     SECHO_FLOW_MAX_WORKERS);
+		break;
+	case O_ODID:
+		if (!cli_parse_u64(optarg, 0, 0xffffffffu, &m->odid))
+			return cli_usage_err(
+			        "flow", "--observation-domain: '%s' is not 0-4294967295", optarg);
+		break;
+	case O_TREFRESH:
+		if (!cli_parse_u64(optarg, 1, 86400, &m->trefresh))
+			return cli_usage_err(
+			        "flow", "--template-refresh: '%s' is not 1-86400 (whole seconds)",
+			        optarg);
+		break;
+	case O_JSON:
+		if (!*optarg)
+			return cli_usage_err("flow", "--json: an empty file name");
+		m->json = optarg;
+		break;
+	default:
+		return -2;
+	}
+	return -1;
+}
+
+/* One option of the statistics, hash and offload group into m. Returns -1 to go on, or the
+ * exit status (a bad option too). */
+static int meter_opt_more(int c, char *argv[], struct meter_opts *m)
+{
+	switch (c) {
+	case O_STATS:
+		if (!cli_parse_double(optarg, 0.1, 86400, &m->stats_s))
+			return cli_usage_err("flow", "--stats: '%s' is not 0.1-86400 seconds",
+			                     optarg);
+		break;
+	case O_JSTATS:
+		m->jstats = true;
+		break;
+	case O_HASH:
+		if (!secho_flow_hash_parse(optarg, &m->hash))
+			return cli_usage_err("flow", "--hash: '%s' is not xxh3, crc32c or toeplitz",
+			                     optarg);
+		break;
+	case O_QUIET:
+		m->quiet = true;
+		break;
+	case O_OFFLOAD:
+		if (strcmp(optarg, "xdp") != 0)
+			return cli_usage_err("flow", "--offload: '%s' is not xdp", optarg);
+		m->offload = true;
+		break;
+	case O_OFL_THRESHOLD:
+		m->ofl_opt = "--offload-threshold";
+		if (!cli_parse_u64(optarg, 1, UINT32_MAX, &m->ofl_threshold))
+			return cli_usage_err(
+			        "flow", "--offload-threshold: '%s' is not 1-4294967295", optarg);
+		break;
+	case O_OFL_FLOWS:
+		m->ofl_opt = "--offload-flows";
+		if (!cli_parse_u64(optarg, 8, SECHO_OFFLOAD_FLOWS_MAX, &m->ofl_flows))
+			return cli_usage_err("flow", "--offload-flows: '%s' is not 8-%u", optarg,
+			                     SECHO_OFFLOAD_FLOWS_MAX);
+		break;
+	case O_XDP_MODE:
+		if (!cli_parse_xdp_mode(optarg, &m->xdp_mode))
+			return cli_usage_err("flow", "--xdp-mode: '%s' is not native, skb or any",
+			                     optarg);
+		break;
+	case O_RING:
+		if (!cli_parse_u64(optarg, 1, SECHO_FLOW_RING_MIB_MAX, &m->ring))
+			return cli_usage_err("flow", "--ring: '%s' is not 1-%u (MiB)", optarg,
+			                     SECHO_FLOW_RING_MIB_MAX);
+		break;
+	default:
+		return cli_bad_option("flow", c, argv);
+	}
+	return -1;
+}
+
 static int meter_parse(int argc, char *argv[], struct meter_opts *m)
 {
 	int c;
@@ -297,125 +424,15 @@ static int meter_parse(int argc, char *argv[], struct meter_opts *m)
 	                         .xdp_mode = SECHO_IO_XDP_ANY};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", meter_opts_table, NULL)) != -1) {
-		switch (c) {
-		case 'h':
+		if (c == 'h') {
 			fputs(usage, stdout);
 			return CLI_OK;
-		case O_PCAP:
-			m->pcap = optarg;
-			break;
-		case O_IFACE:
-			m->iface = optarg;
-			break;
-		case O_IO:
-			m->io_s = optarg;
-			if (!secho_io_kind_parse(optarg, &m->io) || m->io == SECHO_IO_PCAP)
-				return cli_usage_err(
-				        "flow", "--io: '%s' is not auto, xdp or packet", optarg);
-			break;
-		case O_COLLECTOR: {
-			struct secho_ipfix_url url;
-			char why[128];
-			if (m->ncoll == MAX_COLLECTORS)
-				return cli_usage_err("flow", "--collector: at most %d collectors",
-				                     MAX_COLLECTORS);
-			if (secho_ipfix_parse_url(optarg, &url, why, sizeof(why)) < 0)
-				return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
-			m->collectors[m->ncoll++] = optarg;
-			break;
 		}
-		case O_UNIFLOW:
-			m->uniflow = true;
-			break;
-		case O_ACTIVE:
-			if (!cli_parse_double(optarg, 0.001, 86400, &m->active))
-				return cli_usage_err("flow",
-				                     "--active: '%s' is not 0.001-86400 seconds",
-				                     optarg);
-			break;
-		case O_INACTIVE:
-			if (!cli_parse_double(optarg, 0.001, 86400, &m->inactive))
-				return cli_usage_err("flow",
-				                     "--inactive: '%s' is not 0.001-86400 seconds",
-				                     optarg);
-			break;
-		case O_FLOWS:
-			if (!cli_parse_u64(optarg, 8, SECHO_FLOW_MAX_FLOWS, &m->flows))
-				return cli_usage_err("flow", "--flows: '%s' is not 8-%u", optarg,
-				                     SECHO_FLOW_MAX_FLOWS);
-			break;
-		case O_WORKERS:
-			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_MAX_WORKERS, &m->workers))
-				return cli_usage_err("flow", "--workers: '%s' is not 1-%d", optarg,
-				                     SECHO_FLOW_MAX_WORKERS);
-			break;
-		case O_ODID:
-			if (!cli_parse_u64(optarg, 0, 0xffffffffu, &m->odid))
-				return cli_usage_err(
-				        "flow", "--observation-domain: '%s' is not 0-4294967295",
-				        optarg);
-			break;
-		case O_TREFRESH:
-			if (!cli_parse_u64(optarg, 1, 86400, &m->trefresh))
-				return cli_usage_err(
-				        "flow",
-				        "--template-refresh: '%s' is not 1-86400 (whole seconds)",
-				        optarg);
-			break;
-		case O_JSON:
-			if (!*optarg)
-				return cli_usage_err("flow", "--json: an empty file name");
-			m->json = optarg;
-			break;
-		case O_STATS:
-			if (!cli_parse_double(optarg, 0.1, 86400, &m->stats_s))
-				return cli_usage_err(
-				        "flow", "--stats: '%s' is not 0.1-86400 seconds", optarg);
-			break;
-		case O_JSTATS:
-			m->jstats = true;
-			break;
-		case O_HASH:
-			if (!secho_flow_hash_parse(optarg, &m->hash))
-				return cli_usage_err("flow",
-				                     "--hash: '%s' is not xxh3, crc32c or toeplitz",
-				                     optarg);
-			break;
-		case O_QUIET:
-			m->quiet = true;
-			break;
-		case O_OFFLOAD:
-			if (strcmp(optarg, "xdp") != 0)
-				return cli_usage_err("flow", "--offload: '%s' is not xdp", optarg);
-			m->offload = true;
-			break;
-		case O_OFL_THRESHOLD:
-			m->ofl_opt = "--offload-threshold";
-			if (!cli_parse_u64(optarg, 1, UINT32_MAX, &m->ofl_threshold))
-				return cli_usage_err(
-				        "flow", "--offload-threshold: '%s' is not 1-4294967295",
-				        optarg);
-			break;
-		case O_OFL_FLOWS:
-			m->ofl_opt = "--offload-flows";
-			if (!cli_parse_u64(optarg, 8, SECHO_OFFLOAD_FLOWS_MAX, &m->ofl_flows))
-				return cli_usage_err("flow", "--offload-flows: '%s' is not 8-%u",
-				                     optarg, SECHO_OFFLOAD_FLOWS_MAX);
-			break;
-		case O_XDP_MODE:
-			if (!cli_parse_xdp_mode(optarg, &m->xdp_mode))
-				return cli_usage_err("flow",
-				                     "--xdp-mode: '%s' is not native, skb or any",
-				                     optarg);
-			break;
-		case O_RING:
-			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_RING_MIB_MAX, &m->ring))
-				return cli_usage_err("flow", "--ring: '%s' is not 1-%u (MiB)",
-				                     optarg, SECHO_FLOW_RING_MIB_MAX);
-			break;
-		default:
-			return cli_bad_option("flow", c, argv);
-		}
+		int rc = meter_opt_input(c, m);
+		if (rc == -2)
+			rc = meter_opt_more(c, argv, m);
+		if (rc >= 0)
+			return rc;
 	}
 	return -1;
 }
