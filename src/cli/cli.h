@@ -59,6 +59,10 @@ int cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf,
  * "secho CMD: line". Nothing for an empty text. */
 void cli_print_err(const char *cmd, const char *text);
 
+/* SIGINT and SIGTERM to handler (a command's stop flag), and SIGPIPE ignored when
+ * ignore_pipe (a closed pipe is then a write error the command reports). */
+void cli_stop_signals(void (*handler)(int), bool ignore_pipe);
+
 /* Reset getopt_long's state before a command parses its own argv (glibc: optind = 0
  * re-initialises fully). Errors are reported by the command (opterr = 0). */
 void cli_getopt_reset(void);

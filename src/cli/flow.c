@@ -510,13 +510,7 @@ static int meter_run(const struct meter_opts *m, struct secho_flow_sink *sinks, 
 {
 	char err[256];
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a closed --json pipe is a write error, counted */
+	cli_stop_signals(on_signal, true); /* a closed --json pipe is a write error, counted */
 
 	struct secho_flow_meter_cfg cfg;
 	memset(&cfg, 0, sizeof(cfg));

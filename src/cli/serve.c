@@ -517,12 +517,7 @@ int cmd_serve(int argc, char **argv)
 		return rc;
 	a.cfg.warn = serve_warn;
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	cli_stop_signals(on_signal, true);
 	rc = secho_endpoint_run(&a.cfg, &stop_flag, &refused, err, sizeof(err));
 	if (rc == 0)
 		return CLI_OK;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,19 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 	}
 	*out = id;
 	return true;
+}
+
+void cli_stop_signals(void (*handler)(int), bool ignore_pipe)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (ignore_pipe)
+		signal(SIGPIPE, SIG_IGN);
 }
 
 void cli_print_err(const char *cmd, const char *text)
