@@ -516,6 +516,7 @@ int cmd_serve(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	a.cfg.warn = serve_warn;
+	a.cfg.out = stdout;
 
 	cli_stop_signals(on_signal, true);
 	rc = secho_endpoint_run(&a.cfg, &stop_flag, &refused, err, sizeof(err));

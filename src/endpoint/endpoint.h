@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "endpoint/counters.h"
 #include "secho/engine.h"
@@ -58,6 +59,8 @@ struct secho_endpoint_cfg {
 	uint16_t cpus[SECHO_EP_MAX_WORKERS]; /* (secho/cpu.h: usable CPUs) */
 	bool offload_pin;                    /* pin the offload engine thread to offload_cpu */
 	unsigned offload_cpu;
+	/* The banner and the summary go to out (NULL: stdout), unless quiet. */
+	FILE *out;
 	/* Set-up warnings that do not stop the run (one line each, no prefix), for the caller
 	 * to show; NULL: none shown. */
 	void (*warn)(const char *msg);
@@ -69,8 +72,8 @@ struct secho_worker;
 /* Run the endpoint until *stop becomes non-zero (signal handler), the pcap input ends, or
  * run_seconds pass, or the sequence state can no longer be advanced (a reservation
  * failed: no request could be answered any more); then drain the offload engine, flush TX
- * and the sequence state. Unless quiet, a banner on stdout once set up and a summary after
- * the run. Returns 0, or -errno with the reasons in err (one line each, '\n' between them,
+ * and the sequence state. Unless quiet, a banner on cfg->out once set up and a summary
+ * after the run. Returns 0, or -errno with the reasons in err (one line each, '\n' between them,
  * no prefix: the caller prints them); *refused is true when set-up refused to start (bad
  * key file, unsafe state, missing capability: nothing was served), false for a failure
  * of a run that had started. Phases (serve.c): check, open, start, run, drain, report. */

@@ -72,17 +72,19 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void print_engine(const char *name, const struct secho_engine_counters *e, double hz)
+static void print_engine(FILE *out, const char *name, const struct secho_engine_counters *e,
+                         double hz)
 {
 	struct secho_lat_summary s;
 	secho_lat_summary(&e->lat, &s);
 	double ns = 1e9 / hz;
-	printf("  %-9s %10" PRIu64 " packets %12" PRIu64 " bytes   latency ns min %.0f p50 %.0f "
-	       "p99 %.0f max %.0f (p50 %.0f cycles)\n",
-	       name, e->packets, e->bytes, s.min * ns, s.p50 * ns, s.p99 * ns, s.max * ns, s.p50);
+	fprintf(out,
+	        "  %-9s %10" PRIu64 " packets %12" PRIu64 " bytes   latency ns min %.0f p50 %.0f "
+	        "p99 %.0f max %.0f (p50 %.0f cycles)\n",
+	        name, e->packets, e->bytes, s.min * ns, s.p50 * ns, s.p99 * ns, s.max * ns, s.p50);
 }
 
-static void print_summary(const struct secho_report_ctx *r, const struct wthread *ts)
+static void print_summary(FILE *out, const struct secho_report_ctx *r, const struct wthread *ts)
 {
 	struct secho_counters c;
 	struct secho_counters_brief per[SECHO_EP_MAX_WORKERS];
@@ -93,42 +95,46 @@ static void print_summary(const struct secho_report_ctx *r, const struct wthread
 		secho_io_get_stats(ts[i].w.io, &st);
 		kdrops += st.rx_dropped_by_kernel;
 	}
-	printf("secho serve: summary\n");
-	printf("  frames    rx %" PRIu64 "  tx %" PRIu64 "  reports %" PRIu64
-	       "  kernel drops %" PRIu64 "\n",
-	       c.rx_frames, c.tx_frames, c.reports, kdrops);
-	print_engine("streaming", &c.eng[SECHO_ENG_STREAM], r->tsc_hz);
-	print_engine("offload", &c.eng[SECHO_ENG_OFFLOAD], r->tsc_hz);
+	fprintf(out, "secho serve: summary\n");
+	fprintf(out,
+	        "  frames    rx %" PRIu64 "  tx %" PRIu64 "  reports %" PRIu64
+	        "  kernel drops %" PRIu64 "\n",
+	        c.rx_frames, c.tx_frames, c.reports, kdrops);
+	print_engine(out, "streaming", &c.eng[SECHO_ENG_STREAM], r->tsc_hz);
+	print_engine(out, "offload", &c.eng[SECHO_ENG_OFFLOAD], r->tsc_hz);
 	uint64_t d = secho_counters_drops(&c);
-	printf("  drops     %" PRIu64 "%s", d, d ? ":" : "\n");
+	fprintf(out, "  drops     %" PRIu64 "%s", d, d ? ":" : "\n");
 	if (d) {
 		for (unsigned i = 1; i < SECHO_WIRE_VERDICT_COUNT; i++)
 			if (i != SECHO_WIRE_ARP && c.verdict[i])
-				printf(" %s=%" PRIu64, secho_wire_verdict_name(i), c.verdict[i]);
+				fprintf(out, " %s=%" PRIu64, secho_wire_verdict_name(i),
+				        c.verdict[i]);
 		for (unsigned i = 0; i < SECHO_PIPE_DROP_COUNT; i++)
 			if (c.drop[i])
-				printf(" %s=%" PRIu64, secho_pipe_drop_name(i), c.drop[i]);
-		printf("\n");
+				fprintf(out, " %s=%" PRIu64, secho_pipe_drop_name(i), c.drop[i]);
+		fprintf(out, "\n");
 	}
 	for (unsigned i = 0; r->nworkers > 1 && i < r->nworkers; i++) {
 		char cpu[16] = "any";
 		if (ts[i].pinned)
 			snprintf(cpu, sizeof(cpu), "%u", ts[i].cpu);
-		printf("  worker %-2u CPU %-4s rx %" PRIu64 "  tx %" PRIu64 "  streaming %" PRIu64
-		       "  offload %" PRIu64 "  drops %" PRIu64 "\n",
-		       i, cpu, per[i].rx_frames, per[i].tx_frames, per[i].packets[SECHO_ENG_STREAM],
-		       per[i].packets[SECHO_ENG_OFFLOAD], per[i].drops);
+		fprintf(out,
+		        "  worker %-2u CPU %-4s rx %" PRIu64 "  tx %" PRIu64 "  streaming %" PRIu64
+		        "  offload %" PRIu64 "  drops %" PRIu64 "\n",
+		        i, cpu, per[i].rx_frames, per[i].tx_frames,
+		        per[i].packets[SECHO_ENG_STREAM], per[i].packets[SECHO_ENG_OFFLOAD],
+		        per[i].drops);
 	}
 	struct rusage ru;
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
 		             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 		uint64_t ans = c.eng[SECHO_ENG_STREAM].packets + c.eng[SECHO_ENG_OFFLOAD].packets;
-		printf("  cpu       %.3f s (all threads), %.0f ns per answered packet\n", cpu,
-		       ans ? cpu * 1e9 / (double)ans : 0.0);
+		fprintf(out, "  cpu       %.3f s (all threads), %.0f ns per answered packet\n", cpu,
+		        ans ? cpu * 1e9 / (double)ans : 0.0);
 	}
-	printf("  sequence  high-water %" PRIu64 "\n",
-	       r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final);
+	fprintf(out, "  sequence  high-water %" PRIu64 "\n",
+	        r->seq_high_water ? r->seq_high_water(r->seq_arg) : r->seq_final);
 }
 
 /* Receive queues of ifname (/sys/class/net/IF/queues/rx-N), 0 when it cannot be told. */
@@ -167,7 +173,7 @@ static struct secho_io *open_queue(const struct secho_endpoint_cfg *cfg, unsigne
 }
 
 /* The workers line of the banner (several workers, or pinned ones). */
-static void print_workers(const struct secho_endpoint_cfg *cfg, const struct wthread *ts,
+static void print_workers(FILE *out, const struct secho_endpoint_cfg *cfg, const struct wthread *ts,
                           unsigned nw, enum secho_io_kind kind)
 {
 	char how[96] = "", cpus[160] = "", off[48] = "";
@@ -190,8 +196,8 @@ static void print_workers(const struct secho_endpoint_cfg *cfg, const struct wth
 	}
 	if (cfg->offload_pin)
 		snprintf(off, sizeof(off), "; offload engine on CPU %u", cfg->offload_cpu);
-	printf("secho serve: workers: %u, one receive queue each (%s), CPUs %s%s\n", nw, how, cpus,
-	       off);
+	fprintf(out, "secho serve: workers: %u, one receive queue each (%s), CPUs %s%s\n", nw, how,
+	        cpus, off);
 }
 
 /* ---- the run, by phase: check, open, start, run, drain, report, close ---- */
@@ -487,27 +493,30 @@ static void ep_banner(const struct ep *r)
 	char ip[16];
 	const uint8_t *a = (const uint8_t *)&cfg->wire.ip, *m = cfg->wire.mac;
 
+	FILE *out = cfg->out ? cfg->out : stdout;
+
 	if (cfg->quiet)
 		return;
 	snprintf(ip, sizeof(ip), "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
 	char vl[24] = ", untagged";
 	if (cfg->vlan)
 		snprintf(vl, sizeof(vl), ", VLAN %u", (unsigned)cfg->vlan);
-	printf("secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u%s\n", ip,
-	       m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream, cfg->wire.port_offload,
-	       cfg->wire.port_counters, cfg->wire.mtu, vl);
-	printf("secho serve: io: %s\n", r->desc);
+	fprintf(out, "secho serve: %s %02x:%02x:%02x:%02x:%02x:%02x, ports %u/%u/%u, MTU %u%s\n",
+	        ip, m[0], m[1], m[2], m[3], m[4], m[5], cfg->wire.port_stream,
+	        cfg->wire.port_offload, cfg->wire.port_counters, cfg->wire.mtu, vl);
+	fprintf(out, "secho serve: io: %s\n", r->desc);
 	if (r->nw > 1 || cfg->ncpus || cfg->offload_pin)
-		print_workers(cfg, r->ts, r->nw, r->kind);
-	printf("secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
-	       secho_impl_name(secho_gcm_key_impl(r->gk)), secho_offload_backend_name(cfg->offload),
-	       cfg->offload_ring);
+		print_workers(out, cfg, r->ts, r->nw, r->kind);
+	fprintf(out, "secho serve: streaming engine: secho %s; offload engine: %s (ring %u)\n",
+	        secho_impl_name(secho_gcm_key_impl(r->gk)),
+	        secho_offload_backend_name(cfg->offload), cfg->offload_ring);
 	char inst[48] = "";
 	if (cfg->instance)
 		snprintf(inst, sizeof(inst), " (shared, instance %" PRIu32 ")", cfg->instance);
-	printf("secho serve: key id %u%s, sequence numbers from %" PRIu64 "%s\n", r->ts[0].w.key_id,
-	       inst, secho_seqlease_next(r->seq), r->locked ? "" : " (key memory not locked)");
-	fflush(stdout);
+	fprintf(out, "secho serve: key id %u%s, sequence numbers from %" PRIu64 "%s\n",
+	        r->ts[0].w.key_id, inst, secho_seqlease_next(r->seq),
+	        r->locked ? "" : " (key memory not locked)");
+	fflush(out);
 }
 
 /* Start the workers' threads: the signals the CLI handles are left to this thread (the data
@@ -671,7 +680,7 @@ int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic
 			rc = ep_run(&r, stop);
 		rc = ep_drain(&r, rc);
 		if (!cfg->quiet)
-			print_summary(r.rep, r.ts);
+			print_summary(cfg->out ? cfg->out : stdout, r.rep, r.ts);
 	}
 	ep_close(&r);
 	return rc;
