@@ -190,6 +190,7 @@ static struct fx fx_good(uint64_t seq, uint16_t dport)
 
 static void set_key(struct secho_host_key *k)
 {
+	memset(k, 0, sizeof(*k)); /* not shared (an unset bool is undefined behaviour) */
 	k->key_id = KEY_ID;
 	memcpy(k->key, K, 32);
 	memcpy(k->salt, SALT, 4);
