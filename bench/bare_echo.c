@@ -33,6 +33,7 @@
 #include "secho/cpu.h"
 #include "secho/io.h"
 #include "secho/wire.h"
+#include "sys/clock.h"
 
 #define MAX_WORKERS 64
 
@@ -42,14 +43,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	atomic_store(&stop, 1);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void usage(void)
@@ -200,7 +193,7 @@ static void *echo_main(void *arg)
 		secho_io_rx_release(io, pkts, n);
 		e->echoed += done;
 		if (n) {
-			e->t_last = now_s();
+			e->t_last = secho_mono_s();
 			if (e->t_first == 0)
 				e->t_first = e->t_last;
 			if (e->max_packets &&
@@ -216,7 +209,7 @@ static void *echo_main(void *arg)
 		idle = 0;
 		if (secho_io_eof(io))
 			break;
-		if (now_s() >= e->t_end)
+		if (secho_mono_s() >= e->t_end)
 			break;
 		if (!n) {
 			int r = secho_io_wait(io, 50);
@@ -368,7 +361,7 @@ int main(int argc, char **argv)
 	}
 	static struct echo ws[MAX_WORKERS];
 	static _Atomic uint64_t echoed_all;
-	double t_end = now_s() + (double)seconds;
+	double t_end = secho_mono_s() + (double)seconds;
 	uint32_t queue0 = cfg.queue;
 	int rc = 0;
 

@@ -25,13 +25,7 @@
 #include <time.h>
 
 #include "flow/export/ipfix.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "sys/clock.h"
 
 static int dcmp(const void *a, const void *b)
 {
@@ -114,7 +108,7 @@ static double run_fixbuf(const char *path, uint32_t n)
 		exit(1);
 	}
 	fbSessionSetDomain(sess, 7);
-	double t0 = now_s();
+	double t0 = secho_mono_s();
 	for (uint32_t i = 0; i < n; i++) {
 		struct secho_flow_rec r = mkrec(i);
 		struct fb_rec f;
@@ -144,7 +138,7 @@ static double run_fixbuf(const char *path, uint32_t n)
 		}
 	}
 	fBufEmit(buf, &err);
-	double dt = now_s() - t0;
+	double dt = secho_mono_s() - t0;
 	fBufFree(buf);
 	fbInfoModelFree(model);
 	return n / dt;
@@ -161,13 +155,13 @@ static double run_secho(const char *path, uint32_t n)
 		exit(1);
 	}
 	uint64_t now = 1800000000ull * 1000000000ull;
-	double t0 = now_s();
+	double t0 = secho_mono_s();
 	for (uint32_t i = 0; i < n; i++) {
 		struct secho_flow_rec r = mkrec(i);
 		secho_ipfix_record(x, &r, now);
 	}
 	secho_ipfix_close(x, now, NULL, 0);
-	return n / (now_s() - t0);
+	return n / (secho_mono_s() - t0);
 }
 
 static volatile uint8_t sink;
@@ -176,13 +170,13 @@ static double run_encode(uint32_t n)
 {
 	uint8_t b[128];
 	uint16_t tid;
-	double t0 = now_s();
+	double t0 = secho_mono_s();
 	for (uint32_t i = 0; i < n; i++) {
 		struct secho_flow_rec r = mkrec(i);
 		secho_ipfix_encode(true, &r, b, &tid);
 		sink ^= b[i & 63];
 	}
-	return n / (now_s() - t0);
+	return n / (secho_mono_s() - t0);
 }
 
 int main(int argc, char **argv)

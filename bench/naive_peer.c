@@ -24,19 +24,13 @@
 #include <unistd.h>
 
 #include "secho/keyfile.h"
+#include "sys/clock.h"
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s)
 {
 	(void)s;
 	stop = 1;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int main(int argc, char **argv)
@@ -103,9 +97,9 @@ int main(int argc, char **argv)
 	EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
 	uint64_t seq = 1, answered = 0;
 	uint8_t in[2048], out[2048];
-	double t_end = seconds > 0 ? now() + seconds : 0;
+	double t_end = seconds > 0 ? secho_mono_s() + seconds : 0;
 	struct pollfd pf[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
-	while (!stop && (!t_end || now() < t_end)) {
+	while (!stop && (!t_end || secho_mono_s() < t_end)) {
 		if (poll(pf, 2, 100) <= 0)
 			continue;
 		for (int i = 0; i < 2; i++) {

@@ -16,14 +16,7 @@
 #include <time.h>
 
 #include "flow/offload/offload.h"
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#include "sys/clock.h"
 
 static void key_of(uint32_t i, struct secho_flow_key *k)
 {
@@ -62,9 +55,9 @@ int main(int argc, char **argv)
 		struct secho_flow_offload_counts c;
 		struct secho_flow_key k;
 		char err[300];
-		double t0 = now();
+		double t0 = secho_mono_s();
 		int r = secho_flow_offload_open(&o, &cfg, err, sizeof(err));
-		double t1 = now();
+		double t1 = secho_mono_s();
 		if (r) {
 			fprintf(stderr, "offload_ops: %s\n", err);
 			return 1;
@@ -76,16 +69,16 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-		double t2 = now();
+		double t2 = secho_mono_s();
 		long n = secho_flow_offload_scan(o, NULL, NULL);
-		double t3 = now();
+		double t3 = secho_mono_s();
 		secho_flow_offload_detach(o);
-		double t4 = now();
+		double t4 = secho_mono_s();
 		for (uint32_t i = 0; i < flows; i++) {
 			key_of(i, &k);
 			secho_flow_offload_remove(o, &k, &c);
 		}
-		double t5 = now();
+		double t5 = secho_mono_s();
 		secho_flow_offload_close(o);
 		printf("open %.0f ms  insert %.2f us  scan %ld in %.1f ms (%.0f ns a flow)  "
 		       "detach+wait %.1f ms  remove %.2f us\n",

@@ -44,6 +44,7 @@
 #include "secho/io.h"
 #include "secho/keyfile.h"
 #include "secho/wire.h"
+#include "sys/clock.h"
 
 #define MAGIC       0x48434553u /* "SECH" little-endian */
 #define HDR         20u         /* magic 4, seq 8, send time 8 */
@@ -71,14 +72,6 @@ struct load {
 	uint64_t nrtt;
 	uint64_t t_first_send, t_last_reply, t_last_event;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* --opt's value s, a whole unsigned decimal in [lo, hi] (cli_parse_u64, the one parser
  * every command uses); false with one line on stderr otherwise. */
@@ -134,7 +127,7 @@ static void fill_payload(uint8_t *p, uint32_t size, uint64_t seq, uint64_t t)
 static void on_reply(struct load *L, const uint8_t *p, uint32_t len, bool addr_ok)
 {
 	uint32_t magic;
-	uint64_t seq, t, now = now_ns();
+	uint64_t seq, t, now = secho_mono_ns();
 	bool shape_ok = true;
 
 	uint8_t clear[HDR];
@@ -233,7 +226,7 @@ static unsigned udp_send(struct load *L, unsigned n)
 	static uint8_t bufs[BATCH][MAX_PAYLOAD];
 	struct mmsghdr m[BATCH];
 	struct iovec iov[BATCH];
-	uint64_t t = now_ns();
+	uint64_t t = secho_mono_ns();
 
 	memset(m, 0, sizeof(m));
 	for (unsigned i = 0; i < n; i++) {
@@ -330,7 +323,7 @@ static uint32_t build_frame(struct load *L, uint8_t *f, uint64_t seq, uint64_t t
 static unsigned pkt_send(struct load *L, unsigned n)
 {
 	struct secho_io_pkt none = {0};
-	uint64_t t = now_ns();
+	uint64_t t = secho_mono_ns();
 	unsigned i;
 
 	for (i = 0; i < n; i++) {
@@ -412,13 +405,13 @@ static int cmp_u64(const void *a, const void *b)
 
 static int run(struct load *L)
 {
-	uint64_t start = now_ns(), deadline = start + (uint64_t)(L->seconds * 1e9);
+	uint64_t start = secho_mono_ns(), deadline = start + (uint64_t)(L->seconds * 1e9);
 	uint64_t timeout = (uint64_t)L->timeout_ms * 1000000u, lost_marked = 0;
 	double gap = L->rate ? 1e9 / (double)L->rate : 0;
 
 	L->t_last_event = start;
 	while (1) {
-		uint64_t now = now_ns();
+		uint64_t now = secho_mono_ns();
 		uint64_t inflight = L->sent - L->replies - lost_marked;
 
 		/* Past the deadline: send no more, collect what is in flight for at most one

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "secho/cpu.h"
 #include "secho/tsc.h"
 
 static const char usage[] =
@@ -52,12 +53,10 @@ static uint64_t rounds;
 static volatile int failed, pin_failed;
 static uint64_t spin_limit; /* TSC cycles without progress before giving up */
 
+/* Pin the calling thread (src/sys/cpu.c). 0 or -errno. */
 static int pin(int cpu)
 {
-	cpu_set_t s;
-	CPU_ZERO(&s);
-	CPU_SET(cpu, &s);
-	return pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
+	return cpu < 0 ? -EINVAL : secho_cpu_pin(pthread_self(), (unsigned)cpu);
 }
 
 /* Wait until the line holds want; false after spin_limit cycles without it. */

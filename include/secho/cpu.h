@@ -35,6 +35,10 @@ char *secho_cpu_usable_list(char *buf, size_t n);
 /* Pin thread t to `cpu`. 0, or -errno (-EINVAL: the CPU is not usable). */
 int secho_cpu_pin(pthread_t t, unsigned cpu);
 
+/* Pin the calling thread to the CPU it is running on now (a measurement then stays on one
+ * core). Returns that CPU, or -errno. */
+int secho_cpu_pin_here(void);
+
 /* The calling thread's affinity mask, saved and put back (around work done on another CPU,
  * e.g. allocating a worker's memory where it will run). 0 or -errno. */
 int secho_cpu_save(cpu_set_t *saved);

@@ -61,14 +61,23 @@ struct secho_host_opts {
 	enum secho_host_path path;
 	unsigned window; /* outstanding requests at most */
 	uint64_t seed;   /* payload generator; 0 = from the clock */
+	/* For the caller to show (NULL: not shown): a warning that does not stop the run (one
+	 * or more lines, no program name), and paired's progress (every 200 packets, then
+	 * (0, 0) when sending is over; not called with quiet or json). */
+	void (*warn)(const char *msg);
+	void (*progress)(unsigned done, unsigned total);
 };
 
 /* Fills the documented defaults (count 500, random size, MTU 1500, ports 4000/4001/4002,
  * timeout 200 ms, deadline 120 s, max loss 0, load 5 s flat out both paths, window 256). */
 void secho_host_opts_default(struct secho_host_opts *o);
 
-int secho_host_paired(const struct secho_host_opts *o, FILE *out);
-int secho_host_counters(const struct secho_host_opts *o, FILE *out);
-int secho_host_load(const struct secho_host_opts *o, FILE *out);
+/* The host tool's runs (paired, counters, load): each prints its report on out and returns
+ * its verdict, 0 (PASS) or 1 (FAIL: the report says why; err may add lines, e.g. a
+ * --seq-log write failure), or -errno when it could not run (an option value out of range,
+ * the key file, the socket), with the reasons in err: one line each, no program name. */
+int secho_host_paired(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen);
+int secho_host_counters(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen);
+int secho_host_load(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "secho/aes.h"
+#include "secho/io.h"
 
 #define SECHO_VERSION "0.1.0"
 
@@ -53,6 +54,14 @@ struct cli_command {
  * `return cli_usage_err(...)`. cli_err() is the same but returns CLI_FAIL. */
 int cli_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print a library's error text (sys/err.h: one or more lines) on stderr, each line as
+ * "secho CMD: line". Nothing for an empty text. */
+void cli_print_err(const char *cmd, const char *text);
+
+/* SIGINT and SIGTERM to handler (a command's stop flag), and SIGPIPE ignored when
+ * ignore_pipe (a closed pipe is then a write error the command reports). */
+void cli_stop_signals(void (*handler)(int), bool ignore_pipe);
 
 /* Reset getopt_long's state before a command parses its own argv (glibc: optind = 0
  * re-initialises fully). Errors are reported by the command (opterr = 0). */
@@ -92,6 +101,10 @@ int cli_parse_list(const char *s, char items[][CLI_ITEM_MAX], size_t max, const 
  * (secho_cpu_usable()). */
 int cli_parse_cpus(const char *s, uint16_t *cpus, size_t max, const char **why);
 
+/* --xdp-mode: "native", "skb" or "any" -> the I/O layer's XDP mode. False for anything
+ * else (the caller names the option and the bad value). */
+bool cli_parse_xdp_mode(const char *s, enum secho_io_xdp_mode *out);
+
 /* "auto", "portable", "aesni", "vaes", "vaes-split" -> id. Unknown or unavailable on this
  * CPU: one line on stderr naming it, returns false. */
 bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
@@ -100,7 +113,5 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out);
 const char *cli_cpu_model(void);
 
 /* ---- TSC (time stamp counter): secho/tsc.h (secho_tsc_begin/end, secho_tsc_hz) ---- */
-/* CLOCK_MONOTONIC in seconds. */
-double cli_now(void);
 
 #endif

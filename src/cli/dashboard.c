@@ -170,15 +170,7 @@ int cmd_dashboard(int argc, char **argv)
 		fprintf(stderr, "secho dashboard: warning: not root; the virtual wire (network "
 		                "namespaces) will fail to start\n");
 
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	cli_stop_signals(on_signal, true);
 
 	struct dash_api *api = dash_api_new(&wire);
 	struct dash_http *http = api ? dash_http_start(&cfg, api, err, sizeof(err)) : NULL;

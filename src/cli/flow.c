@@ -21,6 +21,7 @@
 #include "flow/export/ipfix_sink.h"
 #include "flow/export/json.h"
 #include "flow/meter/meter.h"
+#include "sys/clock.h"
 #include "traffic/gen.h"
 
 static void gen_usage(FILE *f)
@@ -115,9 +116,9 @@ static int cmd_flow_gen(int argc, char *argv[])
 	snprintf(truth, tl, "%s.truth.csv", out);
 	char err[512];
 	struct secho_gen_totals t;
-	double t0 = cli_now();
+	double t0 = secho_mono_s();
 	int rc = secho_gen_write(&cfg, out, truth, &t, err, sizeof(err));
-	double dt = cli_now() - t0;
+	double dt = secho_mono_s() - t0;
 	if (rc) {
 		free(truth);
 		/* A bad profile (unknown name, bad CSV row) is a bad argument. */
@@ -215,317 +216,281 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
-/* udp://HOST[:PORT], tcp://HOST[:PORT] (HOST a name, an IPv4 address or [IPv6]), or
- * file:PATH. The exporter resolves and opens them (secho_ipfix_add_collector). */
-static bool parse_collector(const char *url, const char **why)
+enum meter_opt {
+	O_PCAP = 256,
+	O_IFACE,
+	O_IO,
+	O_COLLECTOR,
+	O_UNIFLOW,
+	O_ACTIVE,
+	O_INACTIVE,
+	O_FLOWS,
+	O_WORKERS,
+	O_ODID,
+	O_TREFRESH,
+	O_JSON,
+	O_STATS,
+	O_JSTATS,
+	O_HASH,
+	O_QUIET,
+	O_OFFLOAD,
+	O_OFL_THRESHOLD,
+	O_OFL_FLOWS,
+	O_XDP_MODE,
+	O_RING,
+};
+static const struct option meter_opts_table[] = {
+        {"pcap", required_argument, NULL, O_PCAP},
+        {"iface", required_argument, NULL, O_IFACE},
+        {"io", required_argument, NULL, O_IO},
+        {"collector", required_argument, NULL, O_COLLECTOR},
+        {"uniflow", no_argument, NULL, O_UNIFLOW},
+        {"active", required_argument, NULL, O_ACTIVE},
+        {"inactive", required_argument, NULL, O_INACTIVE},
+        {"flows", required_argument, NULL, O_FLOWS},
+        {"workers", required_argument, NULL, O_WORKERS},
+        {"observation-domain", required_argument, NULL, O_ODID},
+        {"template-refresh", required_argument, NULL, O_TREFRESH},
+        {"json", required_argument, NULL, O_JSON},
+        {"stats", required_argument, NULL, O_STATS},
+        {"json-stats", no_argument, NULL, O_JSTATS},
+        {"hash", required_argument, NULL, O_HASH},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"offload", required_argument, NULL, O_OFFLOAD},
+        {"offload-threshold", required_argument, NULL, O_OFL_THRESHOLD},
+        {"offload-flows", required_argument, NULL, O_OFL_FLOWS},
+        {"xdp-mode", required_argument, NULL, O_XDP_MODE},
+        {"ring", required_argument, NULL, O_RING},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+
+/* `secho flow`'s options (meter mode), with their defaults. */
+struct meter_opts {
+	const char *pcap, *iface, *json, *io_s;
+	const char *collectors[MAX_COLLECTORS];
+	unsigned ncoll;
+	bool uniflow, jstats, quiet;
+	double active, inactive, stats_s;
+	uint64_t flows, workers, odid, trefresh, ring;
+	enum secho_io_kind io;
+	enum secho_flow_hash_kind hash;
+	bool offload;
+	const char *ofl_opt; /* an --offload-* option given */
+	uint64_t ofl_threshold, ofl_flows;
+	enum secho_io_xdp_mode xdp_mode;
+};
+
+/* Parse the options into m (defaults first). Returns -1 to go on, or the exit status. */
+/* One option of the input, sinks and table group into m. Returns -1 to go on, -2 when c is
+ * not of this group, or the exit status. */
+static int meter_opt_input(int c, struct meter_opts *m)
 {
-	const char *h;
-	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
-		h = url + 6;
-	} else if (!strncmp(url, "file:", 5)) {
-		if (!url[5]) {
-			*why = "no file name after 'file:'";
-			return false;
-		}
-		return true;
-	} else {
-		*why = "the scheme is not udp://, tcp:// or file:";
-		return false;
+	switch (c) {
+	case O_PCAP:
+		m->pcap = optarg;
+		break;
+	case O_IFACE:
+		m->iface = optarg;
+		break;
+	case O_IO:
+		m->io_s = optarg;
+		if (!secho_io_kind_parse(optarg, &m->io) || m->io == SECHO_IO_PCAP)
+			return cli_usage_err("flow", "--io: '%s' is not auto, xdp or packet",
+			                     optarg);
+		break;
+	case O_COLLECTOR: {
+		struct secho_ipfix_url url;
+		char why[128];
+		if (m->ncoll == MAX_COLLECTORS)
+			return cli_usage_err("flow", "--collector: at most %d collectors",
+			                     MAX_COLLECTORS);
+		if (secho_ipfix_parse_url(optarg, &url, why, sizeof(why)) < 0)
+			return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
+		m->collectors[m->ncoll++] = optarg;
+		break;
 	}
-	const char *port = NULL;
-	size_t hl;
-	if (*h == '[') {
-		const char *close = strchr(h, ']');
-		if (!close || close == h + 1) {
-			*why = "an IPv6 address needs its closing ']'";
-			return false;
-		}
-		hl = (size_t)(close - h - 1);
-		char a[64];
-		if (hl >= sizeof(a)) {
-			*why = "the IPv6 address is too long";
-			return false;
-		}
-		memcpy(a, h + 1, hl);
-		a[hl] = 0;
-		for (size_t i = 0; i < hl; i++)
-			if (!strchr("0123456789abcdefABCDEF:.", a[i])) {
-				*why = "not an IPv6 address between the brackets";
-				return false;
-			}
-		if (close[1] == ':')
-			port = close + 2;
-		else if (close[1]) {
-			*why = "something after the ']' that is not ':PORT'";
-			return false;
-		}
-	} else {
-		const char *colon = strchr(h, ':');
-		hl = colon ? (size_t)(colon - h) : strlen(h);
-		if (colon)
-			port = colon + 1;
-		if (!hl) {
-			*why = "no host";
-			return false;
-		}
-		for (size_t i = 0; i < hl; i++) {
-			char c = h[i];
-			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			      (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_')) {
-				*why = "the host is not a name or an address (IPv6: use [ADDR])";
-				return false;
-			}
-		}
-		if (hl > 253) {
-			*why = "the host name is too long";
-			return false;
-		}
+	case O_UNIFLOW:
+		m->uniflow = true;
+		break;
+	case O_ACTIVE:
+		if (!cli_parse_double(optarg, 0.001, 86400, &m->active))
+			return cli_usage_err("flow", "--active: '%s' is not 0.001-86400 seconds",
+			                     optarg);
+		break;
+	case O_INACTIVE:
+		if (!cli_parse_double(optarg, 0.001, 86400, &m->inactive))
+			return cli_usage_err("flow", "--inactive: '%s' is not 0.001-86400 seconds",
+			                     optarg);
+		break;
+	case O_FLOWS:
+		if (!cli_parse_u64(optarg, 8, SECHO_FLOW_MAX_FLOWS, &m->flows))
+			return cli_usage_err("flow", "--flows: '%s' is not 8-%u", optarg,
+			                     SECHO_FLOW_MAX_FLOWS);
+		break;
+	case O_WORKERS:
+		if (!cli_parse_u64(optarg, 1, SECHO_FLOW_MAX_WORKERS, &m->workers))
+			return cli_usage_err("flow", "--workers: '%s' is not 1-%d", optarg,
+			                     SECHO_FLOW_MAX_WORKERS);
+		break;
+	case O_ODID:
+		if (!cli_parse_u64(optarg, 0, 0xffffffffu, &m->odid))
+			return cli_usage_err(
+			        "flow", "--observation-domain: '%s' is not 0-4294967295", optarg);
+		break;
+	case O_TREFRESH:
+		if (!cli_parse_u64(optarg, 1, 86400, &m->trefresh))
+			return cli_usage_err(
+			        "flow", "--template-refresh: '%s' is not 1-86400 (whole seconds)",
+			        optarg);
+		break;
+	case O_JSON:
+		if (!*optarg)
+			return cli_usage_err("flow", "--json: an empty file name");
+		m->json = optarg;
+		break;
+	default:
+		return -2;
 	}
-	if (port) {
-		uint64_t p;
-		if (!cli_parse_u64(port, 1, 65535, &p)) {
-			*why = "the port is not 1-65535";
-			return false;
-		}
-	}
-	return true;
+	return -1;
 }
 
-static int cmd_flow_meter(int argc, char *argv[])
+/* One option of the statistics, hash and offload group into m. Returns -1 to go on, or the
+ * exit status (a bad option too). */
+static int meter_opt_more(int c, char *argv[], struct meter_opts *m)
 {
-	enum {
-		O_PCAP = 256,
-		O_IFACE,
-		O_IO,
-		O_COLLECTOR,
-		O_UNIFLOW,
-		O_ACTIVE,
-		O_INACTIVE,
-		O_FLOWS,
-		O_WORKERS,
-		O_ODID,
-		O_TREFRESH,
-		O_JSON,
-		O_STATS,
-		O_JSTATS,
-		O_HASH,
-		O_QUIET,
-		O_OFFLOAD,
-		O_OFL_THRESHOLD,
-		O_OFL_FLOWS,
-		O_XDP_MODE,
-		O_RING,
-	};
-	static const struct option opts[] = {
-	        {"pcap", required_argument, NULL, O_PCAP},
-	        {"iface", required_argument, NULL, O_IFACE},
-	        {"io", required_argument, NULL, O_IO},
-	        {"collector", required_argument, NULL, O_COLLECTOR},
-	        {"uniflow", no_argument, NULL, O_UNIFLOW},
-	        {"active", required_argument, NULL, O_ACTIVE},
-	        {"inactive", required_argument, NULL, O_INACTIVE},
-	        {"flows", required_argument, NULL, O_FLOWS},
-	        {"workers", required_argument, NULL, O_WORKERS},
-	        {"observation-domain", required_argument, NULL, O_ODID},
-	        {"template-refresh", required_argument, NULL, O_TREFRESH},
-	        {"json", required_argument, NULL, O_JSON},
-	        {"stats", required_argument, NULL, O_STATS},
-	        {"json-stats", no_argument, NULL, O_JSTATS},
-	        {"hash", required_argument, NULL, O_HASH},
-	        {"quiet", no_argument, NULL, O_QUIET},
-	        {"offload", required_argument, NULL, O_OFFLOAD},
-	        {"offload-threshold", required_argument, NULL, O_OFL_THRESHOLD},
-	        {"offload-flows", required_argument, NULL, O_OFL_FLOWS},
-	        {"xdp-mode", required_argument, NULL, O_XDP_MODE},
-	        {"ring", required_argument, NULL, O_RING},
-	        {"help", no_argument, NULL, 'h'},
-	        {NULL, 0, NULL, 0}};
-	const char *pcap = NULL, *iface = NULL, *json = NULL, *io_s = NULL;
-	const char *collectors[MAX_COLLECTORS];
-	unsigned ncoll = 0;
-	bool uniflow = false, jstats = false, quiet = false;
-	double active = 300, inactive = 30, stats_s = 0;
-	uint64_t flows = 1048576, workers = 1, odid = 0, trefresh = 60, ring = 0;
-	enum secho_io_kind io = SECHO_IO_AUTO;
-	enum secho_flow_hash_kind hash = SECHO_FLOW_HASH_DEFAULT;
-	bool offload = false;
-	const char *ofl_opt = NULL; /* an --offload-* option given */
-	uint64_t ofl_threshold = SECHO_TIER_THRESHOLD_DEFAULT,
-	         ofl_flows = SECHO_OFFLOAD_FLOWS_DEFAULT;
-	enum secho_io_xdp_mode xdp_mode = SECHO_IO_XDP_ANY;
+	switch (c) {
+	case O_STATS:
+		if (!cli_parse_double(optarg, 0.1, 86400, &m->stats_s))
+			return cli_usage_err("flow", "--stats: '%s' is not 0.1-86400 seconds",
+			                     optarg);
+		break;
+	case O_JSTATS:
+		m->jstats = true;
+		break;
+	case O_HASH:
+		if (!secho_flow_hash_parse(optarg, &m->hash))
+			return cli_usage_err("flow", "--hash: '%s' is not xxh3, crc32c or toeplitz",
+			                     optarg);
+		break;
+	case O_QUIET:
+		m->quiet = true;
+		break;
+	case O_OFFLOAD:
+		if (strcmp(optarg, "xdp") != 0)
+			return cli_usage_err("flow", "--offload: '%s' is not xdp", optarg);
+		m->offload = true;
+		break;
+	case O_OFL_THRESHOLD:
+		m->ofl_opt = "--offload-threshold";
+		if (!cli_parse_u64(optarg, 1, UINT32_MAX, &m->ofl_threshold))
+			return cli_usage_err(
+			        "flow", "--offload-threshold: '%s' is not 1-4294967295", optarg);
+		break;
+	case O_OFL_FLOWS:
+		m->ofl_opt = "--offload-flows";
+		if (!cli_parse_u64(optarg, 8, SECHO_OFFLOAD_FLOWS_MAX, &m->ofl_flows))
+			return cli_usage_err("flow", "--offload-flows: '%s' is not 8-%u", optarg,
+			                     SECHO_OFFLOAD_FLOWS_MAX);
+		break;
+	case O_XDP_MODE:
+		if (!cli_parse_xdp_mode(optarg, &m->xdp_mode))
+			return cli_usage_err("flow", "--xdp-mode: '%s' is not native, skb or any",
+			                     optarg);
+		break;
+	case O_RING:
+		if (!cli_parse_u64(optarg, 1, SECHO_FLOW_RING_MIB_MAX, &m->ring))
+			return cli_usage_err("flow", "--ring: '%s' is not 1-%u (MiB)", optarg,
+			                     SECHO_FLOW_RING_MIB_MAX);
+		break;
+	default:
+		return cli_bad_option("flow", c, argv);
+	}
+	return -1;
+}
+
+static int meter_parse(int argc, char *argv[], struct meter_opts *m)
+{
 	int c;
 
+	*m = (struct meter_opts){.active = 300,
+	                         .inactive = 30,
+	                         .flows = 1048576,
+	                         .workers = 1,
+	                         .trefresh = 60,
+	                         .io = SECHO_IO_AUTO,
+	                         .hash = SECHO_FLOW_HASH_DEFAULT,
+	                         .ofl_threshold = SECHO_TIER_THRESHOLD_DEFAULT,
+	                         .ofl_flows = SECHO_OFFLOAD_FLOWS_DEFAULT,
+	                         .xdp_mode = SECHO_IO_XDP_ANY};
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
+	while ((c = getopt_long(argc, argv, ":h", meter_opts_table, NULL)) != -1) {
+		if (c == 'h') {
 			fputs(usage, stdout);
 			return CLI_OK;
-		case O_PCAP:
-			pcap = optarg;
-			break;
-		case O_IFACE:
-			iface = optarg;
-			break;
-		case O_IO:
-			io_s = optarg;
-			if (!secho_io_kind_parse(optarg, &io) || io == SECHO_IO_PCAP)
-				return cli_usage_err(
-				        "flow", "--io: '%s' is not auto, xdp or packet", optarg);
-			break;
-		case O_COLLECTOR: {
-			const char *why = NULL;
-			if (ncoll == MAX_COLLECTORS)
-				return cli_usage_err("flow", "--collector: at most %d collectors",
-				                     MAX_COLLECTORS);
-			if (!parse_collector(optarg, &why))
-				return cli_usage_err("flow", "--collector '%s': %s", optarg, why);
-			collectors[ncoll++] = optarg;
-			break;
 		}
-		case O_UNIFLOW:
-			uniflow = true;
-			break;
-		case O_ACTIVE:
-			if (!cli_parse_double(optarg, 0.001, 86400, &active))
-				return cli_usage_err("flow",
-				                     "--active: '%s' is not 0.001-86400 seconds",
-				                     optarg);
-			break;
-		case O_INACTIVE:
-			if (!cli_parse_double(optarg, 0.001, 86400, &inactive))
-				return cli_usage_err("flow",
-				                     "--inactive: '%s' is not 0.001-86400 seconds",
-				                     optarg);
-			break;
-		case O_FLOWS:
-			if (!cli_parse_u64(optarg, 8, SECHO_FLOW_MAX_FLOWS, &flows))
-				return cli_usage_err("flow", "--flows: '%s' is not 8-%u", optarg,
-				                     SECHO_FLOW_MAX_FLOWS);
-			break;
-		case O_WORKERS:
-			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_MAX_WORKERS, &workers))
-				return cli_usage_err("flow", "--workers: '%s' is not 1-%d", optarg,
-				                     SECHO_FLOW_MAX_WORKERS);
-			break;
-		case O_ODID:
-			if (!cli_parse_u64(optarg, 0, 0xffffffffu, &odid))
-				return cli_usage_err(
-				        "flow", "--observation-domain: '%s' is not 0-4294967295",
-				        optarg);
-			break;
-		case O_TREFRESH:
-			if (!cli_parse_u64(optarg, 1, 86400, &trefresh))
-				return cli_usage_err(
-				        "flow",
-				        "--template-refresh: '%s' is not 1-86400 (whole seconds)",
-				        optarg);
-			break;
-		case O_JSON:
-			if (!*optarg)
-				return cli_usage_err("flow", "--json: an empty file name");
-			json = optarg;
-			break;
-		case O_STATS:
-			if (!cli_parse_double(optarg, 0.1, 86400, &stats_s))
-				return cli_usage_err(
-				        "flow", "--stats: '%s' is not 0.1-86400 seconds", optarg);
-			break;
-		case O_JSTATS:
-			jstats = true;
-			break;
-		case O_HASH:
-			if (!secho_flow_hash_parse(optarg, &hash))
-				return cli_usage_err("flow",
-				                     "--hash: '%s' is not xxh3, crc32c or toeplitz",
-				                     optarg);
-			break;
-		case O_QUIET:
-			quiet = true;
-			break;
-		case O_OFFLOAD:
-			if (strcmp(optarg, "xdp") != 0)
-				return cli_usage_err("flow", "--offload: '%s' is not xdp", optarg);
-			offload = true;
-			break;
-		case O_OFL_THRESHOLD:
-			ofl_opt = "--offload-threshold";
-			if (!cli_parse_u64(optarg, 1, UINT32_MAX, &ofl_threshold))
-				return cli_usage_err(
-				        "flow", "--offload-threshold: '%s' is not 1-4294967295",
-				        optarg);
-			break;
-		case O_OFL_FLOWS:
-			ofl_opt = "--offload-flows";
-			if (!cli_parse_u64(optarg, 8, SECHO_OFFLOAD_FLOWS_MAX, &ofl_flows))
-				return cli_usage_err("flow", "--offload-flows: '%s' is not 8-%u",
-				                     optarg, SECHO_OFFLOAD_FLOWS_MAX);
-			break;
-		case O_XDP_MODE:
-			if (!strcmp(optarg, "native"))
-				xdp_mode = SECHO_IO_XDP_NATIVE;
-			else if (!strcmp(optarg, "skb"))
-				xdp_mode = SECHO_IO_XDP_SKB;
-			else if (!strcmp(optarg, "any"))
-				xdp_mode = SECHO_IO_XDP_ANY;
-			else
-				return cli_usage_err("flow",
-				                     "--xdp-mode: '%s' is not native, skb or any",
-				                     optarg);
-			break;
-		case O_RING:
-			if (!cli_parse_u64(optarg, 1, SECHO_FLOW_RING_MIB_MAX, &ring))
-				return cli_usage_err("flow", "--ring: '%s' is not 1-%u (MiB)",
-				                     optarg, SECHO_FLOW_RING_MIB_MAX);
-			break;
-		default:
-			return cli_bad_option("flow", c, argv);
-		}
+		int rc = meter_opt_input(c, m);
+		if (rc == -2)
+			rc = meter_opt_more(c, argv, m);
+		if (rc >= 0)
+			return rc;
 	}
+	return -1;
+}
+
+/* Check the options together. Returns -1 to go on, or the exit status. */
+static int meter_check(int argc, char *argv[], const struct meter_opts *m)
+{
 	if (optind < argc)
 		return cli_usage_err("flow", "unexpected argument '%s' (see 'secho flow --help')",
 		                     argv[optind]);
-	if (!pcap == !iface)
+	if (!m->pcap == !m->iface)
 		return cli_usage_err("flow", "give exactly one of --pcap FILE and --iface IF (see "
 		                             "'secho flow --help')");
-	if (io_s && !iface)
+	if (m->io_s && !m->iface)
 		return cli_usage_err("flow", "--io goes with --iface");
-	if (ring && !iface)
+	if (m->ring && !m->iface)
 		return cli_usage_err("flow", "--ring goes with --iface");
-	if (offload && !iface)
+	if (m->offload && !m->iface)
 		return cli_usage_err("flow", "--offload goes with --iface (a capture file has no "
 		                             "receive path to offload)");
-	if (xdp_mode != SECHO_IO_XDP_ANY && !iface)
+	if (m->xdp_mode != SECHO_IO_XDP_ANY && !m->iface)
 		return cli_usage_err("flow", "--xdp-mode goes with --iface");
-	if (ofl_opt && !offload)
-		return cli_usage_err("flow", "%s goes with --offload xdp", ofl_opt);
-	if (!*(pcap ? pcap : iface))
-		return cli_usage_err("flow", "%s: an empty name", pcap ? "--pcap" : "--iface");
-	if (flows < workers * SECHO_FLOW_BUCKET)
+	if (m->ofl_opt && !m->offload)
+		return cli_usage_err("flow", "%s goes with --offload xdp", m->ofl_opt);
+	if (!*(m->pcap ? m->pcap : m->iface))
+		return cli_usage_err("flow", "%s: an empty name", m->pcap ? "--pcap" : "--iface");
+	if (m->flows < m->workers * SECHO_FLOW_BUCKET)
 		return cli_usage_err("flow", "--flows %llu: fewer than 8 per worker",
-		                     (unsigned long long)flows);
+		                     (unsigned long long)m->flows);
 
-	struct secho_flow_sink sinks[2];
+	return -1;
+}
+
+/* Open the sinks (IPFIX collectors, JSON lines). Returns -1 to go on, or the exit status. */
+static int meter_open_sinks(const struct meter_opts *m, struct secho_flow_sink sinks[2],
+                            unsigned *nsinks_out, struct secho_flow_json **jx_out,
+                            struct secho_flow_ipfix **ix_out)
+{
 	unsigned nsinks = 0;
 	struct secho_flow_json *jx = NULL;
 	struct secho_flow_ipfix *ix = NULL;
 	char err[256];
-	if (ncoll) {
+	if (m->ncoll) {
 		struct secho_ipfix_cfg icfg = {
-		        .odid = (uint32_t)odid,
-		        .biflow = !uniflow,
-		        .template_refresh_s = (uint32_t)trefresh,
+		        .odid = (uint32_t)m->odid,
+		        .biflow = !m->uniflow,
+		        .template_refresh_s = (uint32_t)m->trefresh,
 		};
-		int r = secho_flow_ipfix_open(&ix, &icfg, collectors, ncoll, &sinks[nsinks], err,
-		                              sizeof(err));
+		int r = secho_flow_ipfix_open(&ix, &icfg, m->collectors, m->ncoll, &sinks[nsinks],
+		                              err, sizeof(err));
 		if (r == -EINVAL)
 			return cli_usage_err("flow", "--collector %s", err);
 		if (r)
 			return cli_err("flow", "--collector %s", err);
 		nsinks++;
 	}
-	if (json) {
-		jx = secho_flow_json_open(json, uniflow, &sinks[nsinks], err, sizeof(err));
+	if (m->json) {
+		jx = secho_flow_json_open(m->json, m->uniflow, &sinks[nsinks], err, sizeof(err));
 		if (!jx) {
 			secho_flow_ipfix_free(ix);
 			return cli_err("flow", "--json %s", err);
@@ -533,40 +498,46 @@ static int cmd_flow_meter(int argc, char *argv[])
 		nsinks++;
 	}
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN); /* a closed --json pipe is a write error, counted */
+	*nsinks_out = nsinks;
+	*jx_out = jx;
+	*ix_out = ix;
+	return -1;
+}
+
+/* Run the meter over the sinks, then report its failures. Returns the exit status. */
+static int meter_run(const struct meter_opts *m, struct secho_flow_sink *sinks, unsigned nsinks,
+                     struct secho_flow_json *jx, struct secho_flow_ipfix *ix)
+{
+	char err[256];
+
+	cli_stop_signals(on_signal, true); /* a closed --json pipe is a write error, counted */
 
 	struct secho_flow_meter_cfg cfg;
 	memset(&cfg, 0, sizeof(cfg));
-	cfg.table.flows = (uint32_t)flows;
-	cfg.table.uniflow = uniflow;
-	cfg.table.active_ns = (uint64_t)(active * 1e9);
-	cfg.table.inactive_ns = (uint64_t)(inactive * 1e9);
-	cfg.table.hash = hash;
-	cfg.workers = (unsigned)workers;
-	cfg.pcap = pcap;
-	cfg.iface = iface;
-	cfg.io = io;
-	cfg.xdp_mode = xdp_mode;
-	cfg.ring_mib = (uint32_t)ring;
-	struct secho_flow_tier_cfg tier = {.ofl = {.ifname = iface,
-	                                           .mode = xdp_mode,
-	                                           .flows = (uint32_t)ofl_flows,
-	                                           .uniflow = uniflow},
-	                                   .threshold = (uint32_t)ofl_threshold};
-	cfg.offload = offload ? &tier : NULL;
+	cfg.table.flows = (uint32_t)m->flows;
+	cfg.table.uniflow = m->uniflow;
+	cfg.table.active_ns = (uint64_t)(m->active * 1e9);
+	cfg.table.inactive_ns = (uint64_t)(m->inactive * 1e9);
+	cfg.table.hash = m->hash;
+	cfg.workers = (unsigned)m->workers;
+	cfg.pcap = m->pcap;
+	cfg.iface = m->iface;
+	cfg.io = m->io;
+	cfg.xdp_mode = m->xdp_mode;
+	cfg.ring_mib = (uint32_t)m->ring;
+	struct secho_flow_tier_cfg tier = {.ofl = {.ifname = m->iface,
+	                                           .mode = m->xdp_mode,
+	                                           .flows = (uint32_t)m->ofl_flows,
+	                                           .uniflow = m->uniflow},
+	                                   .threshold = (uint32_t)m->ofl_threshold};
+	cfg.offload = m->offload ? &tier : NULL;
 	cfg.sinks = sinks;
 	cfg.nsinks = nsinks;
-	cfg.stats_s = stats_s;
-	cfg.json_stats = jstats;
-	cfg.progress = pcap && isatty(STDERR_FILENO);
-	cfg.quiet = quiet;
-	cfg.report = json && !strcmp(json, "-") ? stderr : stdout;
+	cfg.stats_s = m->stats_s;
+	cfg.json_stats = m->jstats;
+	cfg.progress = m->pcap && isatty(STDERR_FILENO);
+	cfg.quiet = m->quiet;
+	cfg.report = m->json && !strcmp(m->json, "-") ? stderr : stdout;
 	cfg.stop = &stop_flag;
 
 	struct secho_flow_meter_result res;
@@ -586,6 +557,24 @@ static int cmd_flow_meter(int argc, char *argv[])
 		rc = CLI_FAIL;
 	}
 	return rc;
+}
+
+static int cmd_flow_meter(int argc, char *argv[])
+{
+	struct meter_opts m;
+	struct secho_flow_sink sinks[2];
+	unsigned nsinks = 0;
+	struct secho_flow_json *jx = NULL;
+	struct secho_flow_ipfix *ix = NULL;
+	int rc = meter_parse(argc, argv, &m);
+
+	if (rc < 0)
+		rc = meter_check(argc, argv, &m);
+	if (rc < 0)
+		rc = meter_open_sinks(&m, sinks, &nsinks, &jx, &ix);
+	if (rc >= 0)
+		return rc;
+	return meter_run(&m, sinks, nsinks, jx, ix);
 }
 
 int cmd_flow(int argc, char *argv[])

@@ -138,11 +138,7 @@ int cmd_flow_replay(int argc, char *argv[])
 	if (!cfg.pcap || !*cfg.pcap)
 		return cli_usage_err(cmd, "--pcap is required (see secho flow replay --help)");
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_signals(on_signal, false);
 
 	struct secho_flow_replay_result res;
 	char err[512] = "";

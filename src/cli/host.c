@@ -128,6 +128,20 @@ static int bad(const char *sub, const char *opt, const char *val, const char *wh
 	return 2;
 }
 
+/* The library's warnings and paired's progress (secho/host.h). */
+static void host_warn(const char *msg)
+{
+	fprintf(stderr, "secho host: %s\n", msg);
+}
+
+static void host_progress(unsigned done, unsigned total)
+{
+	if (total)
+		fprintf(stderr, "\r  %u/%u", done, total);
+	else
+		fprintf(stderr, "\r");
+}
+
 int cmd_host(int argc, char *argv[])
 {
 	struct secho_host_opts o;
@@ -291,9 +305,13 @@ int cmd_host(int argc, char *argv[])
 		        sub);
 		return 2;
 	}
-	if (!strcmp(sub, "paired"))
-		return secho_host_paired(&o, stdout);
-	if (!strcmp(sub, "counters"))
-		return secho_host_counters(&o, stdout);
-	return secho_host_load(&o, stdout);
+	o.warn = host_warn;
+	o.progress = host_progress;
+	char err[1024];
+	int rc = !strcmp(sub, "paired")     ? secho_host_paired(&o, stdout, err, sizeof(err))
+	         : !strcmp(sub, "counters") ? secho_host_counters(&o, stdout, err, sizeof(err))
+	                                    : secho_host_load(&o, stdout, err, sizeof(err));
+	/* -errno: it could not run (2), 1: FAIL, 0: PASS. */
+	cli_print_err("host", err);
+	return rc < 0 ? CLI_USAGE : rc ? CLI_FAIL : CLI_OK;
 }

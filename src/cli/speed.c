@@ -21,6 +21,7 @@
  * at a constant rate, not at the core clock: "cycles" here are TSC cycles.
  */
 #include "cli/cli.h"
+#include "secho/cpu.h"
 #include "secho/tsc.h"
 
 #include <cpuid.h>
@@ -611,19 +612,20 @@ static void cpu_ident(char vendor[13], unsigned *family, unsigned *model)
 	*model = mod;
 }
 
-/* Pin to the CPU we are on, so a measurement is not split across cores (best effort). */
-static int pin_cpu(void)
-{
-	int cpu = sched_getcpu();
-	if (cpu < 0)
-		return -1;
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0 ? cpu : -1;
-}
+/* What the run measures on: the machine, as the banner and the JSON describe it. */
+struct machine {
+	int cpu; /* pinned to, or -1 */
+	double hz;
+	const char *arch; /* ipsec-mb's */
+	char vendor[13];
+	unsigned family, model;
+	secho_impl_id gcm_auto;
+	secho_impl_id ids[SECHO_IMPL_COUNT]; /* our implementations measured */
+	size_t nids;
+};
 
-int cmd_speed(int argc, char *argv[])
+/* Parse the options into o. Returns -1 to go on, or the exit status. */
+static int speed_parse(int argc, char *argv[], struct opts *o)
 {
 	static const struct option lopts[] = {
 	        {"json", no_argument, NULL, 'j'},
@@ -636,35 +638,36 @@ int cmd_speed(int argc, char *argv[])
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
-	struct opts o = {.seconds = -1, .repeat = 0};
-	for (int a = 0; a < A_COUNT; a++)
-		o.modes[a] = true;
 	uint64_t u;
 	int c;
+
+	*o = (struct opts){.seconds = -1, .repeat = 0};
+	for (int a = 0; a < A_COUNT; a++)
+		o->modes[a] = true;
 	while ((c = getopt_long(argc, argv, ":jI:m:s:z:r:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			o.json = true;
+			o->json = true;
 			break;
 		case 'I':
-			if (!cli_parse_impl(CMD, optarg, &o.impl))
+			if (!cli_parse_impl(CMD, optarg, &o->impl))
 				return CLI_USAGE;
-			o.impl = secho_impl_resolve(o.impl);
-			o.one_impl = true;
+			o->impl = secho_impl_resolve(o->impl);
+			o->one_impl = true;
 			break;
 		case 'm':
-			if (!parse_modes(optarg, &o))
+			if (!parse_modes(optarg, o))
 				return CLI_USAGE;
 			break;
 		case 's':
-			if (!cli_parse_double(optarg, 0.01, 3600, &o.seconds))
+			if (!cli_parse_double(optarg, 0.01, 3600, &o->seconds))
 				return cli_usage_err(CMD,
 				                     "--seconds: '%.32s' is not a number in "
 				                     "0.01..3600",
 				                     optarg);
 			break;
 		case 'z':
-			if (!parse_sizes(optarg, &o))
+			if (!parse_sizes(optarg, o))
 				return CLI_USAGE;
 			break;
 		case 'r':
@@ -672,10 +675,10 @@ int cmd_speed(int argc, char *argv[])
 				return cli_usage_err(CMD,
 				                     "--repeat: '%.32s' is not a count in 1..%d",
 				                     optarg, MAX_REPEAT);
-			o.repeat = (unsigned)u;
+			o->repeat = (unsigned)u;
 			break;
 		case 'q':
-			o.quick = true;
+			o->quick = true;
 			break;
 		case 'h':
 			help();
@@ -686,22 +689,23 @@ int cmd_speed(int argc, char *argv[])
 	}
 	if (optind < argc)
 		return cli_usage_err(CMD, "unexpected argument '%.64s'", argv[optind]);
-	if (o.seconds < 0)
-		o.seconds = o.quick ? 4 : 45;
-	if (!o.repeat)
-		o.repeat = o.quick ? 3 : 5;
+	if (o->seconds < 0)
+		o->seconds = o->quick ? 4 : 45;
+	if (!o->repeat)
+		o->repeat = o->quick ? 3 : 5;
 
-	/* Rows: GCM table, then the modes table. */
-	secho_impl_id ids[SECHO_IMPL_COUNT];
-	size_t nids = 0;
-	for (int i = SECHO_IMPL_PORTABLE; i < SECHO_IMPL_COUNT; i++)
-		if ((!o.one_impl || (secho_impl_id)i == o.impl) &&
-		    secho_impl_available((secho_impl_id)i))
-			ids[nids++] = (secho_impl_id)i;
+	return -1;
+}
+
+/* The rows of both tables (GCM, then the modes) for our implementations in m->ids. */
+static void speed_rows(const struct opts *o, const struct machine *m, struct table tabs[2])
+{
 	static struct row grows[SECHO_IMPL_COUNT * 3 + 2],
 	        mrows[A_COUNT * 2 * (SECHO_IMPL_COUNT + 1)];
-	size_t ng = 0, nm = 0;
-	if (o.modes[A_GCM]) {
+	const secho_impl_id *ids = m->ids;
+	size_t nids = m->nids, ng = 0, nm = 0;
+
+	if (o->modes[A_GCM]) {
 		for (size_t i = 0; i < nids; i++)
 			add_row(grows, &ng, A_GCM, 256, K_OURS, ids[i], 1);
 		for (size_t i = 0; i < nids; i++) {
@@ -712,7 +716,7 @@ int cmd_speed(int argc, char *argv[])
 		add_row(grows, &ng, A_GCM, 256, K_IMB, SECHO_IMPL_AUTO, 1);
 	}
 	for (int a = A_ECB; a < A_COUNT; a++) {
-		if (!o.modes[a])
+		if (!o->modes[a])
 			continue;
 		for (unsigned bits = 128; bits <= 256; bits += 128) {
 			for (size_t i = 0; i < nids; i++)
@@ -721,84 +725,86 @@ int cmd_speed(int argc, char *argv[])
 				add_row(mrows, &nm, (enum alg)a, bits, K_EVP, SECHO_IMPL_AUTO, 1);
 		}
 	}
-	struct table tabs[2] = {
-	        {"AES-256-GCM encrypt", o.nsizes ? o.sizes : gcm_sizes,
-	         o.nsizes ? o.nsizes : sizeof(gcm_sizes) / sizeof(gcm_sizes[0]), grows, ng},
-	        {"AES modes encrypt", o.nsizes ? o.sizes : mode_sizes,
-	         o.nsizes ? o.nsizes : sizeof(mode_sizes) / sizeof(mode_sizes[0]), mrows, nm},
-	};
+	tabs[0] = (struct table){"AES-256-GCM encrypt", o->nsizes ? o->sizes : gcm_sizes,
+	                         o->nsizes ? o->nsizes : sizeof(gcm_sizes) / sizeof(gcm_sizes[0]),
+	                         grows, ng};
+	tabs[1] = (struct table){"AES modes encrypt", o->nsizes ? o->sizes : mode_sizes,
+	                         o->nsizes ? o->nsizes : sizeof(mode_sizes) / sizeof(mode_sizes[0]),
+	                         mrows, nm};
+}
 
-	size_t maxlen = 0, cells = 0;
-	for (int t = 0; t < 2; t++)
-		for (size_t j = 0; j < tabs[t].nsizes; j++)
-			if (tabs[t].sizes[j] > maxlen)
-				maxlen = tabs[t].sizes[j];
+/* The machine: pinned to the CPU we are on (best effort: a measurement stays on one core;
+ * "pinned_cpu" is -1 in the JSON when it could not be), the TSC, ipsec-mb's architecture,
+ * the CPU's identity. */
+static void speed_machine(struct machine *m)
+{
+	m->cpu = secho_cpu_pin_here();
+	if (m->cpu < 0)
+		m->cpu = -1;
+	m->hz = secho_tsc_hz();
+	IMB_ARCH imb_arch = IMB_ARCH_NONE;
+	{
+		IMB_MGR *mgr = alloc_mb_mgr(0);
+		if (mgr) {
+			init_mb_mgr_auto(mgr, &imb_arch);
+			free_mb_mgr(mgr);
+		}
+	}
+	static const char *const arch_names[] = {"none", "no-aesni", "sse",
+	                                         "avx",  "avx2",     "avx512"};
+	m->arch = (unsigned)imb_arch < sizeof(arch_names) / sizeof(arch_names[0])
+	                  ? arch_names[imb_arch]
+	                  : "?";
+
+	cpu_ident(m->vendor, &m->family, &m->model);
+	m->gcm_auto = secho_impl_resolve(SECHO_IMPL_AUTO);
+}
+
+/* Our implementations to measure: all this CPU has, or the one --impl names. */
+static void speed_ids(const struct opts *o, struct machine *m)
+{
+	m->nids = 0;
+	for (int i = SECHO_IMPL_PORTABLE; i < SECHO_IMPL_COUNT; i++)
+		if ((!o->one_impl || (secho_impl_id)i == o->impl) &&
+		    secho_impl_available((secho_impl_id)i))
+			m->ids[m->nids++] = (secho_impl_id)i;
+}
+
+/* The banner (text output only). */
+static void speed_banner(const struct opts *o, const struct machine *m)
+{
+	printf("secho speed: %s (%s family %u model %u), TSC %.3f GHz (calibrated against "
+	       "CLOCK_MONOTONIC_RAW)",
+	       cli_cpu_model(), m->vendor, m->family, m->model, m->hz / 1e9);
+	if (m->cpu >= 0)
+		printf(", pinned to CPU %d", m->cpu);
+	printf("\nGCM dispatch: auto = %s", secho_impl_name(m->gcm_auto));
+	if (m->gcm_auto != secho_impl_best())
+		printf(" (forced; the CPU's best: %s)", secho_impl_name(secho_impl_best()));
+	printf("\npeers: %s, Intel ipsec-mb %s (%s); ours:", OpenSSL_version(OPENSSL_VERSION),
+	       imb_get_version_str(), m->arch);
+	for (size_t i = 0; i < m->nids; i++)
+		printf(" %s", secho_impl_name(m->ids[i]));
+	printf("\neach value: median of %u runs, each run the fastest of its ~25 us "
+	       "bursts; "
+	       "new IV\nevery call; GCM with 16-byte AAD and 16-byte tag; budget %.1f s\n",
+	       o->repeat, o->seconds);
+	fflush(stdout);
+}
+
+/* Measure every row at every size it takes, within the budget. */
+static void speed_measure(const struct opts *o, const struct machine *m, struct table tabs[2],
+                          struct bench *b, uint8_t *in, uint8_t *out, const uint8_t key[32])
+{
+	size_t cells = 0;
 	for (int t = 0; t < 2; t++)
 		for (size_t i = 0; i < tabs[t].nrows; i++)
 			for (size_t j = 0; j < tabs[t].nsizes; j++)
 				cells += size_ok(&tabs[t].rows[i], tabs[t].sizes[j]);
 
-	size_t bufsz = maxlen * BATCH_MAX + 64;
-	uint8_t *in = aligned_alloc(64, (bufsz + 63) & ~(size_t)63);
-	uint8_t *out = aligned_alloc(64, (bufsz + 63) & ~(size_t)63);
-	uint8_t key[32];
-	struct bench *b = calloc(1, sizeof(*b));
-	int rc = CLI_FAIL;
-	if (!in || !out || !b) {
-		cli_err(CMD, "out of memory for %zu-byte buffers", bufsz);
-		goto out;
-	}
-	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
-		cli_err(CMD, "getrandom: %s", strerror(errno));
-		goto out;
-	}
-	for (size_t i = 0; i < bufsz; i++)
-		in[i] = (uint8_t)(i * 131 + 7);
-	memset(out, 0, bufsz);
-
-	int cpu = pin_cpu();
-	double hz = secho_tsc_hz();
 	/* Each repeat's slice, in TSC cycles; the estimate phase adds about 1/4 more. */
-	double slice = o.seconds / (double)(cells ? cells : 1) / (o.repeat + 1.25) * hz;
-	bool progress = !o.json && isatty(STDERR_FILENO);
-
-	IMB_ARCH imb_arch = IMB_ARCH_NONE;
-	{
-		IMB_MGR *m = alloc_mb_mgr(0);
-		if (m) {
-			init_mb_mgr_auto(m, &imb_arch);
-			free_mb_mgr(m);
-		}
-	}
-	static const char *const arch_names[] = {"none", "no-aesni", "sse",
-	                                         "avx",  "avx2",     "avx512"};
-	const char *arch = (unsigned)imb_arch < sizeof(arch_names) / sizeof(arch_names[0])
-	                           ? arch_names[imb_arch]
-	                           : "?";
-
-	char vendor[13];
-	unsigned family, model;
-	cpu_ident(vendor, &family, &model);
-	const secho_impl_id gcm_auto = secho_impl_resolve(SECHO_IMPL_AUTO);
-	if (!o.json) {
-		printf("secho speed: %s (%s family %u model %u), TSC %.3f GHz (calibrated against "
-		       "CLOCK_MONOTONIC_RAW)",
-		       cli_cpu_model(), vendor, family, model, hz / 1e9);
-		if (cpu >= 0)
-			printf(", pinned to CPU %d", cpu);
-		printf("\nGCM dispatch: auto = %s", secho_impl_name(gcm_auto));
-		if (gcm_auto != secho_impl_best())
-			printf(" (forced; the CPU's best: %s)", secho_impl_name(secho_impl_best()));
-		printf("\npeers: %s, Intel ipsec-mb %s (%s); ours:",
-		       OpenSSL_version(OPENSSL_VERSION), imb_get_version_str(), arch);
-		for (size_t i = 0; i < nids; i++)
-			printf(" %s", secho_impl_name(ids[i]));
-		printf("\neach value: median of %u runs, each run the fastest of its ~25 us "
-		       "bursts; "
-		       "new IV\nevery call; GCM with 16-byte AAD and 16-byte tag; budget %.1f s\n",
-		       o.repeat, o.seconds);
-		fflush(stdout);
-	}
+	double slice = o->seconds / (double)(cells ? cells : 1) / (o->repeat + 1.25) * m->hz;
+	bool progress = !o->json && isatty(STDERR_FILENO);
 
 	for (int t = 0; t < 2; t++) {
 		for (size_t i = 0; i < tabs[t].nrows; i++) {
@@ -819,7 +825,7 @@ int cmd_speed(int argc, char *argv[])
 				size_t len = tabs[t].sizes[j];
 				if (!size_ok(r, len))
 					continue;
-				r->cyc[j] = measure(b, len, slice, o.repeat);
+				r->cyc[j] = measure(b, len, slice, o->repeat);
 				if (r->cyc[j] < 0) {
 					r->avail = false;
 					snprintf(r->why, sizeof(r->why), "call failed at %zu bytes",
@@ -831,52 +837,101 @@ int cmd_speed(int argc, char *argv[])
 	}
 	if (progress)
 		fprintf(stderr, "\r%50s\r", "");
+}
 
+/* The report as JSON on stdout. Returns the exit status so far. */
+static int speed_json(const struct opts *o, const struct machine *m, const struct table tabs[2])
+{
+	json_t *root = json_object(), *mach = json_object(), *impls = json_array();
+	json_object_set_new(mach, "cpu", json_string(cli_cpu_model()));
+	json_object_set_new(mach, "vendor", json_string(m->vendor));
+	json_object_set_new(mach, "family", json_integer(m->family));
+	json_object_set_new(mach, "model", json_integer(m->model));
+	json_object_set_new(mach, "gcm_auto", json_string(secho_impl_name(m->gcm_auto)));
+	json_object_set_new(mach, "gcm_best", json_string(secho_impl_name(secho_impl_best())));
+	json_object_set_new(mach, "tsc_hz", json_real(m->hz));
+	json_object_set_new(mach, "tsc_calibration", json_string("CLOCK_MONOTONIC"));
+	json_object_set_new(mach, "online_cpus", json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
+	json_object_set_new(mach, "pinned_cpu", json_integer(m->cpu));
+	for (size_t i = 0; i < m->nids; i++)
+		json_array_append_new(impls, json_string(secho_impl_name(m->ids[i])));
+	json_t *peers = json_object();
+	json_object_set_new(peers, "openssl", json_string(OpenSSL_version(OPENSSL_VERSION)));
+	json_object_set_new(peers, "ipsec_mb", json_string(imb_get_version_str()));
+	json_object_set_new(peers, "ipsec_mb_arch", json_string(m->arch));
+	json_object_set_new(root, "machine", mach);
+	json_object_set_new(root, "implementations", impls);
+	json_object_set_new(root, "peers", peers);
+	json_object_set_new(root, "repeat", json_integer(o->repeat));
+	json_object_set_new(root, "seconds", json_real(o->seconds));
+	json_object_set_new(root, "statistic", json_string("median"));
+	json_object_set_new(root, "ratio",
+	                    json_string("peer cycles per packet / our "
+	                                "cycles per packet (>1: ours faster)"));
+	json_object_set_new(root, "gcm", table_json(&tabs[0], m->hz));
+	json_object_set_new(root, "modes", table_json(&tabs[1], m->hz));
+	char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+	json_decref(root);
+	if (!s)
+		return cli_err(CMD, "JSON encoding failed");
+	printf("%s\n", s);
+	free(s);
+	return CLI_OK;
+}
+
+int cmd_speed(int argc, char *argv[])
+{
+	struct opts o;
+	struct machine mach;
+	struct table tabs[2];
+	int rc = speed_parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return cli_usage_err(CMD, "unexpected argument '%.64s'", argv[optind]);
+	if (o.seconds < 0)
+		o.seconds = o.quick ? 4 : 45;
+	if (!o.repeat)
+		o.repeat = o.quick ? 3 : 5;
+	speed_ids(&o, &mach);
+	speed_rows(&o, &mach, tabs);
+
+	size_t maxlen = 0;
+	for (int t = 0; t < 2; t++)
+		for (size_t j = 0; j < tabs[t].nsizes; j++)
+			if (tabs[t].sizes[j] > maxlen)
+				maxlen = tabs[t].sizes[j];
+	size_t bufsz = maxlen * BATCH_MAX + 64;
+	uint8_t *in = aligned_alloc(64, (bufsz + 63) & ~(size_t)63);
+	uint8_t *out = aligned_alloc(64, (bufsz + 63) & ~(size_t)63);
+	uint8_t key[32];
+	struct bench *b = calloc(1, sizeof(*b));
+	rc = CLI_FAIL;
+	if (!in || !out || !b) {
+		cli_err(CMD, "out of memory for %zu-byte buffers", bufsz);
+		goto out;
+	}
+	if (getrandom(key, sizeof(key), 0) != (ssize_t)sizeof(key)) {
+		cli_err(CMD, "getrandom: %s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < bufsz; i++)
+		in[i] = (uint8_t)(i * 131 + 7);
+	memset(out, 0, bufsz);
+
+	speed_machine(&mach);
+	if (!o.json)
+		speed_banner(&o, &mach);
+	speed_measure(&o, &mach, tabs, b, in, out, key);
 	if (o.json) {
-		json_t *root = json_object(), *mach = json_object(), *impls = json_array();
-		json_object_set_new(mach, "cpu", json_string(cli_cpu_model()));
-		json_object_set_new(mach, "vendor", json_string(vendor));
-		json_object_set_new(mach, "family", json_integer(family));
-		json_object_set_new(mach, "model", json_integer(model));
-		json_object_set_new(mach, "gcm_auto", json_string(secho_impl_name(gcm_auto)));
-		json_object_set_new(mach, "gcm_best",
-		                    json_string(secho_impl_name(secho_impl_best())));
-		json_object_set_new(mach, "tsc_hz", json_real(hz));
-		json_object_set_new(mach, "tsc_calibration", json_string("CLOCK_MONOTONIC"));
-		json_object_set_new(mach, "online_cpus",
-		                    json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-		json_object_set_new(mach, "pinned_cpu", json_integer(cpu));
-		for (size_t i = 0; i < nids; i++)
-			json_array_append_new(impls, json_string(secho_impl_name(ids[i])));
-		json_t *peers = json_object();
-		json_object_set_new(peers, "openssl",
-		                    json_string(OpenSSL_version(OPENSSL_VERSION)));
-		json_object_set_new(peers, "ipsec_mb", json_string(imb_get_version_str()));
-		json_object_set_new(peers, "ipsec_mb_arch", json_string(arch));
-		json_object_set_new(root, "machine", mach);
-		json_object_set_new(root, "implementations", impls);
-		json_object_set_new(root, "peers", peers);
-		json_object_set_new(root, "repeat", json_integer(o.repeat));
-		json_object_set_new(root, "seconds", json_real(o.seconds));
-		json_object_set_new(root, "statistic", json_string("median"));
-		json_object_set_new(root, "ratio",
-		                    json_string("peer cycles per packet / our "
-		                                "cycles per packet (>1: ours faster)"));
-		json_object_set_new(root, "gcm", table_json(&tabs[0], hz));
-		json_object_set_new(root, "modes", table_json(&tabs[1], hz));
-		char *s = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
-		json_decref(root);
-		if (!s) {
-			cli_err(CMD, "JSON encoding failed");
+		if (speed_json(&o, &mach, tabs) != CLI_OK)
 			goto out;
-		}
-		printf("%s\n", s);
-		free(s);
 	} else {
-		if (ng)
-			print_table(&tabs[0], hz);
-		if (nm)
-			print_table(&tabs[1], hz);
+		if (tabs[0].nrows)
+			print_table(&tabs[0], mach.hz);
+		if (tabs[1].nrows)
+			print_table(&tabs[1], mach.hz);
 	}
 	rc = fflush(stdout) == 0 ? CLI_OK : cli_err(CMD, "writing stdout: %s", strerror(errno));
 out:

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "secho/cpu.h"
+#include "sys/clock.h"
 
 /* The body of both error printers: "secho CMD: " + message + newline, on stderr. (A
  * macro rather than a va_list helper keeps the static analysers' va_list tracking
@@ -228,6 +230,46 @@ bool cli_parse_impl(const char *cmd, const char *s, secho_impl_id *out)
 	return true;
 }
 
+void cli_stop_signals(void (*handler)(int), bool ignore_pipe)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (ignore_pipe)
+		signal(SIGPIPE, SIG_IGN);
+}
+
+void cli_print_err(const char *cmd, const char *text)
+{
+	for (const char *line = text, *nl; *line; line = nl + 1) {
+		nl = strchrnul(line, '\n');
+		fprintf(stderr, "secho %s: %.*s\n", cmd, (int)(nl - line), line);
+		if (!*nl)
+			break;
+	}
+}
+
+bool cli_parse_xdp_mode(const char *s, enum secho_io_xdp_mode *out)
+{
+	static const struct {
+		const char *name;
+		enum secho_io_xdp_mode mode;
+	} modes[] = {{"native", SECHO_IO_XDP_NATIVE},
+	             {"skb", SECHO_IO_XDP_SKB},
+	             {"any", SECHO_IO_XDP_ANY}};
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (!strcmp(s, modes[i].name)) {
+			*out = modes[i].mode;
+			return true;
+		}
+	return false;
+}
+
 const char *cli_cpu_model(void)
 {
 	static char model[128];
@@ -264,11 +306,4 @@ const char *cli_cpu_model(void)
 		}
 	}
 	return model;
-}
-
-double cli_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }

@@ -19,6 +19,7 @@
  * run, a start or a stop during it is refused with 409 rather than queued.
  */
 #include "dashboard/dashboard.h"
+#include "sys/clock.h"
 
 #include <errno.h>
 #include <math.h>
@@ -74,15 +75,6 @@ static void wire_release(struct dash_api *a)
 	pthread_mutex_unlock(&a->lock);
 }
 
-/* CLOCK_REALTIME in seconds (timestamps shown to clients). */
-static double now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Serialise j (consumed) into r; a 500 with a fixed body when out of memory. */
 static void reply_json(struct dash_reply *r, unsigned status, json_t *j)
 {
@@ -124,7 +116,7 @@ static void set_phase(struct dash_api *a, struct run *run, const char *phase, do
 {
 	pthread_mutex_lock(&a->lock);
 	run->phase = phase;
-	run->phase_t0 = now_real();
+	run->phase_t0 = secho_real_s();
 	run->phase_lo = lo;
 	run->phase_hi = hi;
 	run->phase_expect = expect_s > 0.1 ? expect_s : 0.1;
@@ -139,7 +131,7 @@ static double run_progress(const struct run *run)
 
 	if (run->state[0] != 'r')
 		return 1.0;
-	f = (now_real() - run->phase_t0) / run->phase_expect;
+	f = (secho_real_s() - run->phase_t0) / run->phase_expect;
 	if (f > 0.95)
 		f = 0.95;
 	return run->phase_lo + (run->phase_hi - run->phase_lo) * f;
@@ -221,7 +213,7 @@ static void run_fail(struct dash_api *a, struct run *run, const char *why)
 	pthread_mutex_lock(&a->lock);
 	snprintf(run->error, sizeof(run->error), "%s", why);
 	run->state = "failed";
-	run->finished = now_real();
+	run->finished = secho_real_s();
 	a->runs_failed++;
 	pthread_mutex_unlock(&a->lock);
 }
@@ -288,7 +280,7 @@ static void *run_main(void *arg)
 		run->counters = json_incref(j);
 		json_decref(a->counters);
 		a->counters = j;
-		a->counters_at = now_real();
+		a->counters_at = secho_real_s();
 	} else {
 		/* The report is rate-limited at the endpoint; a run still stands without it. */
 		snprintf(run->error, sizeof(run->error), "counters: %.480s", err);
@@ -296,7 +288,7 @@ static void *run_main(void *arg)
 	run->summary = summarize(run);
 	run->phase = "done";
 	run->state = "done";
-	run->finished = now_real();
+	run->finished = secho_real_s();
 	a->runs_done++;
 	pthread_mutex_unlock(&a->lock);
 out:
@@ -433,7 +425,7 @@ static void post_run(struct dash_api *a, const char *body, size_t len, struct da
 	run->id = ++a->next_id;
 	run->state = "running";
 	run->phase = "queued";
-	run->created = now_real();
+	run->created = secho_real_s();
 	run->phase_t0 = run->created;
 	run->phase_expect = 1;
 	if (a->nruns == DASH_MAX_RUNS) {
@@ -535,7 +527,7 @@ static json_t *counters_get(struct dash_api *a, bool *live, double *at)
 	*live = false;
 	if (wire_try(a)) {
 		pthread_mutex_lock(&a->lock);
-		bool stale = now_real() - a->counters_at > 1.0;
+		bool stale = secho_real_s() - a->counters_at > 1.0;
 		pthread_mutex_unlock(&a->lock);
 
 		if (stale && dash_wire_running(a->w)) {
@@ -549,7 +541,7 @@ static json_t *counters_get(struct dash_api *a, bool *live, double *at)
 				pthread_mutex_lock(&a->lock);
 				json_decref(a->counters);
 				a->counters = f;
-				a->counters_at = now_real();
+				a->counters_at = secho_real_s();
 				pthread_mutex_unlock(&a->lock);
 				*live = true;
 			}
@@ -728,7 +720,7 @@ static void get_metrics(struct dash_api *a, struct dash_reply *r)
 	sample(&b, "secho_endpoint_up", "", live || busy ? 1 : 0);
 	help(&b, "secho_counters_report_age_seconds", "gauge",
 	     "Age of the counters report these metrics come from.");
-	sample(&b, "secho_counters_report_age_seconds", "", c ? now_real() - at : NAN);
+	sample(&b, "secho_counters_report_age_seconds", "", c ? secho_real_s() - at : NAN);
 	help(&b, "secho_dashboard_runs_total", "counter", "Runs finished, by outcome.");
 	sample(&b, "secho_dashboard_runs_total", "{state=\"done\"}", (double)done);
 	sample(&b, "secho_dashboard_runs_total", "{state=\"failed\"}", (double)failed);

@@ -7,11 +7,12 @@
  *                   of the static page, hand-off of /api and /metrics to api.c
  *   api.c           the JSON API: endpoint control, runs (one at a time, in a worker
  *                   thread), counters, Prometheus metrics
- *   wire_virtual.c  the "wire": the lab (src/lab/lab.h: two network namespaces joined by
- *                   a veth pair), a fresh key, the endpoint process (`secho serve`) and the
+ *   runner.c        runs the programs on the "wire": the lab's virtual wire (src/lab/lab.h:
+ *                   two network namespaces joined by a veth pair) or a real interface
+ *                   (--iface), a fresh key, the endpoint process (`secho serve`) and the
  *                   host tool (`secho host`), every program started by fork/execve from a
  *                   fixed argument vector; children die with the dashboard, and a new
- *                   dashboard removes what a killed one left behind
+ *                   dashboard removes what a killed one left behind (src/sys/owner.h)
  *
  * Nothing a request carries ever becomes a path or a command: paths derive from a private
  * directory (mkdtemp, mode 0700) and the programs are the running binary itself and
@@ -62,16 +63,16 @@ struct dash_cfg {
 	bool quiet;
 };
 
-/* ---- wire_virtual.c ---- */
+/* ---- runner.c ---- */
 
 struct dash_wire {
 	const struct dash_cfg *cfg;
 	char secho[4096]; /* absolute path of the secho binary */
 	char dir[64];     /* private directory: key and sequence state, endpoint log, owner mark */
 	char key_path[128], state_path[128], log_path[128];
-	char owner_path[128]; /* DIR/owner: who made DIR (see wire_virtual.c, "Leftovers") */
-	char eppid_path[128]; /* DIR/endpoint.pid: the endpoint while it runs */
-	int owner_fd;         /* DIR/owner, flock()ed for the dashboard's whole life */
+	char owner_path[128];           /* DIR/owner: who made DIR (see runner.c, "Leftovers") */
+	char eppid_path[128];           /* DIR/endpoint.pid: the endpoint while it runs */
+	int owner_fd;                   /* DIR/owner, flock()ed for the dashboard's whole life */
 	struct secho_lab_keeper keeper; /* forks the endpoint (a death signal it keeps) */
 	struct secho_lab lab;           /* the virtual wire (unused with --iface) */
 	pid_t ep_pid;                   /* endpoint process, 0 when none */

@@ -28,6 +28,7 @@
  * owns the descriptor, sees end of file and releases it itself.
  */
 #include "dashboard/dashboard.h"
+#include "sys/clock.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -318,14 +319,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 /* ---- slow clients: see the top of the file ---- */
 
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Same address (not port) of two peers. */
 static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
@@ -391,7 +384,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 			                      ? sizeof(struct sockaddr_in6)
 			                      : sizeof(struct sockaddr_in);
 			memcpy(&k->peer, ad->client_addr, k->peer_len);
-			k->since = mono_now();
+			k->since = secho_mono_s();
 			k->waiting = true;
 			k->prev = h->tail;
 			if (h->tail)
@@ -447,7 +440,7 @@ static void conn_mark(struct dash_http *h, struct MHD_Connection *c, bool waitin
 		return;
 	pthread_mutex_lock(&h->conn_lock);
 	k->waiting = waiting;
-	k->since = mono_now();
+	k->since = secho_mono_s();
 	pthread_mutex_unlock(&h->conn_lock);
 }
 
@@ -460,7 +453,7 @@ static void *watchdog_main(void *arg)
 	pthread_mutex_lock(&h->conn_lock);
 	while (!h->stopping) {
 		struct timespec ts;
-		double now = mono_now();
+		double now = secho_mono_s();
 
 		for (struct dconn *k = h->head; k; k = k->next)
 			if (k->waiting && !k->evicted && now - k->since > DASH_REQUEST_DEADLINE_S)

@@ -1,15 +1,12 @@
 /* src/endpoint/counters.c - see counters.h. */
 #include "endpoint/counters.h"
+#include "sys/names.h"
 
-static const char *const pipe_names[] = {
-#define SECHO_PIPE_X(name, id, text) id,
-        SECHO_PIPE_DROPS(SECHO_PIPE_X)
-#undef SECHO_PIPE_X
-};
+static const char *const pipe_names[] = {SECHO_PIPE_DROPS(SECHO_X_ID)};
 
 const char *secho_pipe_drop_name(enum secho_pipe_drop d)
 {
-	return (unsigned)d < SECHO_PIPE_DROP_COUNT ? pipe_names[d] : "unknown";
+	return SECHO_NAME_AT(pipe_names, d, "unknown");
 }
 
 static inline uint64_t ld(const uint64_t *p)

@@ -27,6 +27,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "endpoint/counters.h"
 #include "secho/engine.h"
@@ -58,6 +59,11 @@ struct secho_endpoint_cfg {
 	uint16_t cpus[SECHO_EP_MAX_WORKERS]; /* (secho/cpu.h: usable CPUs) */
 	bool offload_pin;                    /* pin the offload engine thread to offload_cpu */
 	unsigned offload_cpu;
+	/* The banner and the summary go to out (NULL: stdout), unless quiet. */
+	FILE *out;
+	/* Set-up warnings that do not stop the run (one line each, no prefix), for the caller
+	 * to show; NULL: none shown. */
+	void (*warn)(const char *msg);
 };
 
 /* One data-path worker: one I/O queue, its counters, its sequence lease. */
@@ -66,9 +72,12 @@ struct secho_worker;
 /* Run the endpoint until *stop becomes non-zero (signal handler), the pcap input ends, or
  * run_seconds pass, or the sequence state can no longer be advanced (a reservation
  * failed: no request could be answered any more); then drain the offload engine, flush TX
- * and the sequence state, print a summary on stdout (unless quiet). Returns 0, or 2 with
- * one line on stderr when set-up fails (bad key file, unsafe state, missing capability),
- * 1 on a run-time failure (with the reason on stderr). */
-int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop);
+ * and the sequence state. Unless quiet, a banner on cfg->out once set up and a summary
+ * after the run. Returns 0, or -errno with the reasons in err (one line each, '\n' between them,
+ * no prefix: the caller prints them); *refused is true when set-up refused to start (bad
+ * key file, unsafe state, missing capability: nothing was served), false for a failure
+ * of a run that had started. Phases (serve.c): check, open, start, run, drain, report. */
+int secho_endpoint_run(const struct secho_endpoint_cfg *cfg, volatile sig_atomic_t *stop,
+                       bool *refused, char *err, size_t errlen);
 
 #endif

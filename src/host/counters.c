@@ -6,21 +6,23 @@
  * extra fields and prints a missing one as "-".
  */
 #include "host/session.h"
+#include "sys/err.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-json_t *secho_report_parse(const struct secho_sess *s)
+json_t *secho_report_parse(const struct secho_sess *s, char *err, size_t errlen)
 {
 	json_error_t e;
 	json_t *j = json_loadb((const char *)s->report, s->report_len, 0, &e);
 
 	if (!j || !json_is_object(j)) {
 		/* jansson's message may quote the report: escaped like any text from it. */
-		fprintf(stderr, "secho host: counters report is not a JSON object: ");
-		secho_fputs_safe(stderr, j ? "other JSON type" : e.text);
-		fputc('\n', stderr);
+		char safe[4 * JSON_ERROR_TEXT_LENGTH + 1];
+		secho_err_add(err, errlen, "counters report is not a JSON object: %s",
+		              secho_err_safe(safe, sizeof(safe), j ? "other JSON type" : e.text));
 		json_decref(j);
 		return NULL;
 	}
@@ -194,34 +196,38 @@ void secho_report_table(FILE *out, const json_t *rep)
 	}
 }
 
-int secho_host_counters(const struct secho_host_opts *o, FILE *out)
+int secho_host_counters(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen)
 {
 	struct secho_sess *s = malloc(sizeof(*s));
 	json_t *rep = NULL;
 	int rc = 1;
 
+	if (errlen)
+		err[0] = '\0';
 	if (!s) {
-		fprintf(stderr, "secho host: out of memory\n");
-		return 2;
+		secho_err_add(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
-	if (secho_sess_open(s, o, 4, false) < 0) {
+	rc = secho_sess_open(s, o, 4, false, err, errlen);
+	if (rc < 0) {
 		free(s);
-		return 2;
+		return rc;
 	}
+	rc = 1;
 	if (secho_sess_fetch_counters(s) < 0) {
-		(void)secho_sess_close_log(s);
+		(void)secho_sess_close_log(s, err, errlen);
 		if (s->have_report)
-			fprintf(stderr, "secho host: counters report failed verification: %s\n",
-			        secho_vfail_name(s->report_res.first));
+			secho_err_add(err, errlen, "counters report failed verification: %s",
+			              secho_vfail_name(s->report_res.first));
 		else
-			fprintf(stderr,
-			        "secho host: no counters report from port %u within %u ms "
-			        "(3 tries)\n",
-			        o->port_counters, o->timeout_ms);
+			secho_err_add(err, errlen,
+			              "no counters report from port %u within %u ms "
+			              "(3 tries)",
+			              o->port_counters, o->timeout_ms);
 		goto out;
 	}
-	rep = secho_report_parse(s);
-	if (secho_sess_close_log(s) < 0 || !rep)
+	rep = secho_report_parse(s, err, errlen);
+	if (secho_sess_close_log(s, err, errlen) < 0 || !rep)
 		goto out;
 	if (o->json) {
 		json_t *wrap = json_pack("{s:b,s:I,s:s,s:O}", "verified", 1, "seq",

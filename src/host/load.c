@@ -7,7 +7,9 @@
  * one --timeout to collect the last answers.
  */
 #include "host/session.h"
+#include "sys/err.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +28,7 @@ static void take(const struct secho_sess *s, struct snap sn[2])
 	}
 }
 
-int secho_host_load(const struct secho_host_opts *o, FILE *out)
+int secho_host_load(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen)
 {
 	struct secho_sess *s = malloc(sizeof(*s));
 	struct snap prev[2], cur[2];
@@ -37,24 +39,27 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 	unsigned long lost = 0, failed = 0;
 	int rc;
 
+	if (errlen)
+		err[0] = '\0';
 	if (!s) {
-		fprintf(stderr, "secho host: out of memory\n");
-		return 2;
+		secho_err_add(err, errlen, "out of memory");
+		return -ENOMEM;
 	}
 	if (o->seconds < 1 || o->seconds > SECHO_HOST_MAX_SECONDS) {
-		fprintf(stderr, "secho host: --seconds %u outside 1..%d\n", o->seconds,
-		        SECHO_HOST_MAX_SECONDS);
+		secho_err_add(err, errlen, "--seconds %u outside 1..%d", o->seconds,
+		              SECHO_HOST_MAX_SECONDS);
 		free(s);
-		return 2;
+		return -EINVAL;
 	}
 	if (o->window < 1 || o->window > 65536) {
-		fprintf(stderr, "secho host: --window %u outside 1..65536\n", o->window);
+		secho_err_add(err, errlen, "--window %u outside 1..65536", o->window);
 		free(s);
-		return 2;
+		return -EINVAL;
 	}
-	if (secho_sess_open(s, o, o->window, false) < 0) {
+	rc = secho_sess_open(s, o, o->window, false, err, errlen);
+	if (rc < 0) {
 		free(s);
-		return 2;
+		return rc;
 	}
 	if (o->json) {
 		j = json_object();
@@ -64,14 +69,14 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 		        "path", "offered", "answered", "verified", "lost");
 	}
 	tmo = (uint64_t)o->timeout_ms * 1000000u;
-	t0 = secho_now_ns();
+	t0 = secho_mono_ns();
 	t_end = t0 + (uint64_t)o->seconds * 1000000000u;
 	t_next = t0 + 1000000000u;
 	exp_at = t0 + 1000000u;
 	take(s, prev);
 
 	for (;;) {
-		uint64_t now = secho_now_ns();
+		uint64_t now = secho_mono_ns();
 		bool sending = now < t_end;
 
 		if (sending) {
@@ -106,7 +111,7 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 			if (secho_sess_poll(s, 1000) < 0)
 				break;
 		}
-		now = secho_now_ns();
+		now = secho_mono_ns();
 		if (now >= exp_at) {
 			secho_sess_expire(s, tmo);
 			exp_at = now + 1000000u;
@@ -147,7 +152,7 @@ int secho_host_load(const struct secho_host_opts *o, FILE *out)
 		failed += s->ps[p].failed;
 	}
 	rc = (failed || lost > o->max_loss) ? 1 : 0;
-	if (secho_sess_close_log(s) < 0)
+	if (secho_sess_close_log(s, err, errlen) < 0)
 		rc = 1;
 	if (j) {
 		json_t *tot = json_object();

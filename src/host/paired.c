@@ -6,7 +6,9 @@
  * the original hardware).
  */
 #include "host/session.h"
+#include "sys/err.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,40 +104,33 @@ static json_t *rtt_histogram(const struct secho_pathstats *ps)
 	return a;
 }
 
-int secho_host_paired(const struct secho_host_opts *o, FILE *out)
-{
-	struct secho_sess *s = malloc(sizeof(*s));
+/* One paired run, by phase: open, run, collect, report. */
+struct paired {
+	const struct secho_host_opts *o;
+	struct secho_sess *s;
 	struct rtt_summary rs[2];
-	uint64_t tmo, deadline;
-	unsigned long lost = 0, failed = 0;
-	json_t *rep = NULL;
-	bool deadline_hit = false, counters_ok = false;
-	double ratio = NAN;
+	unsigned long lost, failed;
+	json_t *rep;
+	bool deadline_hit, counters_ok;
+	double ratio;
 	int rc;
+};
 
-	if (!s) {
-		fprintf(stderr, "secho host: out of memory\n");
-		return 2;
-	}
-	if (o->count == 0 || o->count > 1000000) {
-		fprintf(stderr, "secho host: --count %u outside 1..1000000\n", o->count);
-		free(s);
-		return 2;
-	}
-	if (secho_sess_open(s, o, 8, true) < 0) {
-		free(s);
-		return 2;
-	}
-	tmo = (uint64_t)o->timeout_ms * 1000000u;
-	deadline = secho_now_ns() + (uint64_t)o->deadline_s * 1000000000u;
+/* Run: alternate the paths packet by packet so both see the same host and link state. */
+static void paired_run(struct paired *p)
+{
+	const struct secho_host_opts *o = p->o;
+	struct secho_sess *s = p->s;
+	uint64_t tmo = (uint64_t)o->timeout_ms * 1000000u,
+	         deadline = secho_mono_ns() + (uint64_t)o->deadline_s * 1000000000u;
+	bool show = o->progress && !o->quiet && !o->json;
 
-	/* Alternate the paths packet by packet so both see the same host and link state. */
 	for (unsigned i = 0; i < 2 * o->count; i++) {
 		unsigned path = i & 1;
 		uint64_t end;
 
-		if (secho_now_ns() >= deadline) {
-			deadline_hit = true;
+		if (secho_mono_ns() >= deadline) {
+			p->deadline_hit = true;
 			break;
 		}
 		if (secho_sess_send(s, path, secho_sess_size(s)) < 0) {
@@ -145,93 +140,104 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 			(void)secho_sess_poll(s, 1000);
 			continue;
 		}
-		end = secho_now_ns() + tmo;
-		while (s->outstanding && secho_now_ns() < end) {
-			int64_t left = (int64_t)(end - secho_now_ns()) / 1000;
+		end = secho_mono_ns() + tmo;
+		while (s->outstanding && secho_mono_ns() < end) {
+			int64_t left = (int64_t)(end - secho_mono_ns()) / 1000;
 
 			if (secho_sess_poll(s, left > 0 ? left : 0) < 0)
 				break;
 		}
 		secho_sess_expire(s, tmo);
-		if (!o->quiet && !o->json && (i + 1) % 200 == 0)
-			fprintf(stderr, "\r  %u/%u", i + 1, 2 * o->count);
+		if (show && (i + 1) % 200 == 0)
+			o->progress(i + 1, 2 * o->count);
 	}
-	if (!o->quiet && !o->json)
-		fprintf(stderr, "\r");
+	if (show)
+		o->progress(0, 0);
+}
+
+/* Collect: the endpoint's counters report, the summaries, the verdict. */
+static void paired_collect(struct paired *p, char *err, size_t errlen)
+{
+	struct secho_sess *s = p->s;
 
 	if (secho_sess_fetch_counters(s) == 0) {
-		rep = secho_report_parse(s);
-		counters_ok = rep != NULL;
+		p->rep = secho_report_parse(s, err, errlen);
+		p->counters_ok = p->rep != NULL;
 	}
-	for (int p = 0; p < 2; p++) {
-		rs[p] = summarize(&s->ps[p]);
-		lost += s->ps[p].lost;
-		failed += s->ps[p].failed;
+	for (int i = 0; i < 2; i++) {
+		p->rs[i] = summarize(&s->ps[i]);
+		p->lost += s->ps[i].lost;
+		p->failed += s->ps[i].failed;
 	}
-	if (rep) {
-		double a = secho_report_num(rep, "engines.offload.latency_ns.mean"),
-		       b = secho_report_num(rep, "engines.streaming.latency_ns.mean");
+	if (p->rep) {
+		double a = secho_report_num(p->rep, "engines.offload.latency_ns.mean"),
+		       b = secho_report_num(p->rep, "engines.streaming.latency_ns.mean");
 
 		if (!isnan(a) && !isnan(b) && b > 0)
-			ratio = a / b;
+			p->ratio = a / b;
 	}
-	rc = (failed || lost > o->max_loss || deadline_hit) ? 1 : 0;
+	p->rc = (p->failed || p->lost > p->o->max_loss || p->deadline_hit) ? 1 : 0;
 	if (s->have_report && s->report_res.first != SECHO_VF_OK)
-		rc = 1;
-	if (secho_sess_close_log(s) < 0)
-		rc = 1;
+		p->rc = 1;
+	if (secho_sess_close_log(s, err, errlen) < 0)
+		p->rc = 1;
+}
 
-	if (o->json) {
-		json_t *j = json_object(), *paths = json_object();
+/* Report, as JSON. */
+static void paired_json(const struct paired *pr, FILE *out)
+{
+	json_t *j = json_object(), *paths = json_object();
 
-		json_object_set_new(j, "mode",
-		                    json_string(s->x.mode == SECHO_X_RAW ? "raw" : "socket"));
-		json_object_set_new(j, "l2l3_verified", json_boolean(s->x.mode == SECHO_X_RAW));
-		for (int p = 0; p < 2; p++) {
-			struct secho_pathstats *ps = &s->ps[p];
-			json_t *pj = json_object(), *r = json_object();
+	json_object_set_new(j, "mode",
+	                    json_string(pr->s->x.mode == SECHO_X_RAW ? "raw" : "socket"));
+	json_object_set_new(j, "l2l3_verified", json_boolean(pr->s->x.mode == SECHO_X_RAW));
+	for (int p = 0; p < 2; p++) {
+		struct secho_pathstats *ps = &pr->s->ps[p];
+		json_t *pj = json_object(), *r = json_object();
 
-			json_object_set_new(pj, "port", json_integer(s->ports[p]));
-			json_object_set_new(pj, "sent", json_integer((json_int_t)ps->sent));
-			json_object_set_new(pj, "answered", json_integer((json_int_t)ps->answered));
-			json_object_set_new(pj, "verified", json_integer((json_int_t)ps->verified));
-			json_object_set_new(pj, "payload_hash_match",
-			                    json_integer((json_int_t)ps->payload_ok));
-			json_object_set_new(pj, "ciphertext_hash_match",
-			                    json_integer((json_int_t)ps->ct_ok));
-			json_object_set_new(pj, "tag_match", json_integer((json_int_t)ps->tag_ok));
-			json_object_set_new(pj, "lost", json_integer((json_int_t)ps->lost));
-			json_object_set_new(pj, "late", json_integer((json_int_t)ps->late));
-			json_object_set_new(pj, "failed", json_integer((json_int_t)ps->failed));
-			json_object_set_new(pj, "failures", fails_json(ps));
-			json_object_set_new(r, "min", jnum(rs[p].min));
-			json_object_set_new(r, "mean", jnum(rs[p].mean));
-			json_object_set_new(r, "p50", jnum(rs[p].p50));
-			json_object_set_new(r, "p99", jnum(rs[p].p99));
-			json_object_set_new(r, "max", jnum(rs[p].max));
-			json_object_set_new(r, "histogram", rtt_histogram(ps));
-			json_object_set_new(pj, "host_rtt_us", r);
-			if (rep)
-				json_object_set_new(pj, "endpoint",
-				                    endpoint_json(rep, secho_path_names[p]));
-			json_object_set_new(paths, secho_path_names[p], pj);
-		}
-		json_object_set_new(j, "paths", paths);
-		json_object_set_new(j, "unmatched", json_integer((json_int_t)s->unmatched));
-		json_object_set_new(j, "seq_check_complete", json_boolean(!s->v->seen.overflow));
-		json_object_set_new(j, "counters_verified", json_boolean(counters_ok));
-		json_object_set_new(j, "offload_streaming_latency_ratio", jnum(ratio));
-		json_object_set_new(j, "deadline_hit", json_boolean(deadline_hit));
-		json_object_set_new(j, "pass", json_boolean(rc == 0));
-		if (rep)
-			json_object_set(j, "counters", rep);
-		json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
-		fputc('\n', out);
-		json_decref(j);
-		goto done;
+		json_object_set_new(pj, "port", json_integer(pr->s->ports[p]));
+		json_object_set_new(pj, "sent", json_integer((json_int_t)ps->sent));
+		json_object_set_new(pj, "answered", json_integer((json_int_t)ps->answered));
+		json_object_set_new(pj, "verified", json_integer((json_int_t)ps->verified));
+		json_object_set_new(pj, "payload_hash_match",
+		                    json_integer((json_int_t)ps->payload_ok));
+		json_object_set_new(pj, "ciphertext_hash_match",
+		                    json_integer((json_int_t)ps->ct_ok));
+		json_object_set_new(pj, "tag_match", json_integer((json_int_t)ps->tag_ok));
+		json_object_set_new(pj, "lost", json_integer((json_int_t)ps->lost));
+		json_object_set_new(pj, "late", json_integer((json_int_t)ps->late));
+		json_object_set_new(pj, "failed", json_integer((json_int_t)ps->failed));
+		json_object_set_new(pj, "failures", fails_json(ps));
+		json_object_set_new(r, "min", jnum(pr->rs[p].min));
+		json_object_set_new(r, "mean", jnum(pr->rs[p].mean));
+		json_object_set_new(r, "p50", jnum(pr->rs[p].p50));
+		json_object_set_new(r, "p99", jnum(pr->rs[p].p99));
+		json_object_set_new(r, "max", jnum(pr->rs[p].max));
+		json_object_set_new(r, "histogram", rtt_histogram(ps));
+		json_object_set_new(pj, "host_rtt_us", r);
+		if (pr->rep)
+			json_object_set_new(pj, "endpoint",
+			                    endpoint_json(pr->rep, secho_path_names[p]));
+		json_object_set_new(paths, secho_path_names[p], pj);
 	}
+	json_object_set_new(j, "paths", paths);
+	json_object_set_new(j, "unmatched", json_integer((json_int_t)pr->s->unmatched));
+	json_object_set_new(j, "seq_check_complete", json_boolean(!pr->s->v->seen.overflow));
+	json_object_set_new(j, "counters_verified", json_boolean(pr->counters_ok));
+	json_object_set_new(j, "offload_streaming_latency_ratio", jnum(pr->ratio));
+	json_object_set_new(j, "deadline_hit", json_boolean(pr->deadline_hit));
+	json_object_set_new(j, "pass", json_boolean(pr->rc == 0));
+	if (pr->rep)
+		json_object_set(j, "counters", pr->rep);
+	json_dumpf(j, out, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	fputc('\n', out);
+	json_decref(j);
+}
 
-	if (s->x.mode == SECHO_X_RAW)
+/* Report, as text. */
+static void paired_text(const struct paired *pr, FILE *out)
+{
+	if (pr->s->x.mode == SECHO_X_RAW)
 		fprintf(out,
 		        "raw mode: every Ethernet, IPv4 and UDP field of each response verified\n");
 	else
@@ -245,10 +251,10 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 	fprintf(out, "%-10s %6s %6s %8s %8s %8s %8s %6s %6s %6s\n", "path", "port", "sent",
 	        "answered", "verified", "payload", "cipher", "tag", "lost", "failed");
 	for (int p = 0; p < 2; p++) {
-		const struct secho_pathstats *ps = &s->ps[p];
+		const struct secho_pathstats *ps = &pr->s->ps[p];
 
 		fprintf(out, "%-10s %6u %6llu %8llu %8llu %8llu %8llu %6llu %6llu %6llu\n",
-		        secho_path_names[p], s->ports[p], (unsigned long long)ps->sent,
+		        secho_path_names[p], pr->s->ports[p], (unsigned long long)ps->sent,
 		        (unsigned long long)ps->answered, (unsigned long long)ps->verified,
 		        (unsigned long long)ps->payload_ok, (unsigned long long)ps->ct_ok,
 		        (unsigned long long)ps->tag_ok, (unsigned long long)ps->lost,
@@ -258,27 +264,27 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 				fprintf(out, "    failed check %-20s %llu\n", secho_vfail_name(f),
 				        (unsigned long long)ps->fail_by[f]);
 	}
-	if (s->first_fail[0])
-		fprintf(out, "first failure: %s\n", s->first_fail);
-	if (s->unmatched || s->ps[0].late || s->ps[1].late)
+	if (pr->s->first_fail[0])
+		fprintf(out, "first failure: %s\n", pr->s->first_fail);
+	if (pr->s->unmatched || pr->s->ps[0].late || pr->s->ps[1].late)
 		fprintf(out, "responses matching no request: %llu; late (after --timeout): %llu\n",
-		        (unsigned long long)s->unmatched,
-		        (unsigned long long)s->ps[0].late + s->ps[1].late);
-	if (s->v->seen.overflow)
+		        (unsigned long long)pr->s->unmatched,
+		        (unsigned long long)pr->s->ps[0].late + pr->s->ps[1].late);
+	if (pr->s->v->seen.overflow)
 		fprintf(out, "warning: sequence set full, repeats not checked for every packet\n");
 	fprintf(out, "host RTT (us)   %10s%10s%10s%10s%10s\n", "min", "mean", "p50", "p99", "max");
 	for (int p = 0; p < 2; p++) {
 		fprintf(out, "%-15s ", secho_path_names[p]);
-		secho_print_num(out, 10, 1, rs[p].min);
-		secho_print_num(out, 10, 1, rs[p].mean);
-		secho_print_num(out, 10, 1, rs[p].p50);
-		secho_print_num(out, 10, 1, rs[p].p99);
-		secho_print_num(out, 10, 1, rs[p].max);
+		secho_print_num(out, 10, 1, pr->rs[p].min);
+		secho_print_num(out, 10, 1, pr->rs[p].mean);
+		secho_print_num(out, 10, 1, pr->rs[p].p50);
+		secho_print_num(out, 10, 1, pr->rs[p].p99);
+		secho_print_num(out, 10, 1, pr->rs[p].max);
 		fprintf(out, "\n");
 	}
-	if (rep) {
+	if (pr->rep) {
 		fprintf(out, "endpoint (counters report verified, seq %llu):\n",
-		        (unsigned long long)s->report_res.seq);
+		        (unsigned long long)pr->s->report_res.seq);
 		fprintf(out, "%-26s%10s%10s%10s%10s%10s %12s\n", "latency", "min", "mean", "p50",
 		        "p99", "max", "headroom_pps");
 		for (int p = 0; p < 2; p++) {
@@ -292,37 +298,69 @@ int secho_host_paired(const struct secho_host_opts *o, FILE *out)
 				for (int i = 0; i < 5; i++) {
 					snprintf(path, sizeof(path), "engines.%s.%s.%s",
 					         secho_path_names[p], what, stat5[i]);
-					secho_print_num(out, 10, 0, secho_report_num(rep, path));
+					secho_print_num(out, 10, 0,
+					                secho_report_num(pr->rep, path));
 				}
 				if (!w) {
 					snprintf(path, sizeof(path), "engines.%s.headroom_pps",
 					         secho_path_names[p]);
 					fprintf(out, " ");
-					secho_print_num(out, 12, 0, secho_report_num(rep, path));
+					secho_print_num(out, 12, 0,
+					                secho_report_num(pr->rep, path));
 				}
 				fprintf(out, "\n");
 			}
 		}
 		fprintf(out, "offload/streaming endpoint latency ratio (mean): ");
-		if (isnan(ratio))
+		if (isnan(pr->ratio))
 			fprintf(out, "-\n");
 		else
-			fprintf(out, "%.1fx\n", ratio);
-	} else if (s->have_report) {
+			fprintf(out, "%.1fx\n", pr->ratio);
+	} else if (pr->s->have_report) {
 		fprintf(out, "counters report FAILED verification: %s\n",
-		        secho_vfail_name(s->report_res.first));
+		        secho_vfail_name(pr->s->report_res.first));
 	} else {
-		fprintf(out, "counters report: no answer from port %u\n", s->ports[2]);
+		fprintf(out, "counters report: no answer from port %u\n", pr->s->ports[2]);
 	}
-	if (deadline_hit)
+	if (pr->deadline_hit)
 		fprintf(out, "overall deadline of %u s reached before all packets were sent\n",
-		        o->deadline_s);
-	fprintf(out, "%s: %llu verified, %lu failed, %lu lost (max %lu)\n", rc ? "FAIL" : "PASS",
-	        (unsigned long long)s->ps[0].verified + s->ps[1].verified, failed, lost,
-	        o->max_loss);
-done:
-	json_decref(rep);
-	secho_sess_close(s);
-	free(s);
-	return rc;
+		        pr->o->deadline_s);
+	fprintf(out, "%s: %llu verified, %lu failed, %lu lost (max %lu)\n",
+	        pr->rc ? "FAIL" : "PASS",
+	        (unsigned long long)pr->s->ps[0].verified + pr->s->ps[1].verified, pr->failed,
+	        pr->lost, pr->o->max_loss);
+}
+
+int secho_host_paired(const struct secho_host_opts *o, FILE *out, char *err, size_t errlen)
+{
+	struct paired p = {.o = o, .ratio = NAN};
+	int rc;
+
+	if (errlen)
+		err[0] = '\0';
+	p.s = malloc(sizeof(*p.s));
+	if (!p.s) {
+		secho_err_add(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if (o->count == 0 || o->count > 1000000) {
+		secho_err_add(err, errlen, "--count %u outside 1..1000000", o->count);
+		free(p.s);
+		return -EINVAL;
+	}
+	rc = secho_sess_open(p.s, o, 8, true, err, errlen);
+	if (rc < 0) {
+		free(p.s);
+		return rc;
+	}
+	paired_run(&p);
+	paired_collect(&p, err, errlen);
+	if (o->json)
+		paired_json(&p, out);
+	else
+		paired_text(&p, out);
+	json_decref(p.rep);
+	secho_sess_close(p.s);
+	free(p.s);
+	return p.rc;
 }

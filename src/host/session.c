@@ -3,6 +3,7 @@
  * src/host/session.h.
  */
 #include "host/session.h"
+#include "sys/err.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ size_t secho_sess_size(struct secho_sess *s)
 }
 
 int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsigned window,
-                    bool keep_rtt)
+                    bool keep_rtt, char *errbuf, size_t errlen)
 {
 	struct secho_xport_cfg cfg = {.iface = o->iface,
 	                              .dst_mac = o->dst_mac_set ? o->dst_mac : NULL,
@@ -82,27 +83,28 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	s->keep_rtt = keep_rtt;
 	if (o->port_stream == o->port_offload || o->port_stream == o->port_counters ||
 	    o->port_offload == o->port_counters) {
-		fprintf(stderr, "secho host: the streaming, offload and counters ports must differ "
-		                "(each selects an engine)\n");
+		secho_err_add(errbuf, errlen,
+		              "the streaming, offload and counters ports must differ "
+		              "(each selects an engine)");
 		return -EINVAL;
 	}
 	if (o->mtu < SECHO_WIRE_MIN_MTU || o->mtu > SECHO_WIRE_MAX_MTU) {
-		fprintf(stderr, "secho host: --mtu %u outside %d..%d\n", o->mtu, SECHO_WIRE_MIN_MTU,
-		        SECHO_WIRE_MAX_MTU);
+		secho_err_add(errbuf, errlen, "--mtu %u outside %d..%d", o->mtu, SECHO_WIRE_MIN_MTU,
+		              SECHO_WIRE_MAX_MTU);
 		return -EINVAL;
 	}
 	if (o->size > (int)(o->mtu - SECHO_WIRE_OVERHEAD_IP)) {
-		fprintf(stderr, "secho host: --size %d larger than MTU-%d = %u\n", o->size,
-		        SECHO_WIRE_OVERHEAD_IP, o->mtu - SECHO_WIRE_OVERHEAD_IP);
+		secho_err_add(errbuf, errlen, "--size %d larger than MTU-%d = %u", o->size,
+		              SECHO_WIRE_OVERHEAD_IP, o->mtu - SECHO_WIRE_OVERHEAD_IP);
 		return -EINVAL;
 	}
 	if (!o->key_path) {
-		fprintf(stderr, "secho host: --key FILE is required\n");
+		secho_err_add(errbuf, errlen, "--key FILE is required");
 		return -EINVAL;
 	}
 	rc = secho_host_key_load(o->key_path, &s->key, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "secho host: key file %s\n", err);
+		secho_err_add(errbuf, errlen, "key file %s", err);
 		return rc;
 	}
 	s->ports[0] = o->port_stream;
@@ -119,7 +121,7 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	            0) {
 		free(s->v);
 		s->v = NULL;
-		fprintf(stderr, "secho host: out of memory\n");
+		secho_err_add(errbuf, errlen, "out of memory");
 		secho_sess_close(s);
 		return -ENOMEM;
 	}
@@ -127,8 +129,8 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 		s->v->seq_log = fopen(o->seq_log, "a");
 		if (!s->v->seq_log) {
 			rc = -errno;
-			fprintf(stderr, "secho host: --seq-log %s: %s\n", o->seq_log,
-			        strerror(-rc));
+			secho_err_add(errbuf, errlen, "--seq-log %s: %s", o->seq_log,
+			              strerror(-rc));
 			secho_sess_close(s);
 			return rc;
 		}
@@ -142,30 +144,31 @@ int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsig
 	}
 	rc = secho_xport_open(&s->x, &cfg, err, sizeof(err));
 	if (rc < 0) {
-		fprintf(stderr, "secho host: %s\n", err);
+		secho_err_add(errbuf, errlen, "%s", err);
 		secho_sess_close(s);
 		return rc;
 	}
-	s->seed = o->seed ? o->seed : secho_now_ns() ^ ((uint64_t)s->x.sport << 48);
+	s->seed = o->seed ? o->seed : secho_mono_ns() ^ ((uint64_t)s->x.sport << 48);
 	{
 		uint64_t st = s->seed;
 
 		/* Random run base: a stale response from an earlier run matches nothing. */
 		s->id_base = s->next_id = mix64(&st) & ~UINT64_C(0xffffffff);
 	}
-	if (s->x.mode == SECHO_X_SOCKET && secho_xport_have_neigh(&s->x) == 0) {
-		char ip[16];
+	if (s->x.mode == SECHO_X_SOCKET && secho_xport_have_neigh(&s->x) == 0 && o->warn) {
+		char ip[16], msg[256];
 
-		fprintf(stderr,
-		        "secho host: no neighbour entry for %s yet; the endpoint does not answer "
-		        "ARP, so add a static one:\n  ip neigh add %s lladdr MAC dev IF nud "
-		        "permanent\n",
-		        secho_ip_str(s->x.path.ep_ip, ip), ip);
+		snprintf(msg, sizeof(msg),
+		         "no neighbour entry for %s yet; the endpoint does not answer "
+		         "ARP, so add a static one:\n  ip neigh add %s lladdr MAC dev IF nud "
+		         "permanent",
+		         secho_ip_str(s->x.path.ep_ip, ip), ip);
+		o->warn(msg);
 	}
 	return 0;
 }
 
-int secho_sess_close_log(struct secho_sess *s)
+int secho_sess_close_log(struct secho_sess *s, char *err, size_t errlen)
 {
 	FILE *f = s->v ? s->v->seq_log : NULL;
 	int e;
@@ -182,7 +185,7 @@ int secho_sess_close_log(struct secho_sess *s)
 		e = errno ? errno : EIO;
 	if (!e)
 		return 0;
-	fprintf(stderr, "secho host: --seq-log %s: write failed: %s\n", s->o->seq_log, strerror(e));
+	secho_err_add(err, errlen, "--seq-log %s: write failed: %s", s->o->seq_log, strerror(e));
 	return -e;
 }
 
@@ -273,7 +276,7 @@ int secho_sess_send_batch(struct secho_sess *s, const uint8_t *paths, const size
 		secho_sess_payload(s, qs[i]->id, lens[i], pl[i]);
 		pp[i] = pl[i];
 	}
-	t = secho_now_ns();
+	t = secho_mono_ns();
 	rc = secho_xport_send_batch(&s->x, dports, pp, ll, n);
 	if (rc > (int)n)
 		rc = (int)n; /* cannot happen; keeps the bounds obvious */
@@ -488,7 +491,7 @@ int secho_sess_poll(struct secho_sess *s, int64_t timeout_us)
 
 unsigned secho_sess_expire(struct secho_sess *s, uint64_t timeout_ns)
 {
-	uint64_t now = secho_now_ns();
+	uint64_t now = secho_mono_ns();
 	unsigned n = 0;
 
 	if (!s->outstanding)
@@ -514,9 +517,9 @@ int secho_sess_fetch_counters(struct secho_sess *s)
 		s->have_report = false;
 		if (secho_sess_send(s, 2, 0) < 0)
 			continue;
-		end = secho_now_ns() + tmo;
-		while (!s->have_report && secho_now_ns() < end) {
-			int64_t left = (int64_t)(end - secho_now_ns()) / 1000;
+		end = secho_mono_ns() + tmo;
+		while (!s->have_report && secho_mono_ns() < end) {
+			int64_t left = (int64_t)(end - secho_mono_ns()) / 1000;
 
 			if (secho_sess_poll(s, left > 0 ? left : 0) < 0)
 				break;

@@ -68,9 +68,9 @@ struct secho_sess {
 };
 
 /* Opens everything for a run with at most `window` requests in flight (rounded up to a
- * power of two). Prints the reason to stderr and returns -errno on failure. */
+ * power of two). Returns 0, or -errno with the reason in err (sys/err.h). */
 int secho_sess_open(struct secho_sess *s, const struct secho_host_opts *o, unsigned window,
-                    bool keep_rtt);
+                    bool keep_rtt, char *err, size_t errlen);
 void secho_sess_close(struct secho_sess *s);
 
 /* Sends one request on path (0, 1: echo with len payload bytes; 2: counters). Returns 0,
@@ -92,9 +92,9 @@ unsigned secho_sess_expire(struct secho_sess *s, uint64_t timeout_ns);
  * came back but did not verify, -ETIMEDOUT when none came back. */
 int secho_sess_fetch_counters(struct secho_sess *s);
 
-/* Flushes and closes --seq-log. Returns 0, or -errno after printing the write error on stderr
+/* Flushes and closes --seq-log. Returns 0, or -errno with the write error added to err
  * (the run must then fail: the log it promised is incomplete). No-op without --seq-log. */
-int secho_sess_close_log(struct secho_sess *s);
+int secho_sess_close_log(struct secho_sess *s, char *err, size_t errlen);
 
 /* The payload of request id (len bytes) into out. */
 void secho_sess_payload(const struct secho_sess *s, uint64_t id, size_t len, uint8_t *out);
@@ -107,8 +107,8 @@ extern const char *const secho_path_names[SECHO_NPATH];
 /* ---- counters.c: the endpoint's report ---- */
 #include <jansson.h>
 
-/* Parses the last verified report; NULL (reason on stderr) when it is not JSON. */
-json_t *secho_report_parse(const struct secho_sess *s);
+/* Parses the last verified report; NULL (the reason added to err) when it is not JSON. */
+json_t *secho_report_parse(const struct secho_sess *s, char *err, size_t errlen);
 /* Number at a dotted path ("engines.streaming.latency_ns.mean"); NAN when missing or not a
  * number. */
 double secho_report_num(const json_t *root, const char *path);

@@ -26,14 +26,6 @@
 #define RAW_FRAME_MAX (SECHO_WIRE_MAX_MTU + SECHO_ETH_HLEN)
 #define BATCH_MAX     64
 
-uint64_t secho_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 const char *secho_ip_str(const uint8_t ip[4], char buf[16])
 {
 	snprintf(buf, 16, "%u.%u.%u.%u", ip[0], ip[1], ip[2], ip[3]);
@@ -200,7 +192,7 @@ int secho_xport_open(struct secho_xport *x, const struct secho_xport_cfg *cfg, c
 	                            : open_socket_mode(x, cfg, err, errlen);
 	if (rc < 0)
 		secho_xport_close(x);
-	x->ip_id = (uint16_t)(secho_now_ns() >> 10);
+	x->ip_id = (uint16_t)(secho_mono_ns() >> 10);
 	return rc;
 }
 
@@ -338,7 +330,7 @@ int secho_xport_recv(struct secho_xport *x, struct secho_rxmsg *m, unsigned n, i
 	struct mmsghdr mm[BATCH_MAX];
 	struct iovec iov[BATCH_MAX];
 	struct sockaddr_in sa[BATCH_MAX];
-	uint64_t end = secho_now_ns() + (uint64_t)(timeout_us > 0 ? timeout_us : 0) * 1000u;
+	uint64_t end = secho_mono_ns() + (uint64_t)(timeout_us > 0 ? timeout_us : 0) * 1000u;
 	unsigned got = 0;
 
 	if (n > BATCH_MAX)
@@ -362,7 +354,7 @@ int secho_xport_recv(struct secho_xport *x, struct secho_rxmsg *m, unsigned n, i
 		rc = recvmmsg(x->fd, mm, n, MSG_DONTWAIT, NULL);
 		if (rc < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -errno;
-		now = secho_now_ns();
+		now = secho_mono_ns();
 		for (int i = 0; i < rc; i++) {
 			struct secho_rxmsg *r = &m[got];
 
@@ -399,7 +391,7 @@ int secho_xport_recv(struct secho_xport *x, struct secho_rxmsg *m, unsigned n, i
 		rc = poll(&pfd, 1, ms);
 		if (rc < 0 && errno != EINTR)
 			return -errno;
-		if (rc == 0 && secho_now_ns() >= end)
+		if (rc == 0 && secho_mono_ns() >= end)
 			return 0;
 	}
 }

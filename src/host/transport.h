@@ -12,6 +12,7 @@
 #define SECHO_HOST_TRANSPORT_H
 
 #include "host/verify.h"
+#include "sys/clock.h" /* secho_mono_ns: the host tool's deadlines */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,7 +81,5 @@ int secho_xport_have_neigh(const struct secho_xport *x);
 const char *secho_ip_str(const uint8_t ip[4], char buf[16]);
 /* Formats a MAC into buf (18 bytes). Returns buf. */
 const char *secho_mac_str(const uint8_t mac[6], char buf[18]);
-
-uint64_t secho_now_ns(void);
 
 #endif

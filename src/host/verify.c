@@ -6,6 +6,7 @@
  * before it has been compared with the buffer it points into.
  */
 #include "host/verify.h"
+#include "sys/names.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ static const char *const vfail_names[SECHO_VF_COUNT] = {
 
 const char *secho_vfail_name(unsigned f)
 {
-	return f < SECHO_VF_COUNT ? vfail_names[f] : "?";
+	return SECHO_NAME_AT(vfail_names, f, "?");
 }
 
 static uint16_t rd16(const uint8_t *p)

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "io/io_inner.h"
+#include "sys/clock.h"
 
 void secho_io_err(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -168,14 +169,6 @@ void secho_io_rx_release(struct secho_io *io, struct secho_io_pkt *pkts, unsigne
 	io->ops->rx_release(io, pkts, n);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int secho_io_wait(struct secho_io *io, int timeout_ms)
 {
 	int r = io->ops->rx_ready(io);
@@ -184,14 +177,14 @@ int secho_io_wait(struct secho_io *io, int timeout_ms)
 		return r;
 	if (io->busy_poll) {
 		/* Spin on the ring; read the clock only every 256 checks (~1 us). */
-		uint64_t end =
-		        timeout_ms < 0 ? UINT64_MAX : now_ns() + (uint64_t)timeout_ms * 1000000u;
+		uint64_t end = timeout_ms < 0 ? UINT64_MAX
+		                              : secho_mono_ns() + (uint64_t)timeout_ms * 1000000u;
 
 		for (unsigned i = 1;; i++) {
 			r = io->ops->rx_ready(io);
 			if (r)
 				return r;
-			if (!(i & 255) && now_ns() >= end)
+			if (!(i & 255) && secho_mono_ns() >= end)
 				return 0;
 			__builtin_ia32_pause();
 		}

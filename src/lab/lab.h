@@ -198,10 +198,6 @@ int secho_lab_exec(const struct secho_lab *lab, enum secho_lab_side side, char *
 /* A waitpid() status as the exit code, 128+signal, or -1. */
 int secho_lab_status(int wstatus);
 
-/* A process's start time in clock ticks since boot (/proc/PID/stat field 22); false when
- * there is no such process. With the pid, it names one process: pids are reused. */
-bool secho_lab_proc_start(pid_t pid, unsigned long long *ticks);
-
 /* name in the fixed system directories (/usr/sbin, /sbin, /usr/bin, /bin): true with its
  * path in out, else false with out empty. */
 bool secho_lab_find_tool(char *out, size_t cap, const char *name);

@@ -4,6 +4,7 @@
  * child with a parent-death signal (see lab.h).
  */
 #include "lab/lab.h"
+#include "sys/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,15 +22,6 @@
 volatile sig_atomic_t secho_lab_stopping;
 
 static char *const fixed_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
-
-/* CLOCK_MONOTONIC in seconds (deadlines). */
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Keep the last cap-1 bytes of a stream in buf (a tail of stderr for error messages). */
 static void tail_append(char *buf, size_t cap, const char *p, size_t n)
@@ -116,7 +108,7 @@ int secho_lab_run(char *const argv[], unsigned timeout_ms, struct secho_lab_out 
 {
 	int po[2] = {-1, -1}, pe[2] = {-1, -1}, nul, rc;
 	size_t cap = 0;
-	double deadline = now_mono() + timeout_ms / 1000.0;
+	double deadline = secho_mono_s() + timeout_ms / 1000.0;
 	pid_t pid, self = getpid();
 	int st = 0;
 
@@ -145,7 +137,7 @@ int secho_lab_run(char *const argv[], unsigned timeout_ms, struct secho_lab_out 
 	int open_fds = 2;
 
 	while (open_fds > 0) {
-		double left = deadline - now_mono();
+		double left = deadline - secho_mono_s();
 		char buf[16384];
 
 		if (left <= 0 || secho_lab_stopping) {
@@ -330,30 +322,6 @@ int secho_lab_exec(const struct secho_lab *lab, enum secho_lab_side side, char *
 		return -ESRCH;
 	execv(v[0], v);
 	return -errno;
-}
-
-/* Contract: lab.h. */
-bool secho_lab_proc_start(pid_t pid, unsigned long long *ticks)
-{
-	char path[32], buf[1024];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* The name (field 2) may hold spaces and ')': fields 3.. follow its last ')'. */
-	char *p = strrchr(buf, ')');
-
-	for (int field = 2; p && field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return p && sscanf(p + 1, "%llu", ticks) == 1;
 }
 
 /* Contract: lab.h. */

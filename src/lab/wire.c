@@ -10,6 +10,7 @@
  */
 #include "lab/lab.h"
 #include "secho/proto.h"
+#include "sys/owner.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -311,61 +312,47 @@ static bool mark_parse(const char *t, struct lab_mark *m)
 static bool mark_read(int dfd, const char *name, struct lab_mark *m)
 {
 	char text[256];
-	struct stat st;
-	ssize_t n;
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = secho_owner_mark_read(dfd, name, text, sizeof(text));
 
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		close(fd);
-		return false;
-	}
-	n = read(fd, text, sizeof(text) - 1);
 	close(fd);
-	text[n > 0 ? n : 0] = '\0';
 	return mark_parse(text, m) && !strcmp(m->ns[0], name);
 }
 
-/* The owner of m still runs (the same process: pid and start time). */
-static bool owner_alive(const struct lab_mark *m)
-{
-	unsigned long long now;
+struct sweep_ctx {
+	const char *prog, *ip_bin;
+};
 
-	return secho_lab_proc_start((pid_t)m->owner, &now) && now == m->start;
+/* secho_owner_sweep's visit: remove the lab of a mark whose owner is gone. */
+static bool sweep_visit(int dfd, const char *name, void *arg)
+{
+	const struct sweep_ctx *c = arg;
+	struct lab_mark m;
+
+	if (name[0] == '.' || !mark_read(dfd, name, &m) ||
+	    secho_owner_alive(&(struct secho_owner){(pid_t)m.owner, m.start}))
+		return false;
+	ns_remove(c->ip_bin, m.ns, 2);
+	if (unlinkat(dfd, name, 0) != 0)
+		return false;
+	if (c->prog)
+		fprintf(stderr,
+		        "%s: removed the lab %s %s (its owner, pid %ld, no longer "
+		        "runs)\n",
+		        c->prog, m.ns[0], m.ns[1], m.owner);
+	return true;
 }
 
 /* Contract: lab.h. */
 int secho_lab_sweep(const char *prog)
 {
 	char ip_bin[64];
-	int removed = 0;
-	struct dirent *e;
-	DIR *d = opendir(SECHO_LAB_MARK_DIR);
+	struct sweep_ctx c = {prog, ip_bin};
 
-	if (!d)
+	if (!secho_lab_find_tool(ip_bin, sizeof(ip_bin), "ip"))
 		return 0;
-	if (!secho_lab_find_tool(ip_bin, sizeof(ip_bin), "ip")) {
-		closedir(d);
-		return 0;
-	}
-	while ((e = readdir(d))) {
-		struct lab_mark m;
-
-		if (e->d_name[0] == '.' || !mark_read(dirfd(d), e->d_name, &m) || owner_alive(&m))
-			continue;
-		ns_remove(ip_bin, m.ns, 2);
-		if (unlinkat(dirfd(d), e->d_name, 0) == 0) {
-			removed++;
-			if (prog)
-				fprintf(stderr,
-				        "%s: removed the lab %s %s (its owner, pid %ld, no longer "
-				        "runs)\n",
-				        prog, m.ns[0], m.ns[1], m.owner);
-		}
-	}
-	closedir(d);
-	return removed;
+	return secho_owner_sweep(SECHO_LAB_MARK_DIR, sweep_visit, &c);
 }
 
 /* Write the mark for owner (O_EXCL). -EEXIST when a mark of a live owner is there; a stale
@@ -375,7 +362,7 @@ static int mark_write(struct secho_lab *lab, pid_t owner, char *err, size_t errl
 	unsigned long long start;
 	int fd, rc = 0;
 
-	if (!secho_lab_proc_start(owner, &start)) {
+	if (secho_proc_start(owner, &start) < 0) {
 		snprintf(err, errlen, "the owner, pid %d, does not run", (int)owner);
 		return -ESRCH;
 	}

@@ -68,6 +68,15 @@ int secho_cpu_pin(pthread_t t, unsigned cpu)
 	return -pthread_setaffinity_np(t, sizeof(set), &set);
 }
 
+int secho_cpu_pin_here(void)
+{
+	int cpu = sched_getcpu(), rc;
+	if (cpu < 0)
+		return -errno;
+	rc = secho_cpu_pin(pthread_self(), (unsigned)cpu);
+	return rc < 0 ? rc : cpu;
+}
+
 int secho_cpu_save(cpu_set_t *saved)
 {
 	CPU_ZERO(saved);

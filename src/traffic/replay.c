@@ -10,14 +10,7 @@
 #include <time.h>
 
 #include "secho/io.h"
-
-static double mono_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#include "sys/clock.h"
 
 static pcap_t *open_capture(const char *path, char *err, size_t errlen)
 {
@@ -99,7 +92,7 @@ int secho_flow_replay_run(const struct secho_flow_replay_cfg *cfg,
 	}
 	snprintf(res->io_desc, sizeof(res->io_desc), "%s", secho_io_describe(io));
 
-	double t0 = mono_now(), now = t0, deadline = t0 + cfg->seconds;
+	double t0 = secho_mono_s(), now = t0, deadline = t0 + cfg->seconds;
 	uint64_t last_tx = 0;
 	bool done = false;
 	while (!done) {
@@ -123,7 +116,7 @@ int secho_flow_replay_run(const struct secho_flow_replay_cfg *cfg,
 					struct timespec ts = {0, (long)((wait - 20e-6) * 1e9)};
 					nanosleep(&ts, NULL);
 				}
-				now = mono_now();
+				now = secho_mono_s();
 				continue;
 			}
 			if (allowed - offered > 4 * SECHO_IO_BURST)
@@ -161,7 +154,7 @@ int secho_flow_replay_run(const struct secho_flow_replay_cfg *cfg,
 				res->ring_waits++;
 				while (!(slot = secho_io_tx_slot(io, NULL, h->caplen, 0))) {
 					secho_io_tx_flush(io);
-					if (mono_now() >= deadline)
+					if (secho_mono_s() >= deadline)
 						break;
 				}
 				if (!slot) {
@@ -189,9 +182,9 @@ int secho_flow_replay_run(const struct secho_flow_replay_cfg *cfg,
 		res->refused += n - took;
 		if (cfg->count && res->frames + res->refused >= cfg->count)
 			done = true;
-		now = mono_now();
+		now = secho_mono_s();
 	}
-	res->elapsed_s = mono_now() - t0;
+	res->elapsed_s = secho_mono_s() - t0;
 	struct secho_io_stats st;
 	secho_io_get_stats(io, &st);
 	res->tx_errors = st.tx_errors;

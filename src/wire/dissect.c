@@ -2,27 +2,20 @@
  * src/wire/dissect.c - the L2-L4 dissector, exported (include/secho/dissect.h). Its body is
  * in src/wire/wire_inner.h, shared with the endpoint's request parse.
  */
+#include "sys/names.h"
 #include "wire/wire_inner.h"
 
-static const char *const reason_ids[] = {
-#define SECHO_DISSECT_X(name, id, text) [SECHO_DISSECT_##name] = id,
-        SECHO_DISSECT_REASONS(SECHO_DISSECT_X)
-#undef SECHO_DISSECT_X
-};
-static const char *const reason_texts[] = {
-#define SECHO_DISSECT_X(name, id, text) [SECHO_DISSECT_##name] = text,
-        SECHO_DISSECT_REASONS(SECHO_DISSECT_X)
-#undef SECHO_DISSECT_X
-};
+static const char *const reason_ids[] = {SECHO_DISSECT_REASONS(SECHO_X_ID)};
+static const char *const reason_texts[] = {SECHO_DISSECT_REASONS(SECHO_X_TEXT)};
 
 const char *secho_dissect_reason_name(enum secho_dissect_reason r)
 {
-	return (unsigned)r < SECHO_DISSECT_REASON_COUNT ? reason_ids[r] : "unknown";
+	return SECHO_NAME_AT(reason_ids, r, "unknown");
 }
 
 const char *secho_dissect_reason_text(enum secho_dissect_reason r)
 {
-	return (unsigned)r < SECHO_DISSECT_REASON_COUNT ? reason_texts[r] : "unknown reason";
+	return SECHO_NAME_AT(reason_texts, r, "unknown reason");
 }
 
 enum secho_dissect_reason secho_dissect(const uint8_t *frame, size_t len, struct secho_dissect *d)

@@ -8,31 +8,24 @@
  */
 #include <secho/wire.h>
 
+#include "sys/names.h"
 #include "wire/wire_inner.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <string.h>
 
-static const char *const verdict_ids[] = {
-#define SECHO_WIRE_X(name, id, text) [SECHO_WIRE_##name] = id,
-        SECHO_WIRE_VERDICTS(SECHO_WIRE_X)
-#undef SECHO_WIRE_X
-};
-static const char *const verdict_texts[] = {
-#define SECHO_WIRE_X(name, id, text) [SECHO_WIRE_##name] = text,
-        SECHO_WIRE_VERDICTS(SECHO_WIRE_X)
-#undef SECHO_WIRE_X
-};
+static const char *const verdict_ids[] = {SECHO_WIRE_VERDICTS(SECHO_X_ID)};
+static const char *const verdict_texts[] = {SECHO_WIRE_VERDICTS(SECHO_X_TEXT)};
 
 const char *secho_wire_verdict_name(enum secho_wire_verdict v)
 {
-	return (unsigned)v < SECHO_WIRE_VERDICT_COUNT ? verdict_ids[v] : "unknown";
+	return SECHO_NAME_AT(verdict_ids, v, "unknown");
 }
 
 const char *secho_wire_verdict_text(enum secho_wire_verdict v)
 {
-	return (unsigned)v < SECHO_WIRE_VERDICT_COUNT ? verdict_texts[v] : "unknown verdict";
+	return SECHO_NAME_AT(verdict_texts, v, "unknown verdict");
 }
 
 void secho_wire_cfg_defaults(struct secho_wire_cfg *cfg)

@@ -24,19 +24,13 @@
 #include <time.h>
 
 #include "flow/export/ipfix.h"
+#include "sys/clock.h"
 
 struct line {
 	struct secho_flow_key k;
 	struct secho_flow_dir d;
 	int used;
 };
-
-static uint64_t now_real(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_line(char *s, struct line *l)
 {
@@ -193,7 +187,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	uint64_t sent = 0, t_start = now_real(), observed = 0;
+	uint64_t sent = 0, t_start = secho_real_ns(), observed = 0;
 	struct secho_ipfix_stats st;
 	for (size_t a = 0; a < n; a++) {
 		if (L[a].used)
@@ -219,45 +213,45 @@ int main(int argc, char **argv)
 		secho_ipfix_set_meter_stats(x, &ms);
 		if (rate) {
 			uint64_t due = t_start + sent * 1000000000u / rate;
-			while (now_real() < due) {
+			while (secho_real_ns() < due) {
 				struct timespec sl = {0, 1000000};
 				nanosleep(&sl, NULL);
-				secho_ipfix_tick(x, now_real(), NULL);
+				secho_ipfix_tick(x, secho_real_ns(), NULL);
 			}
 		}
-		if (secho_ipfix_record(x, &r, now_real())) {
+		if (secho_ipfix_record(x, &r, secho_real_ns())) {
 			fprintf(stderr, "ipfix_export: record refused\n");
 			return 1;
 		}
 		sent++;
 		if ((sent & 63) == 0)
-			secho_ipfix_tick(x, now_real(), NULL);
+			secho_ipfix_tick(x, secho_real_ns(), NULL);
 		if (pause_after && sent == pause_after) {
 			/* Everything out and acknowledged, then tell the test and wait. */
-			uint64_t t0 = now_real();
+			uint64_t t0 = secho_real_ns();
 			for (;;) {
-				secho_ipfix_tick(x, now_real(), &st);
+				secho_ipfix_tick(x, secho_real_ns(), &st);
 				int busy = 0;
 				for (unsigned c = 0; c < st.ncollectors; c++)
 					busy |= st.c[c].queued_bytes != 0;
-				if (!busy || now_real() - t0 > 5000000000ull)
+				if (!busy || secho_real_ns() - t0 > 5000000000ull)
 					break;
 				struct timespec sl = {0, 2000000};
 				nanosleep(&sl, NULL);
 			}
 			printf("paused\n");
 			fflush(stdout);
-			t0 = now_real();
-			while (now_real() - t0 < pause_ms * 1000000u) {
-				secho_ipfix_tick(x, now_real(), NULL);
+			t0 = secho_real_ns();
+			while (secho_real_ns() - t0 < pause_ms * 1000000u) {
+				secho_ipfix_tick(x, secho_real_ns(), NULL);
 				struct timespec sl = {0, 5000000};
 				nanosleep(&sl, NULL);
 			}
 		}
 	}
 	/* Let a part-filled message leave and timers run once more before closing. */
-	secho_ipfix_tick(x, now_real(), NULL);
-	int rc = secho_ipfix_close(x, now_real(), &st, close_ms);
+	secho_ipfix_tick(x, secho_real_ns(), NULL);
+	int rc = secho_ipfix_close(x, secho_real_ns(), &st, close_ms);
 	for (unsigned c = 0; c < st.ncollectors; c++) {
 		const struct secho_ipfix_collector_stats *s = &st.c[c];
 		printf("collector %s", s->url);

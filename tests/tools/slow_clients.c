@@ -22,15 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/clock.h"
+
 #define MAX_CLIENTS 1000
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Whole-string decimal in [lo, hi]. */
 static bool num(const char *s, long lo, long hi, long *out)
@@ -64,7 +58,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(head, sizeof(head), "GET /api HTTP/1.1\r\nHost: 127.0.0.1:%ld\r\nX-Slow: ", port);
-	t0 = now();
+	t0 = secho_mono_s();
 	for (long i = 0; i < n; i++) {
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 
@@ -83,7 +77,7 @@ int main(int argc, char **argv)
 	printf("connected %ld\n", connected);
 	fflush(stdout);
 	next = t0 + (double)interval;
-	while (now() - t0 < (double)seconds) {
+	while (secho_mono_s() - t0 < (double)seconds) {
 		struct pollfd p[MAX_CLIENTS];
 		char buf[512];
 
@@ -97,11 +91,11 @@ int main(int argc, char **argv)
 
 			if (r > 0 || (r < 0 && (errno == EAGAIN || errno == EINTR)))
 				continue; /* an answer (an error status): read on until it closes */
-			closed_at[i] = now() - t0;
+			closed_at[i] = secho_mono_s() - t0;
 			close(fd[i]);
 			fd[i] = -1;
 		}
-		if (now() >= next) {
+		if (secho_mono_s() >= next) {
 			for (long i = 0; i < n; i++)
 				if (fd[i] >= 0)
 					(void)send(fd[i], "x", 1, MSG_NOSIGNAL);

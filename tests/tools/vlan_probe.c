@@ -29,6 +29,7 @@
 #include "host/verify.h"
 #include "secho/host.h"
 #include "secho/wire.h"
+#include "sys/clock.h"
 
 #define MAXREQ 512
 
@@ -41,13 +42,6 @@ struct req {
 
 static struct req reqs[MAXREQ];
 static uint8_t frame[2048], rbuf[9216 + 64];
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static bool parse_mac(const char *s, uint8_t m[6])
 {
@@ -211,8 +205,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "vlan_probe: send: %s\n", strerror(errno));
 			return 2;
 		}
-		double until = now_s() + 2;
-		while (now_s() < until) {
+		double until = secho_mono_s() + 2;
+		while (secho_mono_s() < until) {
 			uint32_t tag;
 			ssize_t n = recv_frame(fd, 100, &tag);
 			if (n < 42 || rbuf[12] != 0x08 || rbuf[13] != 0x06 || rbuf[21] != 2 ||
@@ -244,8 +238,8 @@ int main(int argc, char **argv)
 		usleep(200);
 	}
 	int answered = 0, tagged = 0, verified = 0;
-	double until = now_s() + 3; /* all sent: 3 s for the answers (a shared machine) */
-	while (answered < count && now_s() < until) {
+	double until = secho_mono_s() + 3; /* all sent: 3 s for the answers (a shared machine) */
+	while (answered < count && secho_mono_s() < until) {
 		uint32_t tag;
 		ssize_t n = recv_frame(fd, 100, &tag);
 		if (n < 42 || memcmp(rbuf, pa.host_mac, 6) != 0 ||

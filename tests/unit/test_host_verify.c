@@ -190,6 +190,7 @@ static struct fx fx_good(uint64_t seq, uint16_t dport)
 
 static void set_key(struct secho_host_key *k)
 {
+	memset(k, 0, sizeof(*k)); /* not shared (an unset bool is undefined behaviour) */
 	k->key_id = KEY_ID;
 	memcpy(k->key, K, 32);
 	memcpy(k->salt, SALT, 4);
@@ -752,15 +753,18 @@ static void loop_opts(struct secho_host_opts *o, const struct responder *rp)
 }
 
 /* Runs fn with output captured in buf; returns its exit code. */
-static int capture(int (*fn)(const struct secho_host_opts *, FILE *),
+/* Run fn with its report in *buf; returns the exit status `secho host` gives for it (a
+ * run that could not start, -errno, is 2, and must say why in err). */
+static int capture(int (*fn)(const struct secho_host_opts *, FILE *, char *, size_t),
                    const struct secho_host_opts *o, char **buf)
 {
 	size_t len;
+	char err[1024];
 	FILE *f = open_memstream(buf, &len);
-	int rc = fn(o, f);
+	int rc = fn(o, f, err, sizeof(err));
 
 	fclose(f);
-	return rc;
+	return rc < 0 ? (err[0] ? 2 : -1) : rc;
 }
 
 /* True when s holds a control character other than newline, or a byte outside ASCII. */

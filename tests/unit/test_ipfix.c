@@ -413,8 +413,63 @@ static void test_bad(void)
 	t_end();
 }
 
+/* The collector URL grammar (secho_ipfix_parse_url): the forms `secho flow --collector`
+ * accepts, and a reason for each it refuses. */
+static void test_url(void)
+{
+	static const struct {
+		const char *url, *host, *port, *path;
+		enum secho_ipfix_transport t;
+	} good[] = {
+	        {"udp://127.0.0.1", "127.0.0.1", "4739", NULL, SECHO_IPFIX_UDP},
+	        {"tcp://collector.example:9995", "collector.example", "9995", NULL,
+	         SECHO_IPFIX_TCP},
+	        {"udp://[2001:db8::1]:4740", "2001:db8::1", "4740", NULL, SECHO_IPFIX_UDP},
+	        {"tcp://[::1]", "::1", "4739", NULL, SECHO_IPFIX_TCP},
+	        {"udp://my_host-1:65535", "my_host-1", "65535", NULL, SECHO_IPFIX_UDP},
+	        {"udp://h:0004739", "h", "4739", NULL, SECHO_IPFIX_UDP},
+	        {"file:/tmp/x.ipfix", "", "", "/tmp/x.ipfix", SECHO_IPFIX_FILE},
+	};
+	static const char *const bad[] = {"ftp://h:1",
+	                                  "udp://",
+	                                  "udp://h:0",
+	                                  "tcp://h:65536",
+	                                  "udp://[::1",
+	                                  "udp://a b:9",
+	                                  "file:",
+	                                  "udp://h:",
+	                                  "udp://h:+5",
+	                                  "udp://::1:4739",
+	                                  "udp://[]:1",
+	                                  "udp://[::1]x",
+	                                  "udp:/h",
+	                                  "UDP://h",
+	                                  "udp://[fe80::1%eth0]",
+	                                  "udp://h:1x",
+	                                  "tcp://h:99999999999999999999"};
+	struct secho_ipfix_url u;
+	char err[128];
+
+	t_begin("collector URLs: one grammar");
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		int rc = secho_ipfix_parse_url(good[i].url, &u, err, sizeof(err));
+		T_CHECK(rc == 0 && u.transport == good[i].t && !strcmp(u.host, good[i].host) &&
+		                (good[i].t == SECHO_IPFIX_FILE || !strcmp(u.port, good[i].port)) &&
+		                (!good[i].path || (u.path && !strcmp(u.path, good[i].path))),
+		        "'%s': rc %d host '%s' port '%s'", good[i].url, rc, u.host, u.port);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = 0;
+		int rc = secho_ipfix_parse_url(bad[i], &u, err, sizeof(err));
+		T_CHECK(rc == -EINVAL && err[0] && !strchr(err, '\n'), "'%s' accepted (rc %d)",
+		        bad[i], rc);
+	}
+	t_end();
+}
+
 int main(void)
 {
+	test_url();
 	test_templates();
 	test_records();
 	test_messages_file();

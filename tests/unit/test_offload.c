@@ -21,6 +21,7 @@
 #include "secho/cpu.h"
 #include "secho/engine.h"
 #include "secho/gcm.h"
+#include "sys/clock.h"
 #include "sys/latency.h"
 
 static bool quick(void)
@@ -219,13 +220,6 @@ struct producer {
 	bool stalled; /* nothing completed for 10 s: given up */
 };
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Job cookie: the producer's id in the top 16 bits, its job number below. */
 static void *producer_main(void *arg)
 {
@@ -233,7 +227,7 @@ static void *producer_main(void *arg)
 	static _Thread_local uint8_t plain[256][512];
 	static _Thread_local uint32_t lens[256];
 	uint64_t next_done = 0, seed = 0x9e3779b97f4a7c15ull * (p->id + 1);
-	double progress = now_s();
+	double progress = secho_mono_s();
 	while (p->done < p->jobs) {
 		while (p->posted < p->jobs) {
 			int slot = secho_offload_slot_get(p->q);
@@ -280,8 +274,8 @@ static void *producer_main(void *arg)
 			p->done++;
 		}
 		if (n) {
-			progress = now_s();
-		} else if (now_s() - progress > 10) {
+			progress = secho_mono_s();
+		} else if (secho_mono_s() - progress > 10) {
 			p->stalled = true; /* a job lost (or answered on another queue) */
 			break;
 		} else {

@@ -8,6 +8,7 @@
  * its set bits select, so a hash is 44 table loads.
  */
 #include "flow/core/hash.h"
+#include "sys/names.h"
 
 #include <errno.h>
 #include <string.h>
@@ -18,15 +19,11 @@
 #include <cpuid.h>
 #include <nmmintrin.h>
 
-static const char *const hash_names[] = {
-#define SECHO_FLOW_HASH_X(name, id, text) [SECHO_FLOW_HASH_##name] = id,
-        SECHO_FLOW_HASHES(SECHO_FLOW_HASH_X)
-#undef SECHO_FLOW_HASH_X
-};
+static const char *const hash_names[] = {SECHO_FLOW_HASHES(SECHO_X_ID)};
 
 const char *secho_flow_hash_name(enum secho_flow_hash_kind kind)
 {
-	return (unsigned)kind < SECHO_FLOW_HASH_COUNT ? hash_names[kind] : NULL;
+	return SECHO_NAME_AT(hash_names, kind, NULL);
 }
 
 bool secho_flow_hash_parse(const char *s, enum secho_flow_hash_kind *kind)

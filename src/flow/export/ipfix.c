@@ -16,6 +16,7 @@
  * messages again, renumbered for the new session.
  */
 #include "flow/export/ipfix.h"
+#include "sys/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -661,54 +662,86 @@ int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg)
 	return 0;
 }
 
-/* Split "HOST[:PORT]" / "[V6]:PORT" and resolve it. */
-static int resolve(const char *hp, int socktype, struct sockaddr_storage *ss, socklen_t *len,
-                   char *err, size_t errlen)
+/* Set err to the reason, return -EINVAL (secho_ipfix_parse_url's refusals). */
+static int url_bad(char *err, size_t errlen, const char *why)
 {
-	char host[256], port[16];
-	const char *colon;
-	snprintf(port, sizeof(port), "%d", SECHO_IPFIX_PORT);
-	if (hp[0] == '[') {
-		const char *e = strchr(hp, ']');
-		if (!e || (size_t)(e - hp - 1) >= sizeof(host)) {
-			snprintf(err, errlen, "'%s': an IPv6 address needs [brackets]", hp);
-			return -EINVAL;
-		}
-		memcpy(host, hp + 1, (size_t)(e - hp - 1));
-		host[e - hp - 1] = 0;
-		colon = e[1] == ':' ? e + 1 : NULL;
-		if (e[1] && !colon) {
-			snprintf(err, errlen, "'%s': junk after the address", hp);
-			return -EINVAL;
-		}
+	snprintf(err, errlen, "%s", why);
+	return -EINVAL;
+}
+
+/* Contract: ipfix.h. */
+int secho_ipfix_parse_url(const char *url, struct secho_ipfix_url *u, char *err, size_t errlen)
+{
+	const char *h, *port = NULL;
+	size_t hl;
+
+	memset(u, 0, sizeof(*u));
+	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
+		u->transport = url[0] == 'u' ? SECHO_IPFIX_UDP : SECHO_IPFIX_TCP;
+		h = url + 6;
+	} else if (!strncmp(url, "file:", 5)) {
+		if (!url[5])
+			return url_bad(err, errlen, "no file name after 'file:'");
+		u->transport = SECHO_IPFIX_FILE;
+		u->path = url + 5;
+		return 0;
 	} else {
-		colon = strrchr(hp, ':');
-		size_t hl = colon ? (size_t)(colon - hp) : strlen(hp);
-		if (hl >= sizeof(host) || (colon && strchr(hp, ':') != colon)) {
-			snprintf(err, errlen, "'%s': bad host (IPv6 addresses go in [brackets])",
-			         hp);
-			return -EINVAL;
-		}
-		memcpy(host, hp, hl);
-		host[hl] = 0;
+		return url_bad(err, errlen, "the scheme is not udp://, tcp:// or file:");
 	}
-	if (colon) {
-		char *end;
-		long p = strtol(colon + 1, &end, 10);
-		if (!colon[1] || *end || p < 1 || p > 65535) {
-			snprintf(err, errlen, "'%s': port is not 1-65535", hp);
-			return -EINVAL;
-		}
-		snprintf(port, sizeof(port), "%ld", p);
+	if (*h == '[') {
+		const char *close = strchr(h, ']');
+		if (!close || close == h + 1)
+			return url_bad(err, errlen, "an IPv6 address needs its closing ']'");
+		hl = (size_t)(close - h - 1);
+		if (hl >= 64)
+			return url_bad(err, errlen, "the IPv6 address is too long");
+		if (strspn(h + 1, "0123456789abcdefABCDEF:.") < hl)
+			return url_bad(err, errlen, "not an IPv6 address between the brackets");
+		memcpy(u->host, h + 1, hl);
+		if (close[1] == ':')
+			port = close + 2;
+		else if (close[1])
+			return url_bad(err, errlen, "something after the ']' that is not ':PORT'");
+	} else {
+		const char *colon = strchr(h, ':');
+		hl = colon ? (size_t)(colon - h) : strlen(h);
+		if (colon)
+			port = colon + 1;
+		if (!hl)
+			return url_bad(err, errlen, "no host");
+		if (strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") <
+		    hl)
+			return url_bad(err, errlen,
+			               "the host is not a name or an address (IPv6: use [ADDR])");
+		if (hl >= sizeof(u->host))
+			return url_bad(err, errlen, "the host name is too long");
+		memcpy(u->host, h, hl);
 	}
-	if (!host[0]) {
-		snprintf(err, errlen, "'%s': no host", hp);
-		return -EINVAL;
+	if (!port) {
+		snprintf(u->port, sizeof(u->port), "%d", SECHO_IPFIX_PORT);
+		return 0;
 	}
+	/* Decimal digits only (no sign, no white space), 1-65535. */
+	size_t pl = strlen(port);
+	unsigned long p = 0;
+	if (!pl || strspn(port, "0123456789") != pl)
+		return url_bad(err, errlen, "the port is not 1-65535");
+	for (size_t i = 0; i < pl && p <= 65535; i++)
+		p = p * 10 + (unsigned long)(port[i] - '0');
+	if (p < 1 || p > 65535)
+		return url_bad(err, errlen, "the port is not 1-65535");
+	snprintf(u->port, sizeof(u->port), "%lu", p);
+	return 0;
+}
+
+/* Resolve a parsed UDP/TCP collector. */
+static int resolve(const struct secho_ipfix_url *u, int socktype, struct sockaddr_storage *ss,
+                   socklen_t *len, char *err, size_t errlen)
+{
 	struct addrinfo hints = {.ai_socktype = socktype}, *ai = NULL;
-	int rc = getaddrinfo(host, port, &hints, &ai);
+	int rc = getaddrinfo(u->host, u->port, &hints, &ai);
 	if (rc || !ai) {
-		snprintf(err, errlen, "'%s': %s", host, gai_strerror(rc));
+		snprintf(err, errlen, "'%s': %s", u->host, gai_strerror(rc));
 		return -EINVAL;
 	}
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
@@ -732,26 +765,27 @@ int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err,
 	snprintf(c->st.url, sizeof(c->st.url), "%s", url);
 	c->fd = -1;
 	msg_reset(c);
-	int rc;
-	if (!strncmp(url, "udp://", 6) || !strncmp(url, "tcp://", 6)) {
-		c->type = url[0] == 'u' ? T_UDP : T_TCP;
-		rc = resolve(url + 6, c->type == T_UDP ? SOCK_DGRAM : SOCK_STREAM, &c->addr,
-		             &c->alen, err, errlen);
+	struct secho_ipfix_url u;
+	char why[128];
+	int rc = secho_ipfix_parse_url(url, &u, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "'%s': %s", url, why);
+		goto fail;
+	}
+	if (u.transport != SECHO_IPFIX_FILE) {
+		c->type = u.transport == SECHO_IPFIX_UDP ? T_UDP : T_TCP;
+		rc = resolve(&u, c->type == T_UDP ? SOCK_DGRAM : SOCK_STREAM, &c->addr, &c->alen,
+		             err, errlen);
 		if (rc)
 			goto fail;
-	} else if (!strncmp(url, "file:", 5) && url[5]) {
+	} else {
 		c->type = T_FILE;
-		c->fd = open(url + 5, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		c->fd = open(u.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (c->fd < 0) {
 			rc = -errno;
-			snprintf(err, errlen, "%s: %s", url + 5, strerror(-rc));
+			snprintf(err, errlen, "%s: %s", u.path, strerror(-rc));
 			goto fail;
 		}
-	} else {
-		snprintf(err, errlen, "'%s': not udp://HOST[:PORT], tcp://HOST[:PORT] or file:PATH",
-		         url);
-		rc = -EINVAL;
-		goto fail;
 	}
 	if (c->type == T_UDP) {
 		/* A connected socket: one destination, and ICMP errors come back as send
@@ -855,13 +889,6 @@ int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_
 	return 0;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *final,
                       int timeout_ms)
 {
@@ -874,11 +901,11 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 	}
 	/* Wait, on the monotonic clock: TCP until every queued byte is acknowledged, UDP until
 	 * the socket has handed every datagram on (SIOCOUTQ: bytes still charged to it). */
-	uint64_t t0 = mono_ns(),
+	uint64_t t0 = secho_mono_ns(),
 	         deadline = t0 + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000u;
 	for (;;) {
 		bool pending = false;
-		uint64_t t = mono_ns();
+		uint64_t t = secho_mono_ns();
 		for (unsigned i = 0; i < x->nc; i++) {
 			struct coll *c = x->c[i];
 			if (c->type == T_UDP) {

@@ -100,10 +100,29 @@ struct secho_ipfix;
 /* Returns 0, -EINVAL (a value out of range), -ENOMEM. */
 int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg);
 
+/* A collector's URL, parsed: the one grammar of --collector and secho_ipfix_add_collector. */
+enum secho_ipfix_transport { SECHO_IPFIX_UDP, SECHO_IPFIX_TCP, SECHO_IPFIX_FILE };
+struct secho_ipfix_url {
+	enum secho_ipfix_transport transport;
+	char host[254];   /* UDP/TCP: a name (letters, digits, '.', '-', '_'; at most 253) or an
+	                   * address; an IPv6 address without its brackets */
+	char port[6];     /* UDP/TCP: 1-65535, decimal digits; "4739" when omitted */
+	const char *path; /* file: the path (points into the URL) */
+};
+
+/*
+ * Parse "udp://HOST[:PORT]", "tcp://HOST[:PORT]" (HOST a name, an IPv4 address or [IPv6])
+ * or "file:PATH" (PATH not empty) into u; nothing is resolved or opened. Returns 0, or
+ * -EINVAL with the reason in err (one line that does not repeat the URL, e.g. "the port is
+ * not 1-65535").
+ */
+int secho_ipfix_parse_url(const char *url, struct secho_ipfix_url *u, char *err, size_t errlen);
+
 /*
  * Add a collector: "udp://HOST[:PORT]", "tcp://HOST[:PORT]" (port 4739 when omitted; HOST a
  * name, an IPv4 address or [IPv6]) or "file:PATH" (an IPFIX file, RFC 5655: the messages
- * one after the other). UDP resolves and connects its socket now; TCP starts connecting (a
+ * one after the other; the grammar: secho_ipfix_parse_url). UDP resolves and connects its
+ * socket now; TCP starts connecting (a
  * refused connection is retried with backoff, not an error here); a file is created.
  * Returns 0 or -errno with one line in err.
  */

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "sys/clock.h"
+
 struct secho_flow_ipfix {
 	struct secho_ipfix *x;       /* NULL once closed */
 	struct secho_ipfix_stats st; /* the final counters, after close */
@@ -126,11 +128,7 @@ void secho_flow_ipfix_free(struct secho_flow_ipfix *s)
 {
 	if (!s)
 		return;
-	if (s->x) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		secho_ipfix_close(s->x, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-		                  NULL, 0);
-	}
+	if (s->x)
+		secho_ipfix_close(s->x, secho_real_ns(), NULL, 0);
 	free(s);
 }

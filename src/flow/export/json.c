@@ -9,6 +9,7 @@
  */
 #include "flow/export/json.h"
 #include "secho/fileio.h"
+#include "sys/names.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,7 +36,7 @@ static const char *const end_names[] = {"unknown", "idle", "active", "eof", "for
 
 const char *secho_flow_end_name(unsigned reason)
 {
-	return reason < sizeof(end_names) / sizeof(end_names[0]) ? end_names[reason] : "unknown";
+	return SECHO_NAME_AT(end_names, reason, "unknown");
 }
 
 /* Append helpers: each returns the new position, or NULL when out of room. */

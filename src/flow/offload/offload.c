@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #include "flow/offload/offload_xdp.skel.h"
+#include "sys/clock.h"
+#include "sys/names.h"
+#include "sys/owner.h"
 
 struct secho_flow_offload {
 	struct offload_xdp_bpf *skel; /* NULL in a shared handle */
@@ -42,45 +45,29 @@ struct secho_flow_offload {
 
 /* ---- names ---- */
 
-static const char *const cnt_names[] = {
-#define SECHO_OFFLOAD_CNT_X(name, id, text) [SECHO_OFFLOAD_CNT_##name] = id,
-        SECHO_OFFLOAD_COUNTERS(SECHO_OFFLOAD_CNT_X)
-#undef SECHO_OFFLOAD_CNT_X
-};
-static const char *const cnt_texts[] = {
-#define SECHO_OFFLOAD_CNT_X(name, id, text) [SECHO_OFFLOAD_CNT_##name] = text,
-        SECHO_OFFLOAD_COUNTERS(SECHO_OFFLOAD_CNT_X)
-#undef SECHO_OFFLOAD_CNT_X
-};
-static const char *const op_names[] = {
-#define SECHO_OFFLOAD_OP_X(name, id, text) [SECHO_OFFLOAD_OP_##name] = id,
-        SECHO_OFFLOAD_OPS(SECHO_OFFLOAD_OP_X)
-#undef SECHO_OFFLOAD_OP_X
-};
-static const char *const op_texts[] = {
-#define SECHO_OFFLOAD_OP_X(name, id, text) [SECHO_OFFLOAD_OP_##name] = text,
-        SECHO_OFFLOAD_OPS(SECHO_OFFLOAD_OP_X)
-#undef SECHO_OFFLOAD_OP_X
-};
+static const char *const cnt_names[] = {SECHO_OFFLOAD_COUNTERS(SECHO_X_ID)};
+static const char *const cnt_texts[] = {SECHO_OFFLOAD_COUNTERS(SECHO_X_TEXT)};
+static const char *const op_names[] = {SECHO_OFFLOAD_OPS(SECHO_X_ID)};
+static const char *const op_texts[] = {SECHO_OFFLOAD_OPS(SECHO_X_TEXT)};
 
 const char *secho_flow_offload_counter_name(unsigned i)
 {
-	return i < SECHO_OFFLOAD_CNT_COUNT ? cnt_names[i] : NULL;
+	return SECHO_NAME_AT(cnt_names, i, NULL);
 }
 
 const char *secho_flow_offload_counter_text(unsigned i)
 {
-	return i < SECHO_OFFLOAD_CNT_COUNT ? cnt_texts[i] : NULL;
+	return SECHO_NAME_AT(cnt_texts, i, NULL);
 }
 
 const char *secho_flow_offload_op_name(unsigned i)
 {
-	return i < SECHO_OFFLOAD_OP_COUNT ? op_names[i] : NULL;
+	return SECHO_NAME_AT(op_names, i, NULL);
 }
 
 const char *secho_flow_offload_op_text(unsigned i)
 {
-	return i < SECHO_OFFLOAD_OP_COUNT ? op_texts[i] : NULL;
+	return SECHO_NAME_AT(op_texts, i, NULL);
 }
 
 /* ---- libbpf's messages ---- */
@@ -123,40 +110,6 @@ static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
-}
-
-/* ---- processes ---- */
-
-/* Start time of process pid (field 22 of /proc/PID/stat, clock ticks since boot), 0 when
- * there is no such process. */
-static uint64_t proc_start_ticks(uint32_t pid)
-{
-	char path[64], buf[1024];
-	uint64_t v = 0;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* The command name may hold spaces and parentheses: fields restart after the last
-	 * ')'; the state is field 3, so the start time is the 20th field after it. */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 3; field <= 22 && p; field++) {
-		while (*p == ' ')
-			p++;
-		if (field == 22) {
-			v = strtoull(p, NULL, 10);
-			break;
-		}
-		p = strchr(p, ' ');
-	}
-	return v;
 }
 
 /* ---- finding our program on an interface ---- */
@@ -208,9 +161,10 @@ out:
 	return r;
 }
 
+/* The meta map's owner record (src/sys/owner.h) still runs. */
 static bool owner_alive(const struct secho_offload_meta *m)
 {
-	return m->pid && proc_start_ticks(m->pid) == m->start_ticks;
+	return secho_owner_alive(&(struct secho_owner){(pid_t)m->pid, m->start_ticks});
 }
 
 int secho_flow_offload_cleanup(const char *ifname, char *msg, size_t msglen)
@@ -415,9 +369,10 @@ int secho_flow_offload_open(struct secho_flow_offload **out,
 
 	/* Who we are, for a later start's cleanup; bound to the program so that its info
 	 * lists the map although the program never reads it. */
-	struct secho_offload_meta meta = {.magic = SECHO_OFFLOAD_MAGIC,
-	                                  .pid = (uint32_t)getpid(),
-	                                  .start_ticks = proc_start_ticks((uint32_t)getpid())};
+	struct secho_owner self;
+	(void)secho_owner_of(getpid(), &self); /* start 0 when /proc cannot be read */
+	struct secho_offload_meta meta = {
+	        .magic = SECHO_OFFLOAD_MAGIC, .pid = (uint32_t)getpid(), .start_ticks = self.start};
 	uint32_t zero = 0;
 	if (bpf_map_update_elem(o->meta_fd, &zero, &meta, 0) ||
 	    bpf_prog_bind_map(o->prog_fd, o->meta_fd, NULL)) {
@@ -585,21 +540,16 @@ int secho_flow_offload_prog_stats(const struct secho_flow_offload *o, uint64_t *
 /* CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
 static int64_t mono_to_real(void)
 {
-	struct timespec r, m;
+	int64_t m = (int64_t)secho_mono_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	clock_gettime(CLOCK_REALTIME, &r);
-	return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+	return (int64_t)secho_real_ns() - m;
 }
 
 int secho_flow_offload_insert_until(struct secho_flow_offload *o, const struct secho_flow_key *key,
                                     uint64_t active_end_ns)
 {
-	struct timespec m;
 	uint64_t end = 0;
-
-	clock_gettime(CLOCK_MONOTONIC, &m);
-	uint64_t born = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+	uint64_t born = secho_mono_ns();
 	if (active_end_ns) { /* the program's clock; a deadline already past: 1 */
 		int64_t e = (int64_t)active_end_ns - mono_to_real();
 		end = e > 0 ? (uint64_t)e : 1;

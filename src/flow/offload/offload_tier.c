@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "flow/offload/offload_abi.h"
+#include "sys/clock.h"
+#include "sys/names.h"
 
 struct secho_flow_tier_worker {
 	struct secho_flow_tier *tier;
@@ -38,39 +40,23 @@ struct secho_flow_tier {
 	char desc[400];
 };
 
-static const char *const names[] = {
-#define SECHO_TIER_CNT_X(name, id, text) [SECHO_TIER_CNT_##name] = id,
-        SECHO_TIER_COUNTERS(SECHO_TIER_CNT_X)
-#undef SECHO_TIER_CNT_X
-};
-static const char *const texts[] = {
-#define SECHO_TIER_CNT_X(name, id, text) [SECHO_TIER_CNT_##name] = text,
-        SECHO_TIER_COUNTERS(SECHO_TIER_CNT_X)
-#undef SECHO_TIER_CNT_X
-};
+static const char *const names[] = {SECHO_TIER_COUNTERS(SECHO_X_ID)};
+static const char *const texts[] = {SECHO_TIER_COUNTERS(SECHO_X_TEXT)};
 
 const char *secho_flow_tier_counter_name(unsigned i)
 {
-	return i < SECHO_TIER_CNT_COUNT ? names[i] : NULL;
+	return SECHO_NAME_AT(names, i, NULL);
 }
 
 const char *secho_flow_tier_counter_text(unsigned i)
 {
-	return i < SECHO_TIER_CNT_COUNT ? texts[i] : NULL;
+	return SECHO_NAME_AT(texts, i, NULL);
 }
 
 /* The worker's own counter: only it writes, the export thread reads. */
 static inline void add(struct secho_flow_tier_worker *w, enum secho_tier_counter c, uint64_t v)
 {
 	__atomic_store_n(&w->cnt[c], w->cnt[c] + v, __ATOMIC_RELAXED);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- the table's hooks ---- */
@@ -286,7 +272,7 @@ unsigned secho_flow_tier_poll(struct secho_flow_tier_worker *w, uint64_t now)
 		n = secho_flow_offload_scan_step(w->h, &w->cur, scan_one, &s);
 		if (n > 0)
 			w->scan_flows += (uint64_t)n;
-		t = mono_ns();
+		t = secho_mono_ns();
 	} while (n >= 0 && !w->cur.done && t < until);
 	w->scan_ns += t > now ? t - now : 0;
 	if (n >= 0 && !w->cur.done)

@@ -1,6 +1,7 @@
 /*
- * src/dashboard/wire_virtual.c - the dashboard's wire: its lab, key, endpoint process and
- * host tool runs (see dashboard.h).
+ * src/dashboard/runner.c - the programs the dashboard runs and where: the wire (the lab's
+ * virtual wire or --iface), the key, the endpoint process and the host tool's runs, and
+ * the sweep of what killed dashboards left (see dashboard.h).
  *
  * Virtual wire (default): the lab of src/lab/lab.h with tag "d" and our PID as its id
  * (namespaces secho-dh-PID and secho-de-PID, interfaces dhPID and dePID), the one topology
@@ -29,7 +30,7 @@
  *
  *   secho-dashboard 1
  *   pid PID                 the dashboard (also in the directory's name)
- *   start TICKS             its start time (/proc/PID/stat field 22: pid reuse shows)
+ *   start TICKS             its start time (src/sys/owner.h: pid reuse shows)
  *   netns NS_HOST NS_EP     the namespaces it makes (virtual wire)
  *
  * held under flock(LOCK_EX) for the dashboard's whole life, and DIR/endpoint.pid
@@ -42,6 +43,8 @@
  */
 #include "dashboard/dashboard.h"
 #include "secho/proto.h"
+#include "sys/clock.h"
+#include "sys/owner.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -65,24 +68,6 @@ static void scopy(char *dst, size_t cap, const char *src)
 
 	memcpy(dst, src, n);
 	dst[n] = '\0';
-}
-
-/* CLOCK_MONOTONIC in seconds (deadlines). */
-static double now_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* CLOCK_REALTIME in seconds (shown to clients). */
-static double now_real(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Overwrite a key file (a regular file, not followed if a link) with zeros, then unlink
@@ -152,7 +137,7 @@ static void sweep_one(const char *name, int dfd, const struct owner_mark *m)
 	char buf[64] = "";
 	int fd = openat(dfd, "endpoint.pid", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	int pid;
-	unsigned long long t, now;
+	unsigned long long t;
 	DIR *d;
 
 	/* Its endpoint, should it have outlived the death signal: only the very process. */
@@ -161,9 +146,8 @@ static void sweep_one(const char *name, int dfd, const struct owner_mark *m)
 
 		close(fd);
 		buf[n > 0 ? n : 0] = '\0';
-		if (sscanf(buf, "%d %llu", &pid, &t) == 2 && pid > 1 &&
-		    secho_lab_proc_start(pid, &now) && now == t)
-			kill(pid, SIGKILL);
+		if (sscanf(buf, "%d %llu", &pid, &t) == 2)
+			(void)secho_owner_kill(&(struct secho_owner){pid, t}, SIGKILL);
 	}
 	wipe_file(dfd, "endpoint.key");
 	d = fdopendir(dup(dfd));
@@ -183,56 +167,43 @@ static void sweep_one(const char *name, int dfd, const struct owner_mark *m)
 		        m->ns[1][0] ? m->ns[1] : "");
 }
 
-/* Sweep /tmp for the private directories of dashboards that are gone (their labs went in
- * secho_lab_sweep()). Best effort: what cannot be proven stale (see the top of the file) is
- * left alone. */
-static void sweep_stale(void)
+/* secho_owner_sweep's visit of /tmp/NAME: remove it when it is the private directory of a
+ * dashboard that is gone. Best effort: what cannot be proven stale (see the top of the
+ * file) is left alone. */
+static bool sweep_visit(int tmp, const char *name, void *arg)
 {
-	DIR *tmp = opendir("/tmp");
-	struct dirent *e;
+	char path[300], text[512];
+	unsigned pid;
+	int used = 0, dfd, ofd;
+	struct stat st;
+	struct owner_mark m;
+	bool gone = false;
 
-	if (!tmp)
-		return;
-	while ((e = readdir(tmp))) {
-		char path[300], text[512];
-		unsigned pid;
-		int used = 0, dfd, ofd;
-		struct stat st;
-		struct owner_mark m;
-		unsigned long long now;
-		ssize_t n;
-
-		/* secho-dash-PID.XXXXXX, as mkdtemp made it */
-		if (strncmp(e->d_name, "secho-dash-", 11) != 0 || e->d_name[11] < '1' ||
-		    e->d_name[11] > '9' ||
-		    sscanf(e->d_name, "secho-dash-%u.%*6[A-Za-z0-9]%n", &pid, &used) != 1 ||
-		    !used || e->d_name[used] || pid == (unsigned)getpid())
-			continue;
-		snprintf(path, sizeof(path), "/tmp/%s", e->d_name);
-		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-		    (st.st_mode & 07777) != 0700)
-			continue;
-		dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (dfd < 0)
-			continue;
-		ofd = openat(dfd, "owner", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (ofd < 0 || fstat(ofd, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    flock(ofd, LOCK_EX | LOCK_NB) != 0) {
-			/* no mark (not ours to judge), or its dashboard holds the lock: alive */
-			if (ofd >= 0)
-				close(ofd);
-			close(dfd);
-			continue;
-		}
-		n = read(ofd, text, sizeof(text) - 1);
-		text[n > 0 ? n : 0] = '\0';
-		if (owner_parse(text, &m) && m.pid == pid &&
-		    !(secho_lab_proc_start((pid_t)pid, &now) && now == m.start))
-			sweep_one(path, dfd, &m);
-		close(ofd); /* releases the lock */
-		close(dfd);
+	(void)tmp;
+	(void)arg;
+	/* secho-dash-PID.XXXXXX, as mkdtemp made it */
+	if (strncmp(name, "secho-dash-", 11) != 0 || name[11] < '1' || name[11] > '9' ||
+	    sscanf(name, "secho-dash-%u.%*6[A-Za-z0-9]%n", &pid, &used) != 1 || !used ||
+	    name[used] || pid == (unsigned)getpid())
+		return false;
+	snprintf(path, sizeof(path), "/tmp/%s", name);
+	if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 07777) != 0700)
+		return false;
+	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dfd < 0)
+		return false;
+	ofd = secho_owner_mark_read(dfd, "owner", text, sizeof(text));
+	/* no mark (not ours to judge), or its dashboard holds the lock: alive */
+	if (ofd >= 0 && flock(ofd, LOCK_EX | LOCK_NB) == 0 && owner_parse(text, &m) &&
+	    m.pid == pid && !secho_owner_alive(&(struct secho_owner){(pid_t)pid, m.start})) {
+		sweep_one(path, dfd, &m);
+		gone = true;
 	}
-	closedir(tmp);
+	if (ofd >= 0)
+		close(ofd); /* releases the lock */
+	close(dfd);
+	return gone;
 }
 
 /* Contract: dashboard.h. */
@@ -275,7 +246,7 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	}
 	/* What killed dashboards (and killed tests) left: their labs, then our directories. */
 	(void)secho_lab_sweep("secho dashboard");
-	sweep_stale();
+	(void)secho_owner_sweep("/tmp", sweep_visit, NULL);
 	/* Named after our PID, and marked (DIR/owner), so that a later dashboard can clean up
 	 * after a SIGKILL. */
 	snprintf(w->dir, sizeof(w->dir), "/tmp/secho-dash-%u.XXXXXX", pid);
@@ -292,7 +263,7 @@ int dash_wire_init(struct dash_wire *w, const struct dash_cfg *cfg, char *err, s
 	snprintf(w->eppid_path, sizeof(w->eppid_path), "%s/endpoint.pid", w->dir);
 	w->owner_fd = open(w->owner_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (w->owner_fd < 0 || flock(w->owner_fd, LOCK_EX | LOCK_NB) != 0 ||
-	    !secho_lab_proc_start((pid_t)pid, &start) ||
+	    secho_proc_start((pid_t)pid, &start) < 0 ||
 	    dprintf(w->owner_fd, "secho-dashboard 1\npid %u\nstart %llu\n", pid, start) < 0 ||
 	    (!cfg->iface && dprintf(w->owner_fd, "netns %s %s\n", w->lab.ns[SECHO_LAB_HOST],
 	                            w->lab.ns[SECHO_LAB_EP]) < 0)) {
@@ -361,7 +332,7 @@ static pid_t spawn_endpoint(struct dash_wire *w, char *err, size_t errlen)
 		int fd = open(w->eppid_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		              0600);
 
-		if (fd >= 0 && secho_lab_proc_start(pid, &t))
+		if (fd >= 0 && secho_proc_start(pid, &t) == 0)
 			dprintf(fd, "%d %llu\n", (int)pid, t);
 		if (fd >= 0)
 			close(fd);
@@ -478,7 +449,7 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 	}
 	w->ep_pid = pid;
 	/* Ready when a counters report comes back verified (bounded: 10 s). */
-	t0 = now_mono();
+	t0 = secho_mono_s();
 	for (;;) {
 		static const char *const extra[] = {"--timeout", "200", NULL};
 		char e2[256];
@@ -504,14 +475,14 @@ int dash_wire_start(struct dash_wire *w, char *err, size_t errlen)
 			rc = -EINTR;
 			goto fail;
 		}
-		if (now_mono() - t0 > 10) {
+		if (secho_mono_s() - t0 > 10) {
 			snprintf(err, errlen, "the endpoint did not answer within 10 s: %s", e2);
 			rc = -ETIMEDOUT;
 			goto fail;
 		}
 		usleep(200000);
 	}
-	w->started_at = now_real();
+	w->started_at = secho_real_s();
 	return 0;
 fail:
 	dash_wire_stop(w);
@@ -544,7 +515,7 @@ json_t *dash_wire_status(struct dash_wire *w)
 	json_object_set_new(j, "key_id", w->key_id ? json_integer(w->key_id % 65536) : json_null());
 	json_object_set_new(j, "started_at", run ? json_real(w->started_at) : json_null());
 	json_object_set_new(j, "uptime_s",
-	                    run ? json_real(now_real() - w->started_at) : json_null());
+	                    run ? json_real(secho_real_s() - w->started_at) : json_null());
 	json_object_set_new(j, "last_exit",
 	                    w->last_exit >= 0 ? json_integer(w->last_exit) : json_null());
 	log_tail(w, tail, sizeof(tail));
