@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "flow/core/hash.h"
@@ -35,6 +34,7 @@
 #include "flow/meter/meter.h"
 #include "secho/capfile.h"
 #include "secho/dissect.h"
+#include "sys/clock.h"
 
 static const char usage[] =
         "usage: flow_ceiling --pcap FILE [--pcap FILE ...] [--rounds R] [--flows N] [--json]\n"
@@ -50,13 +50,6 @@ static const char usage[] =
         "  -h, --help    this text\n";
 
 #define MAX_FILES 16
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ---- reader ---- */
 
@@ -270,11 +263,11 @@ int main(int argc, char **argv)
 		uint64_t frames = 0, nflows = 0, sink = 0;
 		char err[256];
 		for (unsigned r = 0; r < rounds; r++) {
-			double t0 = now_s();
+			double t0 = secho_mono_s();
 			uint64_t n = walk(files[fi], &sink, err, sizeof(err));
-			double t1 = now_s();
+			double t1 = secho_mono_s();
 			uint64_t nb = walk_bare(files[fi], flows, &nflows, err, sizeof(err));
-			double t2 = now_s(), el = 0;
+			double t2 = secho_mono_s(), el = 0;
 			uint64_t ns =
 			        n && nb ? walk_secho(files[fi], flows, &el, err, sizeof(err)) : 0;
 			if (!n || !nb || !ns || n != nb || n != ns) {
