@@ -41,7 +41,9 @@ Q := @
 msg = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-LIB_SRCS   := $(filter-out src/cli/% src/provider/% %.bpf.c,$(wildcard src/*/*.c))
+# Sources one or two folders down (src/flow/ has rooms of its own: core/, meter/, export/,
+# offload/).
+LIB_SRCS   := $(filter-out src/cli/% src/provider/% %.bpf.c,$(wildcard src/*/*.c src/*/*/*.c))
 CLI_SRCS   := $(wildcard src/cli/*.c)
 TEST_SRCS  := $(wildcard tests/unit/test_*.c)
 TLIB_SRCS  := $(filter-out $(TEST_SRCS),$(wildcard tests/unit/*.c))
@@ -64,7 +66,7 @@ GEN_OBJS   := $(if $(DASH_STATIC),$(BUILD)/obj/gen/dash_static.o)
 # skeleton header (bpftool gen skeleton) that embeds the object, so the binary carries its
 # program and nothing prebuilt is committed. Debian keeps <asm/...> under the multiarch
 # directory, which a bpf-target compiler does not search by itself.
-BPF_SRCS   := $(wildcard src/*/*.bpf.c)
+BPF_SRCS   := $(wildcard src/*/*.bpf.c src/*/*/*.bpf.c)
 BPF_OBJS   := $(BPF_SRCS:src/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS  := $(BPF_SRCS:src/%.bpf.c=$(BUILD)/gen/%.skel.h)
 MULTIARCH  := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
@@ -100,7 +102,7 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	  echo '/* NOLINTEND */'; } >$@.tmp && mv $@.tmp $@
 
 # Objects that include a skeleton.
-$(BUILD)/obj/src/flow/offload.o: $(BUILD)/gen/flow/offload_xdp.skel.h
+$(BUILD)/obj/src/flow/offload/offload.o: $(BUILD)/gen/flow/offload/offload_xdp.skel.h
 
 $(BUILD)/gen/dash_static.c: $(DASH_STATIC) scripts/embed_static.sh
 	$(call msg,GEN,$@)
@@ -208,7 +210,7 @@ FUZZ_LIB_fuzz_dissect  := $(wildcard src/wire/*.c)
 FUZZ_LIB_fuzz_keyfile  := src/engine/keyfile.c
 FUZZ_LIB_fuzz_seqstate := src/engine/seqstate.c
 FUZZ_LIB_fuzz_verify   := src/host/verify.c src/host/oracle_nettle.c
-FUZZ_LIB_fuzz_flow     := $(wildcard src/wire/*.c) src/flow/table.c src/flow/hash.c
+FUZZ_LIB_fuzz_flow     := $(wildcard src/wire/*.c src/flow/core/*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 fuzz: $(FUZZ_BINS)
 .SECONDEXPANSION:

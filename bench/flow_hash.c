@@ -1,5 +1,5 @@
 /*
- * bench/flow_hash.c - the three flow key hashes the table can use (src/flow/hash.h),
+ * bench/flow_hash.c - the three flow key hashes the table can use (src/flow/core/hash.h),
  * measured the way the table uses them: the key put in canonical order (biflows), then
  * hashed; the high 32 bits pick one of the buckets, the low 32 are the signature.
  *
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/hash.h"
+#include "flow/core/hash.h"
 #include "secho/tsc.h"
 
 static const char usage[] =

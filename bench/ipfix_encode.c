@@ -24,7 +24,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flow/ipfix.h"
+#include "flow/export/ipfix.h"
 
 static double now_s(void)
 {

@@ -1,6 +1,6 @@
 /*
  * bench/offload_ops.c - what the XDP offload tier's map operations cost from user space
- * (src/flow/offload.h): open (load, preallocate, attach native), insert, a whole-map batch
+ * (src/flow/offload/offload.h): open (load, preallocate, attach native), insert, a whole-map batch
  * read, detach with the wait for running programs, remove.
  *
  *   offload_ops [FLOWS [MAP_SIZE [RUNS]]]     (defaults 100000, 1048576, 5)
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flow/offload.h"
+#include "flow/offload/offload.h"
 
 static double now(void)
 {

@@ -4,9 +4,9 @@
  *   secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet]) [options]
  *   secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o OUT.pcap
  *
- * `secho flow` is the meter (src/flow/meter.h): records as JSON lines (src/flow/json.h)
- * and IPFIX to collectors (src/flow/ipfix_sink.h). `secho flow gen` writes a seeded capture and its
- * ground truth (src/flow/gen.h).
+ * `secho flow` is the meter (src/flow/meter/meter.h): records as JSON lines
+ * (src/flow/export/json.h) and IPFIX to collectors (src/flow/export/ipfix_sink.h). `secho flow gen`
+ * writes a seeded capture and its ground truth (src/traffic/gen.h).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "flow/gen.h"
-#include "flow/ipfix_sink.h"
-#include "flow/json.h"
-#include "flow/meter.h"
+#include "flow/export/ipfix_sink.h"
+#include "flow/export/json.h"
+#include "flow/meter/meter.h"
+#include "traffic/gen.h"
 
 static void gen_usage(FILE *f)
 {

@@ -1,6 +1,6 @@
 /*
  * src/cli/flow_replay.c - `secho flow replay`: a capture onto an interface, flat out or at a
- * rate, bounded in time and count (src/flow/replay.h; docs/FLOW.md, "Replay").
+ * rate, bounded in time and count (src/traffic/replay.h; docs/FLOW.md, "Replay").
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "flow/replay.h"
+#include "traffic/replay.h"
 
 static volatile sig_atomic_t replay_stop;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/table.h"
+#include "flow/core/table.h"
 
 #define CHECK(c)                                                                                   \
 	do {                                                                                       \
@@ -31,6 +31,15 @@ struct sum {
 	uint64_t records, packets, octets;
 	uint64_t fold; /* order-independent digest of the records */
 };
+
+/* One frame at a time: a burst of one (src/flow/core/table.h). */
+static void table_frame(struct secho_flow_table *t, const uint8_t *f, size_t len, uint64_t ts)
+{
+	struct secho_flow_frame x = {.data = f, .wirelen = (uint32_t)len, .ts_ns = ts};
+
+	x.reason = secho_dissect(f, len, &x.d);
+	secho_flow_table_burst(t, &x, 1);
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -126,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(f != NULL);
 		memcpy(f, data + i, len);
 		i += len;
-		secho_flow_table_frame(&a, f, len, len, ts);
+		table_frame(&a, f, len, ts);
 		bufs[nb] = f;
 		struct secho_flow_frame *x = &burst[nb++];
 		x->data = f;

@@ -2,7 +2,7 @@
 # tests/sh/test_flow_codegen.sh - the flow table's bursts request their memory ahead.
 #
 # secho_flow_table_burst() and secho_flow_table_burst_prepared() ask for every packet's
-# cache slot, then its entry or bucket, some packets before its update (src/flow/table.c).
+# cache slot, then its entry or bucket, some packets before its update (src/flow/core/table.c).
 # Those requests are prefetch instructions that change no result, so no functional test
 # sees them go; and GCC 12 did make them go, deleting the calls of the small helpers that
 # issued them (found free of side effects, ipa-modref). This test reads the compiled
@@ -14,7 +14,7 @@
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
-OBJ=${OBJ:-$ROOT/$BUILD/obj/src/flow/table.o}
+OBJ=${OBJ:-$ROOT/$BUILD/obj/src/flow/core/table.o}
 
 # shellcheck source=tests/sh/check_lib.bash
 . "$ROOT/tests/sh/check_lib.bash"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/sh/test_flow_ipfix.sh - the IPFIX exporter (src/flow/ipfix.c) against real
+# tests/sh/test_flow_ipfix.sh - the IPFIX exporter (src/flow/export/ipfix.c) against real
 # collectors, fed with the flows of generated truths (build/tools/ipfix_export).
 #
 # Checks (one PASS/FAIL/UNAVAILABLE line per group):

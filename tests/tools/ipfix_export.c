@@ -1,6 +1,6 @@
 /*
  * tests/tools/ipfix_export.c - export the flows of a generator truth file through the
- * IPFIX exporter (src/flow/ipfix.h), as the meter would: each truth line a record
+ * IPFIX exporter (src/flow/export/ipfix.h), as the meter would: each truth line a record
  * (--uniflow), or each forward line with its reverse line one biflow record (the
  * reverse line: the reverse key, starting later, within 30 s of the forward's end).
  * End reason: end of flow (3) when the line saw FIN or RST, else forced end (4).
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flow/ipfix.h"
+#include "flow/export/ipfix.h"
 
 struct line {
 	struct secho_flow_key k;

@@ -1,11 +1,11 @@
 /*
  * tests/tools/ipfix_listen.c - a strict little IPFIX collector for tests: TCP on
- * 127.0.0.1, or an IPFIX file (RFC 5655). Parsed independently of src/flow/ipfix.c.
+ * 127.0.0.1, or an IPFIX file (RFC 5655). Parsed independently of src/flow/export/ipfix.c.
  *
  * Checks every message (version 10, lengths, set lengths, a template before any data that
  * uses it within the Transport Session, the sequence number = data records received
  * before it in the session, RFC 7011 section 3.1) and writes each flow record as truth
- * lines (src/flow/gen.h's format; times in whole milliseconds; a biflow record gives its
+ * lines (src/traffic/gen.h's format; times in whole milliseconds; a biflow record gives its
  * forward line and, when it has reverse packets, the reverse line).
  *
  * usage: ipfix_listen --tcp PORT|0 [--port-file F] [--out F] [--max-seconds S]

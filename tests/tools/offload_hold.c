@@ -1,6 +1,6 @@
 /*
  * tests/tools/offload_hold.c - a meter that dies holding the interface: attaches the XDP
- * offload program (src/flow/offload.h) to IFACE with a netlink attachment, which, unlike
+ * offload program (src/flow/offload/offload.h) to IFACE with a netlink attachment, which, unlike
  * the meter's BPF link, outlives the process (as on kernels without XDP links), prints
  * "attached PROG_ID" and waits to be killed. A test kills it with SIGKILL and checks that
  * the next `secho flow --offload xdp` removes what it left.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flow/offload.h"
+#include "flow/offload/offload.h"
 
 int main(int argc, char **argv)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_flow_gen.c - the traffic generator's library part (src/flow/gen.h).
+ * tests/unit/test_flow_gen.c - the traffic generator's library part (src/traffic/gen.h).
  *
  *   - the FlowTest CSV reader: the format's shapes accepted (header in any order, optional
  *     SRC_IP/DST_IP, negative and fractional times, comments, blank lines, spaces, CRLF,
@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/gen.h"
 #include "harness.h"
+#include "traffic/gen.h"
 
 static int read_csv(const char *text, struct secho_gen_csv_row **rows, size_t *n, char *err,
                     size_t errlen)

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_flow_table.c - the flow table (src/flow/table.h): each end reason,
+ * tests/unit/test_flow_table.c - the flow table (src/flow/core/table.h): each end reason,
  * timeouts on packet time, TCP end and SYN after FIN, lack of resources in a tiny table, a
  * flood of keys aimed at one bucket, biflows against uniflows, fragments, the first-level
  * cache, one worker against two, and a randomised differential against a deliberately
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/table.h"
+#include "flow/core/table.h"
 
 #define S_NS 1000000000ull
 #define T0   1767225600000000000ull /* 2026-01-01 */
@@ -27,6 +27,15 @@ struct recs {
 	struct secho_flow_rec *r;
 	size_t n, cap;
 };
+
+/* One frame at a time: a burst of one (src/flow/core/table.h). */
+static void table_frame(struct secho_flow_table *t, const uint8_t *f, size_t len, uint64_t ts)
+{
+	struct secho_flow_frame x = {.data = f, .wirelen = (uint32_t)len, .ts_ns = ts};
+
+	x.reason = secho_dissect(f, len, &x.d);
+	secho_flow_table_burst(t, &x, 1);
+}
 
 static void rec_push(struct recs *rs, const struct secho_flow_rec *r)
 {
@@ -503,17 +512,17 @@ static void test_fragments(void)
 	wr16(l4, 5000);
 	wr16(l4 + 2, 6000);
 	size_t n = frame4(f, 17, A, B, 0x2000, 77, l4, 1480); /* first, id 77 */
-	secho_flow_table_frame(&x.t, f, n, n, T0);
+	table_frame(&x.t, f, n, T0);
 	n = frame4(f, 17, A, B, 0x2000 | 185, 77, l4, 1480); /* middle */
-	secho_flow_table_frame(&x.t, f, n, n, T0 + 1000);
+	table_frame(&x.t, f, n, T0 + 1000);
 	n = frame4(f, 17, A, B, 370, 77, l4, 100); /* last */
-	secho_flow_table_frame(&x.t, f, n, n, T0 + 2000);
+	table_frame(&x.t, f, n, T0 + 2000);
 	n = frame4(f, 17, A, B, 370, 78, l4, 100); /* id 78: never had a first fragment */
-	secho_flow_table_frame(&x.t, f, n, n, T0 + 3000);
+	table_frame(&x.t, f, n, T0 + 3000);
 	n = frame4(f, 6, A, B, 370, 77, l4, 100); /* id 77 but TCP: another datagram */
-	secho_flow_table_frame(&x.t, f, n, n, T0 + 4000);
+	table_frame(&x.t, f, n, T0 + 4000);
 	n = frame4(f, 17, A, B, 185, 77, l4, 100); /* 31 s later: forgotten */
-	secho_flow_table_frame(&x.t, f, n, n, T0 + 31 * S_NS);
+	table_frame(&x.t, f, n, T0 + 31 * S_NS);
 	T_CHECK(counter(&x, SECHO_FLOW_CNT_FRAG_FIRST) == 1 &&
 	                counter(&x, SECHO_FLOW_CNT_FRAG_JOINED) == 2 &&
 	                x.t.cnt.ignored[SECHO_FLOW_IGN_FRAG_ORPHAN] == 3,
@@ -549,15 +558,15 @@ static void test_fragments(void)
 	}
 	for (unsigned i = 0; i < 1000; i++) {
 		n = udp4(f, A, port[i % 4], B, 53, 20);
-		secho_flow_table_frame(&x.t, f, n, n, T0 + i);
+		table_frame(&x.t, f, n, T0 + i);
 	}
 	T_CHECK(counter(&x, SECHO_FLOW_CNT_CACHE_HITS) == 996 &&
 	                counter(&x, SECHO_FLOW_CNT_CACHE_MISSES) == 4,
 	        "hits %llu misses %llu", (unsigned long long)counter(&x, SECHO_FLOW_CNT_CACHE_HITS),
 	        (unsigned long long)counter(&x, SECHO_FLOW_CNT_CACHE_MISSES));
 	wr16(f + 12, 0x0806);
-	secho_flow_table_frame(&x.t, f, 60, 60, T0 + 2000);
-	secho_flow_table_frame(&x.t, f, 10, 10, T0 + 2001);
+	table_frame(&x.t, f, 60, T0 + 2000);
+	table_frame(&x.t, f, 10, T0 + 2001);
 	T_CHECK(x.t.cnt.ignored[SECHO_FLOW_IGN_NOT_IP] == 1 &&
 	                x.t.cnt.ignored[SECHO_DISSECT_ETH_SHORT] == 1 &&
 	                counter(&x, SECHO_FLOW_CNT_IGNORED_OCTETS) == 70,
@@ -606,12 +615,12 @@ static void test_workers(void)
 	unsigned per[2] = {0, 0};
 	for (unsigned i = 0; i < 20000; i++) {
 		size_t n = random_frame(f, &ts);
-		secho_flow_table_frame(&one.t, f, n, n, ts);
+		table_frame(&one.t, f, n, ts);
 		struct secho_dissect d;
 		secho_dissect(f, n, &d);
 		unsigned k = secho_flow_worker_of(f, &d, seed, 2);
 		per[k]++;
-		secho_flow_table_frame(&w[k].t, f, n, n, ts);
+		table_frame(&w[k].t, f, n, ts);
 		if (i % 64 == 0) {
 			secho_flow_table_expire(&one.t, ts);
 			secho_flow_table_expire(&w[0].t, ts);

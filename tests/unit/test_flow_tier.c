@@ -2,7 +2,7 @@
  * tests/unit/test_flow_tier.c - the flow table with an offload tier behind its hooks
  * (table.h, struct secho_flow_offload_hooks), against the same table without one.
  *
- * The tier here is a model of the XDP program and its map (src/flow/offload_xdp.bpf.c):
+ * The tier here is a model of the XDP program and its map (src/flow/offload/offload_xdp.bpf.c):
  * a small array of offloaded keys with per-direction counters; a packet of an offloaded
  * key is counted there, except TCP SYN, FIN and RST and a packet that comes after the
  * record's active timeout or after the flow has been idle for the inactive timeout, which
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/table.h"
+#include "flow/core/table.h"
 
 #define S_NS 1000000000ull
 #define T0   1767225600000000000ull /* 2026-01-01 */

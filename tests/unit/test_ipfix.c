@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_ipfix.c - the IPFIX encoder and exporter (src/flow/ipfix.h).
+ * tests/unit/test_ipfix.c - the IPFIX encoder and exporter (src/flow/export/ipfix.h).
  *
  *   - template sets and one data record of each template (IPv4, IPv6, uniflow and RFC 5103
  *     biflow) and the options template against bytes written out by hand from RFC 7011,
@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "flow/ipfix.h"
+#include "flow/export/ipfix.h"
 #include "harness.h"
 
 static uint64_t rd(const uint8_t *p, unsigned n)

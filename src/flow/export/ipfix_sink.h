@@ -1,6 +1,6 @@
 /*
- * src/flow/ipfix_sink.h - the meter's IPFIX sink (src/flow/sink.h): one exporter
- * (src/flow/ipfix.h) with every collector of the command line, so that each record is
+ * src/flow/export/ipfix_sink.h - the meter's IPFIX sink (src/flow/export/sink.h): one exporter
+ * (src/flow/export/ipfix.h) with every collector of the command line, so that each record is
  * encoded once and each collector gets it with its own template stream and sequence
  * numbers.
  *
@@ -24,8 +24,8 @@
 
 #include <stddef.h>
 
-#include "flow/ipfix.h"
-#include "flow/sink.h"
+#include "flow/export/ipfix.h"
+#include "flow/export/sink.h"
 
 struct secho_flow_ipfix;
 

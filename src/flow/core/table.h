@@ -1,9 +1,16 @@
 /*
- * src/flow/table.h - the flow table: the Connection Tracking Table's software twin.
+ * src/flow/core/table.h - the flow table: the Connection Tracking Table's software twin.
  *
- * What goes in: frames (secho_flow_table_frame: dissected here, src/wire's dissector) or
- * packets already reduced to a key (secho_flow_table_packet). What comes out: flow records
- * (src/flow/record.h), handed to the emit callback whenever a record leaves the table.
+ * What goes in, one way for each use:
+ *   live       a burst of frames src/wire's dissector described (secho_flow_table_burst):
+ *              the table makes their keys and hashes
+ *   offline    frames prepared where the file is read (secho_flow_table_prepare: key and
+ *              hash, maybe in another thread), then metered in bursts where the table
+ *              lives (secho_flow_table_burst_prepared)
+ *   by key     a packet already reduced to its key (secho_flow_table_packet): the reference
+ *              comparisons of the tests, which model flows, not frames
+ * One frame at a time is a burst of one. What comes out: flow records
+ * (src/flow/core/record.h), handed to the emit callback whenever a record leaves the table.
  * docs/FLOW.md describes the design; in short:
  *
  *   buckets     64 bytes each: 8 signatures (32-bit hash, 0 = free) and 8 expiry lower
@@ -38,8 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flow/hash.h"
-#include "flow/record.h"
+#include "flow/core/hash.h"
+#include "flow/core/record.h"
 #include "secho/dissect.h"
 
 #define SECHO_FLOW_BUCKET          8 /* entries per bucket */
@@ -117,7 +124,7 @@ void secho_flow_counters_add(struct secho_flow_counters *into,
 typedef void (*secho_flow_emit_fn)(void *ctx, const struct secho_flow_rec *rec);
 
 /*
- * The offload tier's hooks (src/flow/offload_tier.h; docs/FLOW.md, "The meter with the
+ * The offload tier's hooks (src/flow/offload/offload_tier.h; docs/FLOW.md, "The meter with the
  * offload tier"). A flow whose record has counted cfg.offload_after packets (both
  * directions; not a TCP flow that saw FIN or RST) is handed to offload() once; from then
  * on the tier counts most of its packets (not those after the record's timeouts: the
@@ -165,7 +172,7 @@ struct flow_bucket;
 struct flow_entry;
 struct flow_frag;
 
-/* The table's state. Fields are private (src/flow/table.c). */
+/* The table's state. Fields are private (src/flow/core/table.c). */
 struct secho_flow_table {
 	struct secho_flow_table_cfg cfg;
 	struct secho_flow_hasher hasher;
@@ -196,20 +203,6 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 /* Entries the table holds (cfg.flows rounded up to whole buckets). */
 uint32_t secho_flow_table_capacity(const struct secho_flow_table *t);
 
-/*
- * Meter one frame: caplen bytes in memory out of wirelen on the wire, received at ts_ns
- * (ns since the epoch). The frame is dissected; a frame in no flow is counted under its
- * reason. Records that end because of it are emitted before it returns. Can't fail.
- */
-void secho_flow_table_frame(struct secho_flow_table *t, const uint8_t *frame, size_t caplen,
-                            size_t wirelen, uint64_t ts_ns);
-
-/* The same from a description the caller made: r and *d from secho_dissect_snap() of
- * frame (wirelen >= its caplen). */
-void secho_flow_table_dissected(struct secho_flow_table *t, const uint8_t *frame,
-                                enum secho_dissect_reason r, const struct secho_dissect *d,
-                                size_t wirelen, uint64_t ts_ns);
-
 /* A dissected frame of a burst (secho_flow_table_burst). */
 struct secho_flow_frame {
 	const uint8_t *data;
@@ -223,7 +216,7 @@ struct secho_flow_frame {
 
 /*
  * Meter up to SECHO_FLOW_TABLE_BURST frames, with the same result as one at a time
- * (secho_flow_table_dissected in order), but with the memory the burst needs requested
+ * (bursts of one, in order), but with the memory the burst needs requested
  * ahead: every packet's cache slot as soon as its hash is known, the entry it names (or
  * else its bucket, then the entry matched there) some packets before its update, the
  * updates in order, so that the cache misses of different packets overlap. Can't fail.
@@ -235,7 +228,7 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
  * A frame reduced to everything the table needs of it (secho_flow_table_prepare): made where
  * the frame is read, metered where the table lives (secho_flow_table_burst_prepared), maybe
  * by another thread, which then never touches the frame (the offline reader prepares, the
- * workers meter: src/flow/meter.c).
+ * workers meter: src/flow/meter/offline.c).
  */
 #define SECHO_FLOW_PREP_PLAIN      0 /* a packet of a flow */
 #define SECHO_FLOW_PREP_FRAG_FIRST 1 /* a first fragment: a packet of a flow, remembered */
@@ -308,16 +301,5 @@ void secho_flow_table_flush(struct secho_flow_table *t);
  */
 bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct secho_flow_key *ck,
                                    uint64_t last_ns);
-
-/* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its
- * ports: later fragments have none and must meet their first fragment). 0 for frames
- * that are not IP. Can't fail. */
-unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
-                              unsigned n);
-
-/* Build the key of a dissected IP packet in its own direction (a later fragment gets no
- * ports: the caller looks them up). Can't fail. */
-void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
-                         struct secho_flow_key *k);
 
 #endif

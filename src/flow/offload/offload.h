@@ -1,6 +1,6 @@
 /*
- * src/flow/offload.h - the XDP offload tier, user-space side: loads the program
- * (src/flow/offload_xdp.bpf.c, embedded in the binary as a libbpf skeleton), attaches it to
+ * src/flow/offload/offload.h - the XDP offload tier, user-space side: loads the program
+ * (src/flow/offload/offload_xdp.bpf.c, embedded in the binary as a libbpf skeleton), attaches it to
  * an interface, and manages its map of offloaded flows for the meter (docs/FLOW.md, "The XDP
  * offload tier").
  *
@@ -47,8 +47,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flow/offload_abi.h"
-#include "flow/record.h"
+#include "flow/core/record.h"
+#include "flow/offload/offload_abi.h"
 #include "secho/io.h"
 
 #define SECHO_OFFLOAD_FLOWS_DEFAULT 65536u

@@ -1,5 +1,5 @@
 /*
- * src/flow/hash.c - the flow key hashes (src/flow/hash.h).
+ * src/flow/core/hash.c - the flow key hashes (src/flow/core/hash.h).
  *
  * XXH3 is compiled inline from Debian's xxhash.h (XXH_INLINE_ALL): for a 44-byte key of
  * known length it is a handful of multiplies, no call. CRC32-C uses the SSE4.2 instruction,
@@ -7,7 +7,7 @@
  * is table-driven: for each key byte position and value, the XOR of the 32-bit key windows
  * its set bits select, so a hash is 44 table loads.
  */
-#include "flow/hash.h"
+#include "flow/core/hash.h"
 
 #include <errno.h>
 #include <string.h>
@@ -127,37 +127,4 @@ uint64_t secho_flow_hash(const struct secho_flow_hasher *h, const struct secho_f
 	default:
 		return XXH3_64bits_withSeed(p, SECHO_FLOW_KEY_LEN, h->seed);
 	}
-}
-
-/* Addresses compared as 16-byte big-endian numbers: the order memcmp gives, in two
- * compares of 64-bit words. */
-static inline uint64_t be64_at(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return __builtin_bswap64(v);
-}
-
-bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out)
-{
-	uint64_t sh = be64_at(k->src), dh = be64_at(k->dst);
-	uint64_t sl = be64_at(k->src + 8), dl = be64_at(k->dst + 8);
-	bool swap = sh != dh ? sh > dh : sl != dl ? sl > dl : k->sport > k->dport;
-
-	*out = *k;
-	if (swap)
-		secho_flow_key_reverse(out);
-	return swap;
-}
-
-void secho_flow_key_reverse(struct secho_flow_key *k)
-{
-	uint8_t a[16];
-	uint16_t p = k->sport;
-
-	memcpy(a, k->src, 16);
-	memcpy(k->src, k->dst, 16);
-	memcpy(k->dst, a, 16);
-	k->sport = k->dport;
-	k->dport = p;
 }

@@ -1,7 +1,8 @@
 /*
- * src/flow/sink.h - where flow records go: the interface the meter calls for each exporter
- * (JSON lines: src/flow/json.c; IPFIX to collectors: src/flow/ipfix.c), all of them from
- * one thread, the meter's export thread (src/flow/meter.c), so an exporter needs no locks.
+ * src/flow/export/sink.h - where flow records go: the interface the meter calls for each exporter
+ * (JSON lines: src/flow/export/json.c; IPFIX to collectors: src/flow/export/ipfix.c), all of them
+ * from one thread, the meter's export thread (src/flow/meter/ring.c), so an exporter needs no
+ * locks.
  *
  * For every record that leaves a flow table, record() is called on every sink, in the
  * order the records were emitted by each worker. tick() comes every 100 ms of
@@ -15,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "flow/record.h"
+#include "flow/core/record.h"
 
 /* The meter's totals, for an exporter's own statistics (the IPFIX options template:
  * observedFlowTotalCount, ignoredPacketTotalCount, ...). */

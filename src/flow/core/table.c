@@ -1,5 +1,5 @@
 /*
- * src/flow/table.c - the flow table (contract: src/flow/table.h; design: docs/FLOW.md).
+ * src/flow/core/table.c - the flow table (contract: src/flow/core/table.h; design: docs/FLOW.md).
  *
  * A packet's way through it:
  *   1. its key, in canonical order for biflows (secho_flow_key_canon), and its hash: the
@@ -20,7 +20,7 @@
  * value). A packet never moves a bound down: end times only grow (docs/FLOW.md,
  * "Timeouts"), so the per-packet path never touches either.
  */
-#include "flow/table.h"
+#include "flow/core/table.h"
 
 #include <emmintrin.h>
 #include <errno.h>
@@ -598,29 +598,6 @@ void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow
 
 /* ---- frames ---- */
 
-void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
-                         struct secho_flow_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	k->ip_version = d->ip_version;
-	k->proto = d->proto;
-	if (d->nvlan > 0)
-		k->vlan = secho_vlan_vid(d->vlan_tci[0]);
-	if (d->nvlan > 1)
-		k->vlan_inner = secho_vlan_vid(d->vlan_tci[1]);
-	size_t al = d->ip_version == 4 ? 4 : 16;
-	memcpy(k->src, frame + d->addr_off, al);
-	memcpy(k->dst, frame + d->addr_off + al, al);
-	if (d->flags & SECHO_DISSECT_F_L4) {
-		if (d->proto == SECHO_IPPROTO_TCP || d->proto == SECHO_IPPROTO_UDP) {
-			k->sport = d->sport;
-			k->dport = d->dport;
-		} else {
-			k->icmp_type_code = (uint16_t)(d->icmp_type << 8 | d->icmp_code);
-		}
-	}
-}
-
 static void ignore(struct secho_flow_table *t, unsigned why, size_t wirelen)
 {
 	t->cnt.c[SECHO_FLOW_CNT_IGNORED]++;
@@ -762,16 +739,6 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->octets, p->tcp_flags);
 }
 
-void secho_flow_table_dissected(struct secho_flow_table *t, const uint8_t *frame,
-                                enum secho_dissect_reason r, const struct secho_dissect *d,
-                                size_t wirelen, uint64_t ts_ns)
-{
-	struct secho_flow_prep p;
-
-	secho_flow_table_prepare(t, frame, r, d, (uint32_t)wirelen, ts_ns, &p);
-	metered(t, &p);
-}
-
 /*
  * The burst's memory requests. The helpers are always inlined: GCC 12 (-O2) finds a helper
  * whose only effect is __builtin_prefetch free of side effects (ipa-modref) and deletes
@@ -886,15 +853,6 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
 			prefetch_slot(t, p[i].h);
 	}
 	burst_pipelined(t, p, n, true);
-}
-
-void secho_flow_table_frame(struct secho_flow_table *t, const uint8_t *frame, size_t caplen,
-                            size_t wirelen, uint64_t ts_ns)
-{
-	struct secho_dissect d;
-	enum secho_dissect_reason r = secho_dissect_snap(frame, caplen, wirelen, &d);
-
-	secho_flow_table_dissected(t, frame, r, &d, wirelen < caplen ? caplen : wirelen, ts_ns);
 }
 
 /* ---- expiry ---- */
@@ -1076,45 +1034,4 @@ bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct sech
 		return true;
 	}
 	return false;
-}
-
-/* ---- workers ---- */
-
-static inline uint64_t mix64(uint64_t x)
-{
-	/* splitmix64's finalizer */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static inline uint64_t fold_addr(const uint8_t *a, size_t len)
-{
-	uint64_t x = 0, w;
-
-	if (len == 4) {
-		uint32_t v;
-		memcpy(&v, a, 4);
-		return v;
-	}
-	memcpy(&w, a, 8);
-	x = w;
-	memcpy(&w, a + 8, 8);
-	return x ^ (w * 0x9e3779b97f4a7c15ull);
-}
-
-unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
-                              unsigned n)
-{
-	if (n <= 1 || !d->ip_version)
-		return 0;
-	size_t al = d->ip_version == 4 ? 4 : 16;
-	/* XOR of the two ends: symmetric, so both directions go to the same worker. */
-	uint64_t x = fold_addr(frame + d->addr_off, al) ^ fold_addr(frame + d->addr_off + al, al);
-	uint64_t v = (uint64_t)(d->nvlan ? d->vlan_tci[0] & 0xfff : 0) << 12 |
-	             (d->nvlan > 1 ? d->vlan_tci[1] & 0xfff : 0);
-	uint64_t h = mix64(x ^ v << 40 ^ seed);
-	return (unsigned)(((h >> 32) * n) >> 32);
 }

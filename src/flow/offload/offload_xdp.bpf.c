@@ -1,5 +1,5 @@
 /*
- * src/flow/offload_xdp.bpf.c - the offload tier: an XDP program in front of the flow meter,
+ * src/flow/offload/offload_xdp.bpf.c - the offload tier: an XDP program in front of the flow meter,
  * the Connection Tracking Table's analog (docs/FLOW.md, "The XDP offload tier").
  *
  * For every frame the interface receives:
@@ -15,7 +15,7 @@
  *      biflows, secho_flow_key_canon: the lower (address, port) end first), and note which
  *      way the packet runs against it;
  *   3. look the key up in the map of offloaded flows (filled by user space,
- *      src/flow/offload.c): a hit adds the packet to that direction's counters on this
+ *      src/flow/offload/offload.c): a hit adds the packet to that direction's counters on this
  *      CPU and drops it; a miss goes on to the meter. So does a hit that comes after the
  *      flow's record has timed out (offload_abi.h: its active timeout has passed, or the
  *      flow has been idle for the inactive timeout): the meter then ends the record at
@@ -36,7 +36,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "flow/offload_abi.h"
+#include "flow/offload/offload_abi.h"
 
 #define MAX_QUEUES 256 /* XSKMAP slots: interface receive queues */
 

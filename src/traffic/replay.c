@@ -1,7 +1,7 @@
 /*
- * src/flow/replay.c - capture replay onto an interface (contract: src/flow/replay.h).
+ * src/traffic/replay.c - capture replay onto an interface (contract: src/traffic/replay.h).
  */
-#include "flow/replay.h"
+#include "traffic/replay.h"
 
 #include <errno.h>
 #include <pcap/pcap.h>

@@ -1,5 +1,5 @@
 /*
- * src/flow/record.h - one flow record: what the flow table hands to the exporters (IPFIX to
+ * src/flow/core/record.h - one flow record: what the flow table hands to the exporters (IPFIX to
  * collectors, JSON lines for people and scripts) when a flow leaves the table.
  *
  * The fields are what the records carry on the wire; the IPFIX information element each one
@@ -17,23 +17,14 @@
 
 #include <stdint.h>
 
+#include "flow/core/key.h"
+
 /* flowEndReason (IE 136), RFC 7011 / IANA. */
 #define SECHO_FLOW_END_IDLE     1 /* inactive timeout */
 #define SECHO_FLOW_END_ACTIVE   2 /* active timeout: the flow goes on in a new record */
 #define SECHO_FLOW_END_EOF      3 /* end of flow detected: TCP FIN or RST */
 #define SECHO_FLOW_END_FORCED   4 /* forced end: end of input, shutdown */
 #define SECHO_FLOW_END_RESOURCE 5 /* lack of resources: evicted from a full bucket */
-
-struct secho_flow_key {
-	uint8_t ip_version;       /* ipVersion (60): 4 or 6 */
-	uint8_t proto;            /* protocolIdentifier (4) */
-	uint16_t vlan;            /* vlanId (58): VID of the outer tag; 0 = untagged */
-	uint16_t vlan_inner;      /* VID of the inner tag of a QinQ frame; 0 = none */
-	uint16_t sport;           /* sourceTransportPort (7); 0 without ports (ICMP...) */
-	uint16_t dport;           /* destinationTransportPort (11); 0 without ports */
-	uint16_t icmp_type_code;  /* icmpTypeCodeIPv4 (32) / IPv6 (139): type << 8 | code */
-	uint8_t src[16], dst[16]; /* sourceIPv4Address (8) / sourceIPv6Address (27), ... */
-};
 
 struct secho_flow_dir {
 	uint64_t packets;  /* packetDeltaCount (2) */

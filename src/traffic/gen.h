@@ -1,5 +1,5 @@
 /*
- * src/flow/gen.h - the seeded traffic generator: Ethernet frames in time order, and the
+ * src/traffic/gen.h - the seeded traffic generator: Ethernet frames in time order, and the
  * ground truth a flow meter must report for them (docs/FLOW.md, "The traffic generator").
  *
  * A generator is built from a profile (a built-in name or a FlowTest ft-generator CSV
@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flow/record.h"
+#include "flow/core/record.h"
 
 /* The largest frame the generator writes (a 9000-byte IP packet behind two VLAN tags). */
 #define SECHO_GEN_MAX_FRAME 9022u

@@ -1,7 +1,7 @@
 /*
- * src/flow/ipfix_sink.c - the meter's IPFIX sink (contract: src/flow/ipfix_sink.h).
+ * src/flow/export/ipfix_sink.c - the meter's IPFIX sink (contract: src/flow/export/ipfix_sink.h).
  */
-#include "flow/ipfix_sink.h"
+#include "flow/export/ipfix_sink.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /*
- * src/flow/offload_tier.h - the offload tier as the meter uses it: the XDP program and its
- * map of offloaded flows (src/flow/offload.h) behind the flow table's hooks (table.h,
+ * src/flow/offload/offload_tier.h - the offload tier as the meter uses it: the XDP program and its
+ * map of offloaded flows (src/flow/offload/offload.h) behind the flow table's hooks (table.h,
  * struct secho_flow_offload_hooks). docs/FLOW.md, "The meter with the offload tier".
  *
  *   open     load and attach the program to the interface (one for the meter), and make
  *            one map handle per worker
- *   bind     a worker's table configuration gets the hooks, its handle and the threshold;
- *            then table: which table the worker's scans update
+ *   table    a worker's flow table set up behind the tier: its configuration gets the
+ *            hooks, the worker's handle and the threshold, and the worker's scans update it
  *   poll     in the worker's loop: when the scan period has come, the map is read in
  *            batches and the table learns the last-seen time of each of its offloaded
  *            flows (what their inactive timeouts need); a scan goes in slices of at most
@@ -40,8 +40,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "flow/offload.h"
-#include "flow/table.h"
+#include "flow/core/table.h"
+#include "flow/offload/offload.h"
 
 #define SECHO_TIER_THRESHOLD_DEFAULT 1000u        /* the ipfixprobe CTT plugin's default */
 #define SECHO_TIER_SCAN_MIN_NS       100000000ull /* 100 ms */
@@ -95,10 +95,15 @@ int secho_flow_tier_xsk_map_fd(const struct secho_flow_tier *t);
 /* Worker i's part (i < workers). */
 struct secho_flow_tier_worker *secho_flow_tier_worker(struct secho_flow_tier *t, unsigned i);
 
-/* Set tc's offload hooks, context and threshold for worker w (before the table's init). */
-void secho_flow_tier_bind(struct secho_flow_tier_worker *w, struct secho_flow_table_cfg *tc);
-/* The table w's scans update (after its init). */
-void secho_flow_tier_table(struct secho_flow_tier_worker *w, struct secho_flow_table *table);
+/*
+ * Set up worker w's flow table behind the tier, in one step: secho_flow_table_init(table,
+ * cfg, mem, len) with cfg's offload hooks, context and threshold set to w's (cfg itself is
+ * not changed; its offload fields must be unset), and table made the one w's scans update.
+ * mem and len as for secho_flow_table_init (the offload fields do not change the size).
+ * Returns 0, or secho_flow_table_init's -errno.
+ */
+int secho_flow_tier_table_init(struct secho_flow_tier_worker *w, struct secho_flow_table *table,
+                               const struct secho_flow_table_cfg *cfg, void *mem, size_t len);
 
 /* Worker w's loop, every round (mono_ns: CLOCK_MONOTONIC): a slice of the scan when one
  * is due or under way. Returns how many ms the worker may wait for packets before the

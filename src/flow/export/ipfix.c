@@ -1,5 +1,5 @@
 /*
- * src/flow/ipfix.c - the IPFIX exporter (contract: ipfix.h; docs/FLOW.md).
+ * src/flow/export/ipfix.c - the IPFIX exporter (contract: ipfix.h; docs/FLOW.md).
  *
  * Wire format (RFC 7011 section 3): a message is a 16-byte header (version 10, length,
  * export time, sequence number, observation domain) and sets; a set is a 4-byte header
@@ -15,7 +15,7 @@
  * connection breaks, the next one starts with the templates and sends the unacknowledged
  * messages again, renumbered for the new session.
  */
-#include "flow/ipfix.h"
+#include "flow/export/ipfix.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * src/flow/json.c - the JSON lines exporter (src/flow/json.h).
+ * src/flow/export/json.c - the JSON lines exporter (src/flow/export/json.h).
  *
  * Records are formatted into a 64 KiB buffer by hand (integers and addresses only, nothing
  * to escape) and written with write(2) when the buffer fills, at every tick (so a reader
@@ -7,7 +7,7 @@
  * pipe, a full disk) counts the records of that chunk as not sent and the exporter stops
  * writing; the meter goes on and says so in its summary.
  */
-#include "flow/json.h"
+#include "flow/export/json.h"
 #include "secho/fileio.h"
 
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 /*
- * src/flow/replay.h - send a capture onto an interface, flat out or at a given rate, bounded
+ * src/traffic/replay.h - send a capture onto an interface, flat out or at a given rate, bounded
  * in time and count (`secho flow replay`; docs/FLOW.md, "Replay").
  *
  * Frames are read with libpcap (pcap and pcapng) and sent through the io layer's AF_PACKET

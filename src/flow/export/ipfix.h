@@ -1,5 +1,5 @@
 /*
- * src/flow/ipfix.h - the IPFIX exporter: flow records (record.h) to collectors over UDP,
+ * src/flow/export/ipfix.h - the IPFIX exporter: flow records (record.h) to collectors over UDP,
  * TCP or into an IPFIX file (RFC 7011; biflows RFC 5103; docs/FLOW.md, "IPFIX export").
  *
  * Single-threaded: one exporter per metering process, called from the thread that exports
@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flow/record.h"
+#include "flow/core/record.h"
 
 #define SECHO_IPFIX_PORT           4739 /* IANA */
 #define SECHO_IPFIX_MAX_COLLECTORS 8

@@ -1,5 +1,5 @@
 /*
- * src/flow/hash.h - the flow key hashes: which bucket a flow lives in, its signature, and
+ * src/flow/core/hash.h - the flow key hashes: which bucket a flow lives in, its signature, and
  * which worker meters it.
  *
  * Three functions, chosen by measurement (docs/FLOW.md, "The hash"): xxHash's XXH3 (Debian's
@@ -10,7 +10,8 @@
  * collision found under one seed is a collision under every seed).
  *
  * Symmetric (biflows): the key is put in a canonical order first (the lower of (address,
- * port) first), so both directions of a conversation hash alike. Toeplitz is symmetric by
+ * port) first: secho_flow_key_canon, src/flow/core/key.h), so both directions of a
+ * conversation hash alike. Toeplitz is symmetric by
  * itself when its key repeats with a 16-bit period (the "symmetric RSS" key): addresses and
  * ports sit at offsets that differ by multiples of 16 bits in struct secho_flow_key.
  */
@@ -20,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flow/record.h"
+#include "flow/core/key.h"
 
 #define SECHO_FLOW_HASHES(X)                                                                       \
 	X(XXH3, "xxh3", "xxHash XXH3 64-bit, seeded")                                              \
@@ -36,10 +37,6 @@ enum secho_flow_hash_kind {
 
 #define SECHO_FLOW_HASH_DEFAULT SECHO_FLOW_HASH_XXH3
 
-/* Key bytes hashed: the whole struct secho_flow_key (44 bytes, no padding). */
-#define SECHO_FLOW_KEY_LEN 44
-_Static_assert(sizeof(struct secho_flow_key) == SECHO_FLOW_KEY_LEN, "flow key has no padding");
-
 struct secho_flow_hasher {
 	enum secho_flow_hash_kind kind;
 	uint64_t seed;
@@ -53,17 +50,6 @@ int secho_flow_hasher_init(struct secho_flow_hasher *h, enum secho_flow_hash_kin
 
 /* 64 bits of hash of *k exactly as given (uniflows). Can't fail. */
 uint64_t secho_flow_hash(const struct secho_flow_hasher *h, const struct secho_flow_key *k);
-
-/*
- * Put *k in canonical order into *out: the lower of (src, sport) and (dst, dport) first
- * (addresses compared as bytes, then ports). Returns true when that swapped the two ends,
- * i.e. when *k runs from the higher end to the lower. ICMP type and code, VLANs, version and
- * protocol are left as they are. Can't fail.
- */
-bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out);
-
-/* Swap the two ends of *k in place (addresses and ports). Can't fail. */
-void secho_flow_key_reverse(struct secho_flow_key *k);
 
 /* "xxh3" ... ; NULL when out of range. */
 const char *secho_flow_hash_name(enum secho_flow_hash_kind kind);

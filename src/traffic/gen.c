@@ -1,5 +1,5 @@
 /*
- * src/flow/gen.c - the seeded traffic generator (contract: gen.h; docs/FLOW.md).
+ * src/traffic/gen.c - the seeded traffic generator (contract: gen.h; docs/FLOW.md).
  *
  * Shape: connections (biflows) arrive in start-time order from the profile (a Poisson
  * process for the built-in statistical profiles, the sorted rows of a CSV profile, the
@@ -19,7 +19,7 @@
  * Payload bytes are zero: checksums then only cover headers (and stay correct), and a frame
  * costs its header writes plus one memset.
  */
-#include "flow/gen.h"
+#include "traffic/gen.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,9 +1,9 @@
 /*
- * src/flow/offload_tier.c - the offload tier as the meter uses it (contract:
- * src/flow/offload_tier.h): the table's hooks on a worker's own map handle, the scans for
+ * src/flow/offload/offload_tier.c - the offload tier as the meter uses it (contract:
+ * src/flow/offload/offload_tier.h): the table's hooks on a worker's own map handle, the scans for
  * last-seen times, the statistics.
  */
-#include "flow/offload_tier.h"
+#include "flow/offload/offload_tier.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flow/offload_abi.h"
+#include "flow/offload/offload_abi.h"
 
 struct secho_flow_tier_worker {
 	struct secho_flow_tier *tier;
@@ -216,19 +216,22 @@ struct secho_flow_tier_worker *secho_flow_tier_worker(struct secho_flow_tier *t,
 	return i < t->n ? &t->w[i] : NULL;
 }
 
-void secho_flow_tier_bind(struct secho_flow_tier_worker *w, struct secho_flow_table_cfg *tc)
+int secho_flow_tier_table_init(struct secho_flow_tier_worker *w, struct secho_flow_table *table,
+                               const struct secho_flow_table_cfg *cfg, void *mem, size_t len)
 {
-	tc->offload = &hooks;
-	tc->offload_ctx = w;
-	tc->offload_after = w->tier->threshold;
-	w->inactive_ns = tc->inactive_ns ? tc->inactive_ns : 30000000000ull;
+	struct secho_flow_table_cfg tc = *cfg;
+
+	tc.offload = &hooks;
+	tc.offload_ctx = w;
+	tc.offload_after = w->tier->threshold;
+	int r = secho_flow_table_init(table, &tc, mem, len);
+	if (r)
+		return r;
+	w->inactive_ns = tc.inactive_ns ? tc.inactive_ns : 30000000000ull;
 	w->period_ns = w->inactive_ns / 2 > SECHO_TIER_SCAN_MIN_NS ? w->inactive_ns / 2
 	                                                           : SECHO_TIER_SCAN_MIN_NS;
-}
-
-void secho_flow_tier_table(struct secho_flow_tier_worker *w, struct secho_flow_table *table)
-{
 	w->table = table;
+	return 0;
 }
 
 /* ---- scans ---- */

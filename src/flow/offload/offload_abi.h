@@ -1,8 +1,9 @@
 /*
- * src/flow/offload_abi.h - what the XDP offload program (src/flow/offload_xdp.bpf.c) and its
- * user-space side (src/flow/offload.c) share: the names the program and its maps go by,
- * the flow map's value, and the program's counters. Compiled by both the host compiler and
- * clang's bpf target (freestanding: only <stdint.h>, and the flow key of record.h).
+ * src/flow/offload/offload_abi.h - what the XDP offload program
+ * (src/flow/offload/offload_xdp.bpf.c) and its user-space side (src/flow/offload/offload.c) share:
+ * the names the program and its maps go by, the flow map's value, and the program's counters.
+ * Compiled by both the host compiler and clang's bpf target (freestanding: only <stdint.h>, and the
+ * flow key of record.h).
  *
  * The flow map: BPF_MAP_TYPE_PERCPU_HASH, key struct secho_flow_key exactly as the meter's
  * table keeps it (record.h: canonical order in biflow mode, see secho_flow_key_canon; as
@@ -21,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "flow/record.h"
+#include "flow/core/record.h"
 
 /* Object names the program is found by on an interface (15 characters at most: the
  * kernel keeps 16 bytes with the NUL). */

@@ -1,5 +1,5 @@
 /*
- * src/flow/json.h - the JSON lines exporter: one JSON object per flow record, one record
+ * src/flow/export/json.h - the JSON lines exporter: one JSON object per flow record, one record
  * per line (docs/FLOW.md, "JSON records"), for people and scripts.
  *
  *   {"vlan":0,"vlan_inner":0,"ip_version":4,"proto":6,"src":"198.18.0.1",
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "flow/sink.h"
+#include "flow/export/sink.h"
 
 struct secho_flow_json;
 

@@ -1,5 +1,5 @@
 /*
- * src/flow/gen_write.c - the generator's files: a classic libpcap capture and its truth
+ * src/traffic/gen_write.c - the generator's files: a classic libpcap capture and its truth
  * (contract: gen.h; format: docs/FLOW.md, "The traffic generator").
  *
  * The pcap is written directly (24-byte file header, 16-byte record headers, little-endian
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "flow/gen.h"
+#include "traffic/gen.h"
 
 const char secho_gen_truth_header[] = "vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,"
                                       "icmp_type,icmp_code,packets,octets,first_ns,last_ns,"

@@ -1,11 +1,12 @@
 /*
- * src/flow/offload.c - the XDP offload tier's user-space side (contract: src/flow/offload.h;
- * the program: src/flow/offload_xdp.bpf.c; shared layout: src/flow/offload_abi.h).
+ * src/flow/offload/offload.c - the XDP offload tier's user-space side (contract:
+ * src/flow/offload/offload.h; the program: src/flow/offload/offload_xdp.bpf.c; shared layout:
+ * src/flow/offload/offload_abi.h).
  *
  * The program comes from the libbpf skeleton the build generates from the BPF object
- * (build/gen/flow/offload_xdp.skel.h), so the binary carries it: nothing is read from disk.
+ * (build/gen/flow/offload/offload_xdp.skel.h), so the binary carries it: nothing is read from disk.
  */
-#include "flow/offload.h"
+#include "flow/offload/offload.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -19,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flow/offload_xdp.skel.h"
+#include "flow/offload/offload_xdp.skel.h"
 
 struct secho_flow_offload {
 	struct offload_xdp_bpf *skel; /* NULL in a shared handle */

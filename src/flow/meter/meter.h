@@ -1,26 +1,28 @@
 /*
- * src/flow/meter.h - the flow meter: input (a capture file, or an interface through the io
- * layer), workers each with a flow table of its own, and one export thread that hands the
- * records to the sinks and reports.
+ * src/flow/meter/meter.h - the flow meter: input (a capture file, or an interface through the
+ * io layer), workers each with a flow table of its own, and one export thread that hands
+ * the records to the sinks and reports. Its rooms: src/flow/meter/inner.h.
  *
- *   offline   the file is mapped once (include/secho/capfile.h); each worker walks all of
- *             it in bursts of 32 records, dissects every frame and meters those whose
- *             symmetric address hash (secho_flow_worker_of) names it; every worker sees
- *             every timestamp, so all tables keep the same time. One worker: everything
- *             runs in the calling thread, records go to the sinks directly.
+ *   offline   the file is mapped once (include/secho/capfile.h) and read by the calling
+ *             thread alone: each frame is dissected and prepared (key, hash) once. One
+ *             worker: it is metered in the same thread, records go to the sinks directly.
+ *             Several: it goes to the ring of the worker its symmetric address hash names
+ *             (secho_flow_worker_of), and the reader publishes its packet clock so that
+ *             every table keeps the same time (src/flow/meter/offline.c).
  *   live      each worker reads its own sockets: AF_PACKET with PACKET_FANOUT_HASH (one
  *             socket per worker), or AF_XDP (one socket per interface queue, queue q to
  *             worker q mod N). Timestamps are the ring's; timeouts are also enforced when
  *             no frame comes (the wall clock, 200 ms behind, so that frames still in a ring
- *             are not overtaken).
+ *             are not overtaken) (src/flow/meter/live.c).
  *   export    workers > 1 or live: records go through a single-producer ring per worker
  *             to the calling thread, which calls the sinks, ticks them every 100 ms, and
- *             prints statistics (--stats) and progress.
+ *             prints statistics (--stats) and progress (ring.c, report.c).
  *
- * Offload (live only, cfg->offload): the XDP offload tier (src/flow/offload_tier.h) is
+ * Offload (live only, cfg->offload): the XDP offload tier (src/flow/offload/offload_tier.h) is
  * attached before the sockets are opened (AF_XDP sockets go into its XSKMAP); each worker's
- * table offloads its heavy flows through the worker's own map handle and takes them back
- * when they leave; at the stop the program is detached before the tables are flushed.
+ * table is set up behind it (secho_flow_tier_table_init), offloads its heavy flows through
+ * the worker's own map handle and takes them back when they leave; at the stop the program is
+ * detached before the tables are flushed.
  *
  * Timing: every 4th burst handed to a table is timed with the TSC; the statistics give the
  * per-packet cost (the burst's cycles over its packets, each packet counted) as p50/p99.
@@ -36,9 +38,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "flow/offload_tier.h"
-#include "flow/sink.h"
-#include "flow/table.h"
+#include "flow/core/table.h"
+#include "flow/export/sink.h"
+#include "flow/offload/offload_tier.h"
 #include "secho/io.h"
 
 #define SECHO_FLOW_MAX_WORKERS 64

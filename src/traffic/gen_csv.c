@@ -1,5 +1,5 @@
 /*
- * src/flow/gen_csv.c - FlowTest ft-generator profiles (CESNET/FlowTest, BSD-3; format in
+ * src/traffic/gen_csv.c - FlowTest ft-generator profiles (CESNET/FlowTest, BSD-3; format in
  * its tools/ft-generator/README.md): one biflow per row.
  *
  *   header: the column names in any order, each once: START_TIME, END_TIME, L3_PROTO,
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow/gen.h"
+#include "traffic/gen.h"
 
 enum {
 	C_START,

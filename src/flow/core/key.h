@@ -1,0 +1,57 @@
+/*
+ * src/flow/core/key.h - the flow key: what makes two packets one flow, how it is read from
+ * a dissected frame, put in a canonical order for biflows, and which worker it goes to.
+ *
+ * Fields in the order they are hashed (the whole struct, SECHO_FLOW_KEY_LEN bytes, no
+ * padding: src/flow/core/hash.h), each named by the IPFIX information element it is exported
+ * as (IANA). Addresses in network order, IPv4 in the first 4 bytes with the other 12 zero,
+ * so that keys compare and hash as plain bytes; ports and ICMP type/code in host order.
+ * Freestanding (only <stdint.h> and <stdbool.h>): the XDP offload program
+ * (src/flow/offload/offload_xdp.bpf.c) keys flows with the same struct.
+ */
+#ifndef SECHO_FLOW_KEY_H
+#define SECHO_FLOW_KEY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct secho_flow_key {
+	uint8_t ip_version;       /* ipVersion (60): 4 or 6 */
+	uint8_t proto;            /* protocolIdentifier (4) */
+	uint16_t vlan;            /* vlanId (58): VID of the outer tag; 0 = untagged */
+	uint16_t vlan_inner;      /* VID of the inner tag of a QinQ frame; 0 = none */
+	uint16_t sport;           /* sourceTransportPort (7); 0 without ports (ICMP...) */
+	uint16_t dport;           /* destinationTransportPort (11); 0 without ports */
+	uint16_t icmp_type_code;  /* icmpTypeCodeIPv4 (32) / IPv6 (139): type << 8 | code */
+	uint8_t src[16], dst[16]; /* sourceIPv4Address (8) / sourceIPv6Address (27), ... */
+};
+
+/* Key bytes hashed: the whole struct secho_flow_key (44 bytes, no padding). */
+#define SECHO_FLOW_KEY_LEN 44
+_Static_assert(sizeof(struct secho_flow_key) == SECHO_FLOW_KEY_LEN, "flow key has no padding");
+
+struct secho_dissect;
+
+/*
+ * Put *k in canonical order into *out: the lower of (src, sport) and (dst, dport) first
+ * (addresses compared as bytes, then ports). Returns true when that swapped the two ends,
+ * i.e. when *k runs from the higher end to the lower. ICMP type and code, VLANs, version and
+ * protocol are left as they are. Can't fail.
+ */
+bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out);
+
+/* Swap the two ends of *k in place (addresses and ports). Can't fail. */
+void secho_flow_key_reverse(struct secho_flow_key *k);
+
+/* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its
+ * ports: later fragments have none and must meet their first fragment). 0 for frames
+ * that are not IP. Can't fail. */
+unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
+                              unsigned n);
+
+/* Build the key of a dissected IP packet in its own direction (a later fragment gets no
+ * ports: the caller looks them up). Can't fail. */
+void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
+                         struct secho_flow_key *k);
+
+#endif

@@ -1,0 +1,341 @@
+/*
+ * src/flow/meter/meter.c - the meter's set-up and run, by phase (contract:
+ * src/flow/meter/meter.h; the rooms: src/flow/meter/inner.h).
+ *
+ *   check    the configuration (workers), the split and table seeds
+ *   tables   the offload tier (live), then one table per worker in memory of its own
+ *   input    the capture file, or the interface's sockets; the rings
+ *   run      one worker offline: everything in this thread; otherwise the workers'
+ *            threads, and this thread reads the file (offline) and exports the records
+ *   drain    wait for the workers, hand their last records to the sinks
+ *   report   close the sinks with the totals, fill the result, print the summary
+ */
+#include "flow/meter/meter.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "flow/meter/inner.h"
+
+/* The export thread's nap when the rings are empty: 1 ms, doubling to 8 ms while they stay
+ * empty (a ring of 32,768 records fills in no less than 8 ms at the meter's rates, and a
+ * full ring only makes its worker wait). At 1 ms it took 3% of a CPU doing nothing. */
+#define NAP_MIN_US 1000u
+#define NAP_MAX_US 8000u
+
+static uint64_t random64(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		v = clock_ns(CLOCK_REALTIME) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	return v;
+}
+
+/* ---- check ---- */
+
+static int check(struct meter *m, const struct secho_flow_meter_cfg *cfg, char *err, size_t errlen)
+{
+	m->cfg = cfg;
+	m->n = cfg->workers ? cfg->workers : 1;
+	if (m->n > SECHO_FLOW_MAX_WORKERS) {
+		snprintf(err, errlen, "at most %d workers", SECHO_FLOW_MAX_WORKERS);
+		return -EINVAL;
+	}
+	/* live, the export thread keeps ticking while the workers wait */
+	m->threaded = m->n > 1 || !cfg->pcap;
+	m->split_seed = random64();
+	m->w = calloc(m->n, sizeof(*m->w));
+	if (!m->w) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- tables ---- */
+
+/* Each worker's share of the table configuration; the size of its memory (0: out of
+ * range). */
+static size_t table_cfg(const struct meter *m, struct secho_flow_table_cfg *tc)
+{
+	*tc = m->cfg->table;
+	tc->flows = (uint32_t)(((uint64_t)m->cfg->table.flows + m->n - 1) / m->n);
+	tc->emit = meter_on_record;
+	tc->seed = random64();
+	return secho_flow_table_mem_size(tc);
+}
+
+/*
+ * Anonymous memory: zero. Offline only the pages the table touches are used (huge pages
+ * made the whole table resident, 137 MiB by default, for no gain in user time on the light
+ * profile and a loss on heavy: docs/PERFORMANCE.md). Live the table is made resident here,
+ * in transparent huge pages where the kernel gives them: on the packet path a first touch
+ * costs a page fault (a huge page's: milliseconds of compaction and zeroing), and a table
+ * in 4 KiB pages a TLB miss on almost every new flow (docs/FLOW.md, "Workers"). When the
+ * kernel refuses, the table is faulted in as it is used.
+ */
+static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err, size_t errlen)
+{
+	w->memlen = memlen;
+	w->mem = mmap(NULL, w->memlen, PROT_READ | PROT_WRITE,
+	              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w->mem == MAP_FAILED) {
+		w->mem = NULL;
+		snprintf(err, errlen, "flow table: %zu bytes: %s", memlen, strerror(errno));
+		return -ENOMEM;
+	}
+	if (!m->cfg->pcap) {
+		(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
+		m->resident += madvise(w->mem, w->memlen, MADV_POPULATE_WRITE) == 0;
+	}
+	return 0;
+}
+
+static int open_tables(struct meter *m, size_t *memlen, char *err, size_t errlen)
+{
+	const struct secho_flow_meter_cfg *cfg = m->cfg;
+	struct secho_flow_table_cfg tc;
+	int r;
+
+	*memlen = table_cfg(m, &tc);
+	if (!*memlen) {
+		snprintf(err, errlen, "flow table configuration out of range");
+		return -EINVAL;
+	}
+	if (cfg->offload && !cfg->pcap) {
+		struct secho_flow_tier_cfg oc = *cfg->offload;
+		/* the program hands idle flows' packets back at the table's timeout */
+		oc.ofl.inactive_ns = tc.inactive_ns ? tc.inactive_ns : 30000000000ull;
+		r = secho_flow_tier_open(&m->tier, &oc, m->n, err, errlen);
+		if (r)
+			return r;
+	}
+	for (unsigned i = 0; i < m->n; i++) {
+		struct worker *w = &m->w[i];
+		w->id = i;
+		w->m = m;
+		r = table_mem(m, w, *memlen, err, errlen);
+		if (r)
+			return r;
+		tc.ctx = w;
+		if (m->tier) {
+			w->tier = secho_flow_tier_worker(m->tier, i);
+			r = secho_flow_tier_table_init(w->tier, &w->t, &tc, w->mem, *memlen);
+		} else {
+			r = secho_flow_table_init(&w->t, &tc, w->mem, *memlen);
+		}
+		if (r) {
+			snprintf(err, errlen, "flow table: %s",
+			         r == -ENOTSUP ? "hash not supported by this CPU" : strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* ---- input ---- */
+
+static int open_input(struct meter *m, char *err, size_t errlen)
+{
+	const struct secho_flow_meter_cfg *cfg = m->cfg;
+	int r;
+
+	if (cfg->pcap) {
+		r = secho_capfile_open(&m->cf, cfg->pcap, err, errlen);
+		if (r)
+			return r;
+		secho_capfile_drop_behind(&m->cf); /* frames are not used once prepared */
+		for (unsigned i = 0; m->n > 1 && i < m->n; i++) {
+			m->w[i].frames.p =
+			        aligned_alloc(64, RING_FRAMES * sizeof(struct secho_flow_prep));
+			if (!m->w[i].frames.p) {
+				snprintf(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+		}
+	} else {
+		r = meter_live_open(m, err, errlen);
+		if (r)
+			return r;
+	}
+	if (m->threaded)
+		for (unsigned i = 0; i < m->n; i++) {
+			m->w[i].ring.r = malloc(RING_RECORDS * sizeof(struct secho_flow_rec));
+			if (!m->w[i].ring.r) {
+				snprintf(err, errlen, "out of memory");
+				return -ENOMEM;
+			}
+		}
+	return 0;
+}
+
+/* ---- run ---- */
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	if (w->m->cfg->pcap)
+		meter_offline_worker(w);
+	else
+		meter_live_worker(w);
+	/* release: every record of this worker is in its ring */
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start the workers' threads. When one cannot start, the others are told to stop (they
+ * export what they have) and -errno is returned with err; the run goes on to drain. */
+static int start(struct meter *m, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < m->n; i++) {
+		int e = pthread_create(&m->w[i].th, NULL, worker_main, &m->w[i]);
+		if (e) {
+			snprintf(err, errlen, "pthread_create: %s", strerror(e));
+			__atomic_store_n(&m->halt, 1, __ATOMIC_RELAXED);
+			return -e;
+		}
+		m->w[i].started = true;
+	}
+	return 0;
+}
+
+/* The input, from the calling thread: offline the reader (or, when the workers did not
+ * all start, the end of the file at once, so that they stop). */
+static void run_input(struct meter *m, bool started)
+{
+	if (!m->cfg->pcap)
+		return;
+	if (started) {
+		meter_offline_reader(m);
+		return;
+	}
+	__atomic_store_n(&m->eof, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < m->n; i++)
+		wp_wake(&m->w[i].frames.ready);
+}
+
+/* ---- drain ---- */
+
+/* Export the workers' records until every worker is done and its ring empty; join them. */
+static void drain_workers(struct meter *m)
+{
+	unsigned nap_us = NAP_MIN_US;
+
+	for (;;) {
+		unsigned done = 0;
+		for (unsigned i = 0; i < m->n; i++)
+			done += !m->w[i].started ||
+			        __atomic_load_n(&m->w[i].done, __ATOMIC_ACQUIRE);
+		uint64_t got = meter_drain(m);
+		if (done == m->n && !got) {
+			meter_drain(m);
+			break;
+		}
+		meter_housekeeping(m);
+		if (got) {
+			nap_us = NAP_MIN_US;
+		} else {
+			usleep(nap_us);
+			nap_us = nap_us * 2 > NAP_MAX_US ? NAP_MAX_US : nap_us * 2;
+		}
+	}
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->w[i].started)
+			pthread_join(m->w[i].th, NULL);
+	meter_drain(m);
+}
+
+/* ---- report ---- */
+
+static void finish(struct meter *m, struct secho_flow_meter_result *res)
+{
+	const struct secho_flow_meter_cfg *cfg = m->cfg;
+
+	if (m->progress_shown || (cfg->progress && cfg->pcap))
+		meter_progress(m, clock_ns(CLOCK_MONOTONIC), true);
+
+	/* close the sinks with the final totals */
+	struct secho_flow_totals tot;
+	meter_totals(m, &tot);
+	m->now_ns = clock_ns(CLOCK_REALTIME);
+	for (unsigned i = 0; i < cfg->nsinks; i++)
+		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, m->now_ns, &tot,
+		                             SECHO_FLOW_CLOSE_TIMEOUT_MS))
+			res->sink_failed = true;
+	meter_sum(m, &res->cnt, &res->frames_read, &res->kernel_drops);
+	res->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
+	res->interrupted = stopping(m);
+	if (cfg->pcap) {
+		const char *e = secho_capfile_error(&m->cf);
+		if (e)
+			snprintf(res->input_error, sizeof(res->input_error), "%s: %s", cfg->pcap,
+			         e);
+		res->interrupted = res->interrupted && !m->cf.done;
+	} else {
+		for (unsigned i = 0; i < m->n; i++)
+			if (__atomic_load_n(&m->w[i].gone, __ATOMIC_RELAXED))
+				snprintf(res->input_error, sizeof(res->input_error),
+				         "%s: the interface went away", cfg->iface);
+	}
+	meter_print_stats(m, true);
+}
+
+static void teardown(struct meter *m)
+{
+	if (!m->w)
+		return;
+	for (unsigned i = 0; i < m->n; i++) {
+		struct worker *w = &m->w[i];
+		for (unsigned q = 0; q < w->nio; q++)
+			secho_io_close(w->io[q]);
+		if (w->mem)
+			munmap(w->mem, w->memlen);
+		free(w->ring.r);
+		free(w->frames.p);
+	}
+	free(m->w);
+	m->w = NULL;
+	secho_flow_tier_close(m->tier); /* after the sockets: they leave its XSKMAP first */
+	m->tier = NULL;
+	secho_capfile_close(&m->cf);
+}
+
+int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
+                         struct secho_flow_meter_result *res, char *err, size_t errlen)
+{
+	struct meter mm, *m = &mm;
+	size_t memlen = 0;
+
+	memset(m, 0, sizeof(*m));
+	memset(res, 0, sizeof(*res));
+	int r = check(m, cfg, err, errlen);
+	if (!r)
+		r = open_tables(m, &memlen, err, errlen);
+	if (!r)
+		r = open_input(m, err, errlen);
+	if (r) {
+		teardown(m);
+		return r;
+	}
+	meter_banner(m, memlen);
+
+	(void)secho_tsc_hz(); /* calibrated now, not in the first report */
+	m->start_ns = clock_ns(CLOCK_REALTIME);
+	m->start_mono = m->last_tick = m->last_stats = m->last_progress = clock_ns(CLOCK_MONOTONIC);
+	m->now_ns = m->start_ns;
+	if (!m->threaded) {
+		meter_offline_one(m);
+	} else {
+		r = start(m, err, errlen);
+		run_input(m, r == 0);
+		drain_workers(m);
+	}
+	finish(m, res);
+	teardown(m);
+	return r;
+}
