@@ -133,6 +133,11 @@ static const struct profile profiles[] = {
          NB(sizes_geant), 9000},
         {"nix", 3000000, 300000, 1.6, 7.5, 20000, 100, 100000, 0.1, 0.2, 0.03, sizes_nix,
          NB(sizes_nix), 9000},
+        /* short flows: about 3 packets per connection (Pareto 2.5 from 2), a new one
+         * every 3 packets, at 10,000 packets/s so that most end idle (30 s) inside the
+         * capture: the flow table's worst case (issue 24's softflowd comparison) */
+        {"short", 1000000, 10000, 2.5, 2.0, 1000, 100, 100000, 0.1, 0.3, 0.05, sizes_light,
+         NB(sizes_light), 1500},
 };
 
 const struct secho_gen_profile_info secho_gen_profiles[] = {
@@ -142,6 +147,7 @@ const struct secho_gen_profile_info secho_gen_profiles[] = {
         {"light", 3000000, "about 200,000 connections, mean IP length about 290 B"},
         {"geant", 3000000, "FlowTest GEANT morning sizes (52% jumbo), few very heavy flows"},
         {"nix", 3000000, "FlowTest NIX morning sizes, many light flows"},
+        {"short", 1000000, "a new connection every 3 packets, most ending idle inside the capture"},
 };
 const size_t secho_gen_nprofiles = NB(secho_gen_profiles);
 
@@ -1699,7 +1705,8 @@ int secho_gen_new(struct secho_gen **out, const struct secho_gen_cfg *cfg, char 
 				g->prof = &profiles[i];
 		if (!g->prof) {
 			snprintf(err, errlen,
-			         "unknown profile '%s' (conformance, heavy, light, geant, nix or a "
+			         "unknown profile '%s' (conformance, heavy, light, geant, nix, "
+			         "short or a "
 			         "FILE.csv)",
 			         name);
 			free(g);

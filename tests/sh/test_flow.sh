@@ -178,8 +178,8 @@ for mode in bi uni w2; do
 done
 end_group
 
-group "flow: light and heavy profiles equal the truth (1 and 2 workers)"
-for prof in light heavy; do
+group "flow: light, heavy and short profiles equal the truth (1 and 2 workers)"
+for prof in light heavy short; do
 	flow_gen $prof 60000 5 "$T/$prof.pcap"
 	check $? "generate $prof"
 	for w in 1 2; do

@@ -74,7 +74,7 @@ end_group
 
 # ---- determinism ----
 group "flow gen: same arguments, same bytes"
-for p in conformance heavy light geant nix; do
+for p in conformance heavy light geant nix short; do
 	n=8000
 	[ $p = conformance ] && n=3000
 	"$S" flow gen -q --profile $p --packets $n --seed 5 -o "$T/a.pcap" &&
@@ -100,7 +100,7 @@ for seed in 1 2 3; do
 	"$S" flow gen -q --profile conformance --packets 4000 --seed $seed -o "$T/c$seed.pcap"
 	recount "conformance seed $seed" "$T/c$seed.pcap"
 done
-for p in heavy light geant nix; do
+for p in heavy light geant nix short; do
 	"$S" flow gen -q --profile $p --packets 20000 --seed 9 -o "$T/$p.pcap"
 	recount "$p" "$T/$p.pcap"
 done

@@ -70,13 +70,17 @@ static size_t table_cfg(const struct meter *m, struct secho_flow_table_cfg *tc)
 }
 
 /*
- * Anonymous memory: zero. Offline only the pages the table touches are used (huge pages
- * made the whole table resident, 137 MiB by default, for no gain in user time on the light
- * profile and a loss on heavy: docs/PERFORMANCE.md). Live the table is made resident here,
- * in transparent huge pages where the kernel gives them: on the packet path a first touch
- * costs a page fault (a huge page's: milliseconds of compaction and zeroing), and a table
- * in 4 KiB pages a TLB miss on almost every new flow (docs/FLOW.md, "Workers"). When the
- * kernel refuses, the table is faulted in as it is used.
+ * Anonymous memory: zero, in transparent huge pages where the kernel gives them. A table
+ * in 4 KiB pages costs a TLB miss (a two-level walk in a virtual machine) on almost every
+ * new flow, and a page fault on the first touch of each page: offline on NIX-like traffic
+ * (1M packets, 54k flows) the table update's p50 was 450-1,270 ns in 4 KiB pages against
+ * 47-58 ns in huge pages, 0.42-0.62 against 1.16-1.85 M packets/s (bench/flow_ceiling,
+ * docs/PERFORMANCE.md). Offline the pages are faulted in as the table touches them (a
+ * capture of a few heavy flows touches a few huge pages: making the whole table resident,
+ * 137 MiB by default, cost heavy traffic more than it gained). Live the table is made
+ * resident here: on the packet path a first touch costs a page fault (a huge page's:
+ * milliseconds of compaction and zeroing) (docs/FLOW.md, "Workers"). When the kernel
+ * refuses, the table is faulted in as it is used.
  */
 static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err, size_t errlen)
 {
@@ -88,8 +92,8 @@ static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err
 		snprintf(err, errlen, "flow table: %zu bytes: %s", memlen, strerror(errno));
 		return -ENOMEM;
 	}
+	(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
 	if (!m->cfg->pcap) {
-		(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
 		m->resident += madvise(w->mem, w->memlen, MADV_POPULATE_WRITE) == 0;
 	}
 	return 0;
