@@ -24,6 +24,16 @@
 #include "sys/clock.h"
 #include "traffic/gen.h"
 
+/* SIGINT and SIGTERM set it: the meter stops and exports, the generator removes its
+ * temporary files. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
 static void gen_usage(FILE *f)
 {
 	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o "
@@ -42,7 +52,9 @@ static void gen_usage(FILE *f)
 	           "                       conformance: rounds of every case until at least N;\n"
 	           "                       a CSV profile: rows until at least N; default below)\n"
 	           "  -s, --seed S         seed (default 1)\n"
-	           "  -o, --out FILE       the capture to write (FILE.truth.csv beside it)\n"
+	           "  -o, --out FILE       the capture to write (FILE.truth.csv beside it);\n"
+	           "                       each must be new or a regular file (a device node,\n"
+	           "                       a link, a FIFO or a directory is refused)\n"
 	           "  -q, --quiet          no summary on stdout\n"
 	           "  -h, --help           this text\n"
 	           "\n"
@@ -116,12 +128,15 @@ static int cmd_flow_gen(int argc, char *argv[])
 	snprintf(truth, tl, "%s.truth.csv", out);
 	char err[512];
 	struct secho_gen_totals t;
+	cli_stop_signals(on_signal, true);
+	cfg.stop = &stop_flag;
 	double t0 = secho_mono_s();
 	int rc = secho_gen_write(&cfg, out, truth, &t, err, sizeof(err));
 	double dt = secho_mono_s() - t0;
 	if (rc) {
 		free(truth);
-		/* A bad profile (unknown name, bad CSV row) is a bad argument. */
+		/* A bad profile (unknown name, bad CSV row) or an output that is not a new or
+		 * regular file is a bad argument. */
 		return rc == -EINVAL ? cli_usage_err(cmd, "%s", err) : cli_err(cmd, "%s", err);
 	}
 	if (!quiet)
@@ -207,14 +222,6 @@ static const char usage[] =
         "read was metered and exported), 2 for bad usage.\n";
 
 #define MAX_COLLECTORS 8
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_flag = 1;
-}
 
 enum meter_opt {
 	O_PCAP = 256,

@@ -4,7 +4,10 @@
 #include "secho/fileio.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Contract: secho/fileio.h. */
@@ -64,4 +67,42 @@ int secho_read_all(int fd, uint8_t **buf, size_t *len)
 	*buf = b;
 	*len = n;
 	return 0;
+}
+
+/* Contract: secho/fileio.h. */
+const char *secho_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	if (S_ISCHR(mode) || S_ISBLK(mode))
+		return "a device node";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "not a regular file";
+}
+
+/* Contract: secho/fileio.h. */
+int secho_file_check_target(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	snprintf(err, errlen, "%s: is %s; only a new or a regular file is written%s", path,
+	         secho_file_kind(st.st_mode),
+	         S_ISLNK(st.st_mode) ? " (links are refused, not followed)" : "");
+	return -EINVAL;
 }

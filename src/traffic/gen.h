@@ -23,6 +23,7 @@
 #ifndef SECHO_FLOW_GEN_H
 #define SECHO_FLOW_GEN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -102,6 +103,9 @@ struct secho_gen_cfg {
 	uint64_t seed;
 	secho_gen_flow_fn on_flow; /* may be NULL */
 	void *ctx;
+	/* secho_gen_write: when it becomes non-zero (a signal handler sets it), the writer
+	 * stops, removes its temporary files and returns -EINTR. May be NULL. */
+	const volatile sig_atomic_t *stop;
 };
 
 /* One frame: data points into the generator, valid until the next secho_gen_next(). */
@@ -159,9 +163,11 @@ int secho_gen_csv_read(FILE *f, const char *name, struct secho_gen_csv_row **row
 
 /*
  * Write the whole output: a pcap file at pcap_path and its truth at truth_path (header,
- * one line per flow, `# key=value` totals). Files are written under temporary names and
- * renamed when complete, so a failed run leaves nothing behind. Returns 0 or -errno with
- * err filled; *totals (may be NULL) gets the totals.
+ * one line per flow, `# key=value` totals). Each target must be new or a regular file
+ * (secho_file_check_target: a device node, a link, a FIFO or a directory is refused with
+ * -EINVAL). Files are written under temporary names (created new, never through a link)
+ * and renamed when complete, so a failed or stopped run (cfg->stop) leaves nothing behind. Returns
+ * 0 or -errno with err filled; *totals (may be NULL) gets the totals.
  */
 int secho_gen_write(const struct secho_gen_cfg *cfg, const char *pcap_path, const char *truth_path,
                     struct secho_gen_totals *totals, char *err, size_t errlen);

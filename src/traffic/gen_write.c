@@ -9,12 +9,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "secho/fileio.h"
 #include "traffic/gen.h"
 
 const char secho_gen_truth_header[] = "vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,"
@@ -63,10 +65,30 @@ static void le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
+/* A temporary file beside path, created new (O_EXCL, O_NOFOLLOW: never an existing file
+ * or a link planted under the name). NULL with errno on failure. */
 static FILE *open_tmp(const char *path, char *tmp, size_t n)
 {
-	snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-	return fopen(tmp, "wb");
+	if (snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid()) >= (int)n) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		errno = e;
+	}
+	return f;
+}
+
+static bool stopped(const struct secho_gen_cfg *cfg)
+{
+	return cfg->stop && *cfg->stop;
 }
 
 int secho_gen_write(const struct secho_gen_cfg *cfg_in, const char *pcap_path,
@@ -83,6 +105,10 @@ int secho_gen_write(const struct secho_gen_cfg *cfg_in, const char *pcap_path,
 
 	cfg.on_flow = on_flow;
 	cfg.ctx = &w;
+	/* rename() would replace a device node or a link with the capture: refuse them */
+	if ((rc = secho_file_check_target(pcap_path, err, errlen)) != 0 ||
+	    (rc = secho_file_check_target(truth_path, err, errlen)) != 0)
+		return rc;
 	rc = secho_gen_new(&g, &cfg, err, errlen);
 	if (rc)
 		return rc;
@@ -111,13 +137,22 @@ int secho_gen_write(const struct secho_gen_cfg *cfg_in, const char *pcap_path,
 	le32(fh + 20, 1);     /* LINKTYPE_ETHERNET */
 	bool ok = fwrite(fh, sizeof(fh), 1, pf) == 1;
 	struct secho_gen_frame fr;
+	unsigned frames = 0;
 	while (ok && (rc = secho_gen_next(g, &fr)) == 1) {
+		if ((++frames & 4095) == 0 && stopped(&cfg)) {
+			rc = -EINTR;
+			break;
+		}
 		uint8_t rh[16];
 		le32(rh, (uint32_t)(fr.ts_ns / 1000000000u));
 		le32(rh + 4, (uint32_t)(fr.ts_ns % 1000000000u / 1000u));
 		le32(rh + 8, fr.caplen);
 		le32(rh + 12, fr.len);
 		ok = fwrite(rh, sizeof(rh), 1, pf) == 1 && fwrite(fr.data, fr.caplen, 1, pf) == 1;
+	}
+	if (rc == -EINTR) {
+		snprintf(err, errlen, "stopped by a signal: nothing written");
+		goto out_files;
 	}
 	if (rc < 0) {
 		snprintf(err, errlen, "generator: %s", strerror(-rc));
@@ -159,6 +194,15 @@ out_files:
 		snprintf(err, errlen, "%s: write failed", ptmp);
 	}
 	pf = NULL;
+	if (!rc && stopped(&cfg)) {
+		rc = -EINTR;
+		snprintf(err, errlen, "stopped by a signal: nothing written");
+	}
+	/* again, just before: something may have been put there meanwhile */
+	if (!rc)
+		rc = secho_file_check_target(pcap_path, err, errlen);
+	if (!rc)
+		rc = secho_file_check_target(truth_path, err, errlen);
 	if (!rc && rename(ptmp, pcap_path)) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", pcap_path, strerror(-rc));

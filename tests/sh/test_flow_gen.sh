@@ -5,6 +5,9 @@
 #   - usage: `secho flow` alone prints its usage and exits 2; --help; every bad argument
 #     (missing -o or --profile, bad counts, unknown profile, a bad CSV row) exits 2 with one
 #     line on stderr, nothing on stdout and no file left behind;
+#   - outputs: -o (or its truth's name) a device node, a symbolic link, a FIFO or a
+#     directory is refused (exit 2, the reason) and left as it was; a regular file is replaced;
+#   - a run stopped by SIGINT or SIGTERM removes its temporary files (exit 1);
 #   - determinism: the same arguments give the same pcap and truth bytes, another seed not;
 #   - the truth against an independent recount (build/tools/flow_truth_check parses the
 #     pcap itself and rebuilds the flows): conformance (one round and several seeds of
@@ -70,6 +73,83 @@ check $? "a bad CSV row is named by its line: $(cat "$T/err")"
 r=$?
 [ $r -eq 1 ] && grep -q 'none.csv' "$T/err"
 check $? "missing profile file: exit $r ($(cat "$T/err"))"
+end_group
+
+# ---- outputs: only new or regular files ----
+# A device node (our own, made here: never the system's), a symbolic link (to a file that
+# must stay as it is), a FIFO and a directory at -o or at its truth's name are refused with
+# the reason, exit 2, and left as they were; a regular file is replaced.
+group "flow gen: -o writes only a new or a regular file"
+gen_to() { "$S" flow gen -q --profile conformance -o "$1" >"$T/out" 2>"$T/err"; }
+if mknod "$T/dev" c 1 3 2>/dev/null; then
+	gen_to "$T/dev"
+	r=$?
+	[ $r -eq 2 ] && [ -c "$T/dev" ] && grep -q 'is a device node' "$T/err"
+	check $? "-o a device node: exit $r, $(cat "$T/err"), $(stat -c %F "$T/dev")"
+else
+	check 1 "mknod failed (the tests run as root)"
+fi
+echo keep >"$T/target"
+ln -s "$T/target" "$T/link"
+gen_to "$T/link"
+r=$?
+[ $r -eq 2 ] && [ -L "$T/link" ] && [ "$(cat "$T/target")" = keep ] &&
+	grep -q 'is a symbolic link' "$T/err"
+check $? "-o a symbolic link: exit $r, $(cat "$T/err")"
+mkfifo "$T/fifo"
+gen_to "$T/fifo"
+r=$?
+[ $r -eq 2 ] && [ -p "$T/fifo" ] && grep -q 'is a FIFO' "$T/err"
+check $? "-o a FIFO: exit $r, $(cat "$T/err")"
+mkdir "$T/dir"
+gen_to "$T/dir"
+r=$?
+[ $r -eq 2 ] && [ -d "$T/dir" ] && grep -q 'is a directory' "$T/err"
+check $? "-o a directory: exit $r, $(cat "$T/err")"
+ln -s "$T/target" "$T/t2.pcap.truth.csv"
+gen_to "$T/t2.pcap"
+r=$?
+[ $r -eq 2 ] && [ -L "$T/t2.pcap.truth.csv" ] && [ ! -e "$T/t2.pcap" ] &&
+	[ "$(cat "$T/target")" = keep ] && grep -q 'truth.csv: is a symbolic link' "$T/err"
+check $? "the truth's name a symbolic link: exit $r, $(cat "$T/err")"
+! ls "$T"/*.tmp.* >/dev/null 2>&1
+check $? "temporary files left: $(ls "$T"/*.tmp.* 2>/dev/null)"
+echo old >"$T/reg.pcap"
+gen_to "$T/reg.pcap"
+r=$?
+[ $r -eq 0 ] && [ -f "$T/reg.pcap" ] && [ "$(head -c 3 "$T/reg.pcap")" != old ]
+check $? "-o an existing regular file is replaced: exit $r, $(cat "$T/err")"
+rm -f "$T/dev" "$T/link" "$T/fifo" "$T/t2.pcap.truth.csv" "$T/reg.pcap"*
+rmdir "$T/dir"
+end_group
+
+# ---- stopped by a signal: no temporary file left ----
+# A long run is stopped once its temporary capture exists (bounded wait): it exits 1
+# saying so, and neither the temporary files nor the targets remain.
+group "flow gen: SIGINT or SIGTERM removes the temporary files"
+for sig in INT TERM; do
+	mkdir "$T/sig"
+	"$S" flow gen -q --profile heavy --packets 100000000 -o "$T/sig/big.pcap" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 100); do
+		ls "$T"/sig/big.pcap.tmp.* >/dev/null 2>&1 && break
+		sleep 0.05
+	done
+	sleep 0.2
+	kill -"$sig" $pid
+	r=0
+	for _ in $(seq 100); do
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 $pid 2>/dev/null && kill -KILL $pid
+	wait $pid
+	r=$?
+	[ $r -eq 1 ] && [ -z "$(ls -A "$T/sig")" ] && grep -q 'stopped by a signal' "$T/err"
+	check $? "SIG$sig: exit $r, left: $(ls -A "$T/sig" | tr '\n' ' '), $(cat "$T/err")"
+	rm -rf "$T/sig"
+done
 end_group
 
 # ---- determinism ----
