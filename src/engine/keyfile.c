@@ -227,7 +227,16 @@ int secho_keyfile_load(const char *path, struct secho_keyfile *k, char *err, siz
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		rc = -errno;
-		set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		struct stat lst;
+		/* O_NOFOLLOW's ELOOP ("Too many levels of symbolic links") means a link */
+		if (rc == -ELOOP && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+			set_err(err, errlen,
+			        "%s: is a symbolic link; a key file is read only from a regular "
+			        "file "
+			        "(links are refused, not followed)",
+			        path);
+		else
+			set_err(err, errlen, "%s: cannot open: %s", path, strerror(-rc));
 		return rc;
 	}
 	struct stat st;
@@ -318,12 +327,9 @@ int secho_keyfile_write(const char *path, const struct secho_keyfile *k, bool fo
 
 	if (force) {
 		/* Replace atomically: never truncate a key file in place. */
-		struct stat st;
-		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-			rc = -EINVAL;
-			set_err(err, errlen, "%s: exists and is not a regular file", path);
+		rc = secho_file_check_target(path, err, errlen);
+		if (rc)
 			goto out;
-		}
 		if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >=
 		    (int)sizeof(tmp)) {
 			rc = -ENAMETOOLONG;

@@ -6,6 +6,7 @@
 #     hex, empty list item): keygen, serve, speed, host, dashboard -> exit 2, one line;
 #   - key and state files that are FIFOs: serve --key, serve --state, host counters --key
 #     refuse them at once ("not a regular file", exit 2) instead of waiting for a writer;
+#     a key file that is a symbolic link is refused saying so (links are not followed);
 #   - corrupt captures for serve --pcap-in (a truncated record, a record longer than the
 #     file's snapshot length, a record larger than any snapshot length): an input error,
 #     exit 1 with the record named, not a drop; a sound capture exits 0.
@@ -104,6 +105,12 @@ run 2 "not a regular file" serve --pcap-in "$T/good.pcap" --mac "$MAC" --ip 192.
 rm -f "$T/seq.state"*
 run 2 "not a regular file" host counters --key "$T/fifo" --dst-ip 127.0.0.1 --timeout 20
 run 2 "not a regular file" host paired --key "$T/fifo" --dst-ip 127.0.0.1 --timeout 20
+end_group
+
+group "a key file given as a symbolic link: refused, saying links are refused"
+ln -s "$key" "$T/key.link"
+run 2 "is a symbolic link" host counters --key "$T/key.link" --dst-ip 127.0.0.1 --timeout 20
+serve_pcap 2 "links are refused" "$T/good.pcap" --key "$T/key.link"
 end_group
 
 group "corrupt captures: an input error (exit 1), not a drop"
