@@ -198,7 +198,8 @@ int secho_gen_csv_read(FILE *f, const char *name, struct secho_gen_csv_row **row
 			continue;
 		}
 		if (nf != ncols)
-			BAD("%s%d fields, the header has %d", nf > ncols ? "more than " : "",
+			/* split() counts up to MAX_FIELDS + 1: only then is the count a floor */
+			BAD("%s%d fields, the header has %d", nf > MAX_FIELDS ? "more than " : "",
 			    nf > MAX_FIELDS ? MAX_FIELDS : nf, ncols);
 		struct secho_gen_csv_row w;
 		memset(&w, 0, sizeof(w));

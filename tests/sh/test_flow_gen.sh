@@ -69,6 +69,12 @@ done
 "$S" flow gen --profile "$T/bad.csv" -o "$T/x.pcap" 2>"$T/err"
 grep -q "bad.csv:3: " "$T/err"
 check $? "a bad CSV row is named by its line: $(cat "$T/err")"
+grep -q "bad.csv:3: 11 fields, the header has 10" "$T/err"
+check $? "a row of 11 fields against 10 columns is counted exactly: $(cat "$T/err")"
+printf '%s\n' "$(head -1 "$T/bad.csv")" "$(seq -s, 40)" >"$T/wide.csv"
+"$S" flow gen --profile "$T/wide.csv" -o "$T/x.pcap" 2>"$T/err"
+grep -q "wide.csv:2: more than 32 fields, the header has 10" "$T/err"
+check $? "a row of 40 fields: $(cat "$T/err")"
 "$S" flow gen --profile "$T/none.csv" -o "$T/x.pcap" 2>"$T/err"
 r=$?
 [ $r -eq 1 ] && grep -q 'none.csv' "$T/err"
