@@ -76,6 +76,20 @@ int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, siz
  */
 int secho_capfile_next(struct secho_capfile *c, struct secho_cap_rec *r);
 
+/*
+ * Run fn(arg), which reads c's records (secho_capfile_next, or a clone's) and the bytes
+ * they point to, guarded against the file shrinking under the mapping (a rotating capture
+ * truncated while it is read): an access past the file's new end raises SIGBUS, and the
+ * handler (installed process-wide on the first call; it acts only on a fault inside the
+ * mapping this thread is guarding, any other SIGBUS keeps its default action) abandons fn
+ * at that access. Reading then ends with an error saying so (secho_capfile_error) and this
+ * returns -EIO; else 0. Since fn can be left at any access to the mapping, it must hold no
+ * lock and allocate nothing there, and what its caller uses afterwards must be written to
+ * memory before the next access (a volatile count of the frames it completed, say).
+ * A file that grows is read to the size it had when opened.
+ */
+int secho_capfile_guarded(struct secho_capfile *c, void (*fn)(void *arg), void *arg);
+
 /* NULL, or why reading stopped before the end of the file. */
 const char *secho_capfile_error(const struct secho_capfile *c);
 

@@ -8,11 +8,20 @@
  * pcap: 24-byte file header, then 16-byte record headers (ts_sec, ts_frac, caplen, len).
  * pcapng (draft-ietf-opsawg-pcapng): blocks of (type, total length, body, total length),
  * 32-bit aligned; the section header's byte-order magic says how to read the section.
+ *
+ * A file that shrinks while it is mapped (a rotating capture truncated under the reader)
+ * turns the next access past its new end into SIGBUS. secho_capfile_guarded() catches
+ * that one signal for the mapping it guards (a sigsetjmp per burst of records, no system
+ * call: the cost of a few stores) instead of paying a system call per window to look at
+ * the size, which could still be outrun by a truncate between the look and the access.
  */
 #include <secho/capfile.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -342,6 +351,71 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 		}
 		/* anything else (name resolution, statistics, custom, obsolete): skipped */
 	}
+}
+
+/* The guarded mapping of this thread, while secho_capfile_guarded runs. */
+struct guard {
+	sigjmp_buf env;
+	const uint8_t *lo, *hi;
+	const uint8_t *volatile at; /* the access that faulted */
+};
+static __thread struct guard *volatile cur_guard;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+static int bus_err;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	struct guard *g = cur_guard;
+	const uint8_t *a = si->si_addr;
+
+	(void)uc;
+	if (si->si_code > 0 && g && a >= g->lo && a < g->hi) {
+		g->at = a;
+		/* SA_NODEFER: SIGBUS is not blocked in here, so the jump (which leaves the
+		 * signal mask alone: sigsetjmp(env, 0)) leaves it unblocked */
+		siglongjmp(g->env, 1);
+	}
+	/* Not ours: the default action. A fault is taken again when the access is
+	 * retried on return; a signal sent by kill(2) is sent again. */
+	signal(sig, SIG_DFL);
+	if (si->si_code <= 0)
+		raise(sig);
+}
+
+static void install_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	bus_err = sigaction(SIGBUS, &sa, NULL) ? -errno : 0;
+}
+
+/* Contract: secho/capfile.h. */
+int secho_capfile_guarded(struct secho_capfile *c, void (*fn)(void *arg), void *arg)
+{
+	struct guard g;
+
+	pthread_once(&bus_once, install_sigbus);
+	if (bus_err || !c->map) {
+		fn(arg); /* unguarded, as before */
+		return 0;
+	}
+	g.lo = c->map;
+	g.hi = c->map + c->size;
+	g.at = NULL;
+	if (sigsetjmp(g.env, 0)) {
+		cur_guard = NULL;
+		fail(c, "the file shrank while it was read: byte %zu of its %zu is gone",
+		     (size_t)(g.at - g.lo), c->size);
+		return -EIO;
+	}
+	cur_guard = &g;
+	fn(arg);
+	cur_guard = NULL;
+	return 0;
 }
 
 int secho_capfile_next(struct secho_capfile *c, struct secho_cap_rec *r)

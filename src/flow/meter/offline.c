@@ -27,17 +27,6 @@ static void table_burst_prepared(struct worker *w, const struct secho_flow_prep 
 	secho_flow_table_burst_prepared(&w->t, p, n);
 	burst_end(w, c0, n);
 }
-/* Read up to BURST records of the file and prepare them for the tables (their key and
- * hash, src/flow/core/table.h); the packet clock follows. Returns how many. */
-static unsigned read_burst(struct meter *m, struct secho_cap_rec *recs)
-{
-	unsigned n = 0;
-
-	while (n < BURST && secho_capfile_next(&m->cf, &recs[n]) == 1)
-		n++;
-	m->frames_read += n;
-	return n;
-}
 static void prepare(struct meter *m, const struct secho_cap_rec *r, struct secho_flow_prep *p,
                     unsigned *owner)
 {
@@ -49,25 +38,56 @@ static void prepare(struct meter *m, const struct secho_cap_rec *r, struct secho
 	*owner = why == SECHO_DISSECT_OK ? secho_flow_worker_of(r->data, &d, m->split_seed, m->n)
 	                                 : 0;
 }
+
+/* A burst of the file's records, prepared for the tables. */
+struct burst {
+	struct meter *m;
+	struct secho_cap_rec recs[BURST];
+	struct secho_flow_prep p[BURST];
+	unsigned owner[BURST];
+	volatile unsigned n; /* frames complete: stored after each (secho_capfile_guarded) */
+};
+
+static void read_prepare(void *arg)
+{
+	struct burst *b = arg;
+	unsigned n = 0;
+
+	while (n < BURST && secho_capfile_next(&b->m->cf, &b->recs[n]) == 1) {
+		prepare(b->m, &b->recs[n], &b->p[n], &b->owner[n]);
+		__asm__ volatile("" ::: "memory"); /* the frame's bytes before its count */
+		b->n = ++n;
+	}
+}
+
+/* Read up to BURST records of the file and prepare them for the tables (their key and
+ * hash, src/flow/core/table.h), the mapping guarded: a file that shrinks under the reader
+ * ends the reading after the last whole frame (secho_capfile_guarded). Returns how many. */
+static unsigned read_burst(struct meter *m, struct burst *b)
+{
+	b->m = m;
+	b->n = 0;
+	secho_capfile_guarded(&m->cf, read_prepare, b);
+	m->frames_read += b->n;
+	return b->n;
+}
+
 /* One worker: everything in the calling thread, records straight to the sinks. */
 void meter_offline_one(struct meter *m)
 {
 	struct worker *w = &m->w[0];
-	struct secho_cap_rec recs[BURST];
-	struct secho_flow_prep p[BURST];
+	struct burst b;
 	uint64_t clock = 0;
-	unsigned bursts = 0, owner;
+	unsigned bursts = 0;
 
 	while (!stopping(m)) {
-		unsigned n = read_burst(m, recs);
+		unsigned n = read_burst(m, &b);
 		if (!n)
 			break;
-		for (unsigned i = 0; i < n; i++) {
-			prepare(m, &recs[i], &p[i], &owner);
-			if (recs[i].ts_ns > clock)
-				clock = recs[i].ts_ns;
-		}
-		table_burst_prepared(w, p, n);
+		for (unsigned i = 0; i < n; i++)
+			if (b.recs[i].ts_ns > clock)
+				clock = b.recs[i].ts_ns;
+		table_burst_prepared(w, b.p, n);
 		secho_flow_table_expire(&w->t, clock);
 		if ((++bursts & 31) == 0)
 			meter_housekeeping(m);
@@ -174,23 +194,22 @@ static void reader_room(struct meter *m, unsigned k, const uint64_t *head, uint6
  * workers' records to the sinks. */
 void meter_offline_reader(struct meter *m)
 {
-	struct secho_cap_rec recs[BURST];
+	struct burst b;
 	uint64_t head[SECHO_FLOW_MAX_WORKERS] = {0}, tail_seen[SECHO_FLOW_MAX_WORKERS] = {0};
 	uint64_t clock = 0, last_tick = 0;
-	unsigned bursts = 0, owner;
+	unsigned bursts = 0;
 
 	while (!stopping(m)) {
-		unsigned n = read_burst(m, recs);
+		unsigned n = read_burst(m, &b);
 		if (!n)
 			break;
 		for (unsigned i = 0; i < n; i++) {
-			struct secho_flow_prep p;
-			prepare(m, &recs[i], &p, &owner);
+			unsigned owner = b.owner[i];
 			if (head[owner] - tail_seen[owner] >= RING_FRAMES)
 				reader_room(m, owner, head, clock, &tail_seen[owner]);
-			m->w[owner].frames.p[head[owner]++ & (RING_FRAMES - 1)] = p;
-			if (recs[i].ts_ns > clock)
-				clock = recs[i].ts_ns;
+			m->w[owner].frames.p[head[owner]++ & (RING_FRAMES - 1)] = b.p[i];
+			if (b.recs[i].ts_ns > clock)
+				clock = b.recs[i].ts_ns;
 		}
 		publish(m, head, clock, WAKE_FRAMES);
 		if ((++bursts & 7) == 0) {
