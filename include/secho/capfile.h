@@ -5,11 +5,16 @@
  *
  * Formats:
  *   pcap     (tcpdump's): magic a1b2c3d4 (microseconds) or a1b23c4d (nanoseconds), either
- *            byte order; link type Ethernet (1) only
+ *            byte order; link type Ethernet (1) or Linux cooked (113)
  *   pcapng   sections (SHB) in either byte order, interfaces (IDB: link type, if_tsresol,
  *            if_tsoffset), enhanced packet blocks (EPB) and simple packet blocks (SPB: no
  *            time of their own, they get the previous record's); every other block is
- *            skipped. Records of interfaces that are not Ethernet are skipped and counted.
+ *            skipped. Records of interfaces that are neither Ethernet nor Linux cooked
+ *            (113) are skipped and counted (skipped).
+ * Linux cooked records (`tcpdump -i any`) are handed out as Ethernet frames: the record
+ * starts 2 bytes into the cooked header, where 14 bytes end with its protocol field as an
+ * EtherType (the bytes where MAC addresses would be are the cooked header's). Linux
+ * cooked v2 (276) is not read.
  *
  * A record running past the end of the file, a block whose length is inconsistent, or a
  * record longer than 256 KiB end the reading with an error that says where (what came
@@ -54,11 +59,12 @@ struct secho_capfile {
 	bool swapped; /* the file's byte order is not ours */
 	bool nanos;   /* pcap: nanosecond timestamps */
 	uint32_t snaplen;
+	uint32_t linktype; /* pcap: the file's (Ethernet or Linux cooked) */
 	unsigned nifs;
 	struct secho_cap_if ifs[SECHO_CAP_MAX_IFS];
 	uint64_t last_ts_ns;
 	uint64_t records; /* handed out */
-	uint64_t skipped; /* records of non-Ethernet interfaces */
+	uint64_t skipped; /* records of interfaces neither Ethernet nor Linux cooked */
 	bool done;        /* end of file reached or an error */
 	char err[160];    /* the error, "" when none */
 };
@@ -66,7 +72,7 @@ struct secho_capfile {
 /*
  * Map path and read its header. Returns 0, or -errno with a one-line reason in err: the
  * file cannot be opened or mapped, is not a regular file, is empty, is neither pcap nor
- * pcapng (-EBADMSG), or its link type is not Ethernet (-ENOTSUP).
+ * pcapng (-EBADMSG), or a pcap's link type is neither Ethernet nor Linux cooked (-ENOTSUP).
  */
 int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen);
 

@@ -37,6 +37,32 @@
 #define NG_EPB        0x00000006u
 #define NG_BOM        0x1a2b3c4du
 #define LINKTYPE_ETH  1
+#define LINKTYPE_SLL  113 /* Linux cooked capture v1 (tcpdump -i any before libpcap 1.10) */
+
+/*
+ * Linux cooked captures (LINKTYPE_LINUX_SLL) are handed out as Ethernet frames, here in the
+ * io layer, so that the dissector (src/wire) keeps one link layer. The 16-byte cooked
+ * header is packet type (2), ARPHRD type (2), address length (2), address (8), protocol
+ * (2): its last 14 bytes, read as an Ethernet header, have the protocol where the
+ * EtherType goes, and the 12 bytes before it stand where the MAC addresses go, which no
+ * flow key uses. So the record simply starts 2 bytes in: nothing is copied, the mapping
+ * stays read-only. LINUX_SLL2 (276) has its protocol first and would need a copy: its
+ * records are skipped and counted, as other link types are.
+ */
+static inline bool link_readable(uint32_t lt)
+{
+	return lt == LINKTYPE_ETH || lt == LINKTYPE_SLL;
+}
+
+static inline void link_adjust(uint32_t lt, struct secho_cap_rec *r)
+{
+	if (lt == LINKTYPE_SLL) {
+		uint32_t k = r->caplen < 2 ? r->caplen : 2;
+		r->data += k;
+		r->caplen -= k;
+		r->wirelen -= k;
+	}
+}
 
 static inline uint32_t bswap32(uint32_t v)
 {
@@ -153,11 +179,14 @@ int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, siz
 	c->nanos = magic == PCAP_MAGIC_NS;
 	c->snaplen = rd32(c, c->map + 16);
 	uint32_t lt = rd32(c, c->map + 20) & 0x0fffffffu; /* high bits: FCS length info */
-	if (lt != LINKTYPE_ETH) {
-		snprintf(err, errlen, "%s: link type %u is not Ethernet (1)", path, lt);
+	if (!link_readable(lt)) {
+		snprintf(err, errlen,
+		         "%s: link type %u is neither Ethernet (1) nor Linux cooked (113)", path,
+		         lt);
 		secho_capfile_close(c);
 		return -ENOTSUP;
 	}
+	c->linktype = lt;
 	c->pos = 24;
 	return 0;
 }
@@ -221,6 +250,7 @@ static int pcap_next(struct secho_capfile *c, struct secho_cap_rec *r)
 	r->wirelen = len < cap ? cap : len;
 	r->ts_ns = (uint64_t)sec * 1000000000ull + (c->nanos ? frac : (uint64_t)frac * 1000u);
 	c->pos += 16 + (size_t)cap;
+	link_adjust(c->linktype, r);
 	return 1;
 }
 
@@ -322,7 +352,7 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 				        c, "enhanced packet block at byte %zu: bad captured length",
 				        at);
 			if (ifid >= c->nifs || ifid >= SECHO_CAP_MAX_IFS ||
-			    c->ifs[ifid].linktype != LINKTYPE_ETH) {
+			    !link_readable(c->ifs[ifid].linktype)) {
 				c->skipped++;
 				continue;
 			}
@@ -331,6 +361,7 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 			r->wirelen = len < cap ? cap : len;
 			r->ts_ns = ng_ts(&c->ifs[ifid], (uint64_t)hi << 32 | lo);
 			c->last_ts_ns = r->ts_ns;
+			link_adjust(c->ifs[ifid].linktype, r);
 			return 1;
 		} else if (type == NG_SPB) {
 			if (blen < 4)
@@ -339,7 +370,7 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 			uint32_t cap = len < blen - 4 ? len : (uint32_t)(blen - 4);
 			if (cap > SECHO_CAP_MAX_RECORD)
 				return fail(c, "simple packet block at byte %zu: bad length", at);
-			if (c->nifs < 1 || c->ifs[0].linktype != LINKTYPE_ETH) {
+			if (c->nifs < 1 || !link_readable(c->ifs[0].linktype)) {
 				c->skipped++;
 				continue;
 			}
@@ -347,6 +378,7 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 			r->caplen = cap;
 			r->wirelen = len < cap ? cap : len;
 			r->ts_ns = c->last_ts_ns;
+			link_adjust(c->ifs[0].linktype, r);
 			return 1;
 		}
 		/* anything else (name resolution, statistics, custom, obsolete): skipped */

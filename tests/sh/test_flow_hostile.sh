@@ -5,7 +5,11 @@
 #   - a capture that shrinks while it is read (a rotating capture truncated under the
 #     reader): the meter is held mid-file on a full --json FIFO (deterministic), the file
 #     is truncated, then the FIFO drained: exit 1 with the reason, the summary printed and
-#     the records so far exported; no SIGBUS; 1 and 2 workers.
+#     the records so far exported; no SIGBUS; 1 and 2 workers;
+#   - link types: Linux cooked captures (113; pcap and pcapng) give the records the same
+#     frames give over Ethernet; records of interfaces of another link type (Linux cooked
+#     v2, 276) are counted (summary, --json-stats), and a file with nothing else is an
+#     input error (exit 1, saying so).
 # No network, no root needed. Every meter runs under timeout.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,6 +29,41 @@ watchdog() {
 		kill -KILL "$1" 2>/dev/null
 	) >/dev/null 2>&1 &
 }
+
+# ---- captures built byte by byte (little-endian) ----
+hx() { printf '%b' "$(printf '%s' "$1" | tr -d ' ' | sed 's/../\\x&/g')"; }
+le() { # bytes value: the value's low bytes, little-endian
+	local i out=""
+	for ((i = 0; i < $1; i++)); do out+=$(printf '%02x' $((($2 >> (8 * i)) & 255))); done
+	hx "$out"
+}
+# UDP 198.18.0.1:1111 -> 198.19.0.1:2222 (IPv4 checksum right), 4 bytes of payload; the
+# Ethernet, Linux cooked (v1, 16 bytes) and v2 (20 bytes) headers in front of it
+IP_X="45000020000040004011aea5c6120001c6130001045708ae000c000061626364"
+ETH="020000000002020000000001""0800"
+SLL="0000000100060200000000010000""0800"
+SLL2="0800""0000""00000002""0001""00""06""020000000001""0000"
+pcap_hdr() { le 4 0xa1b2c3d4; le 2 2; le 2 4; le 4 0; le 4 0; le 4 65535; le 4 "$1"; }
+pcap_rec() { # sec usec hex
+	local n=$((${#3} / 2))
+	le 4 "$1"; le 4 "$2"; le 4 $n; le 4 $n; hx "$3"
+}
+ng_shb() { le 4 0x0a0d0d0a; le 4 28; le 4 0x1a2b3c4d; le 2 1; le 2 0; le 8 -1; le 4 28; }
+ng_idb() { # linktype [if_tsoffset]
+	if [ $# -eq 1 ]; then
+		le 4 1; le 4 20; le 2 "$1"; le 2 0; le 4 65535; le 4 20
+	else
+		le 4 1; le 4 36; le 2 "$1"; le 2 0; le 4 65535
+		le 2 14; le 2 8; le 8 "$2"; le 4 0; le 4 36
+	fi
+}
+ng_epb() { # ifid ts(units) hex
+	local n=$((${#3} / 2)) pad
+	pad=$(((4 - n % 4) % 4))
+	le 4 6; le 4 $((32 + n + pad)); le 4 "$1"; le 4 $(($2 >> 32)); le 4 $(($2 & 0xffffffff))
+	le 4 $n; le 4 $n; hx "$3"; le "$pad" 0; le 4 $((32 + n + pad))
+}
+T0=1767225600 # 2026-01-01, seconds
 
 "$S" flow gen -q --profile light --packets 300000 --seed 3 -o "$T/light.pcap" ||
 	{ echo "FAIL flow hostile inputs: flow gen"; exit 1; }
@@ -60,5 +99,38 @@ for wk in 1 2; do
 	grep -q "json:$T/fifo: $n records" "$T/out" && [ "$n" -gt 0 ]
 	check $? "workers $wk: $n records exported, summary: $(grep 'json:' "$T/out")"
 done
+end_group
+
+# ---- link types: Linux cooked read, others counted and reported ----
+group "flow: Linux cooked captures are read; records of other link types are counted"
+{ pcap_hdr 113; for i in 0 1 2; do pcap_rec $T0 $i "$SLL$IP_X"; done; } >"$T/sll.pcap"
+{ ng_shb; ng_idb 113; for i in 0 1 2; do ng_epb 0 $((T0 * 1000000 + i)) "$SLL$IP_X"; done; } \
+	>"$T/sll.pcapng"
+{ pcap_hdr 1; for i in 0 1 2; do pcap_rec $T0 $i "$ETH$IP_X"; done; } >"$T/eth.pcap"
+for f in eth.pcap sll.pcap sll.pcapng; do
+	timeout 20 "$S" flow --pcap "$T/$f" --json "$T/$f.json" --quiet >"$T/out" 2>"$T/err"
+	r=$?
+	[ $r -eq 0 ] && [ "$(wc -l <"$T/$f.json")" -eq 1 ] &&
+		grep -q '"src":"198.18.0.1","dst":"198.19.0.1","sport":1111,"dport":2222' "$T/$f.json" &&
+		grep -q '"packets":3,"octets":96,' "$T/$f.json"
+	check $? "$f: exit $r, $(head -c 300 "$T/$f.json") $(cat "$T/err")"
+done
+# interfaces of a link type not read: Linux cooked v2 beside Ethernet, then alone
+{ ng_shb; ng_idb 276; ng_idb 1; for i in 0 1 2; do
+	ng_epb 0 $((T0 * 1000000 + i)) "$SLL2$IP_X"; ng_epb 1 $((T0 * 1000000 + i)) "$ETH$IP_X"
+done; } >"$T/mixed.pcapng"
+timeout 20 "$S" flow --pcap "$T/mixed.pcapng" --json-stats --quiet >"$T/out" 2>"$T/err"
+r=$?
+[ $r -eq 0 ] && grep -q '"frames_read":3,' "$T/out" && grep -q '"records_skipped":3,' "$T/out"
+check $? "mixed: exit $r, $(grep -o '"frames_read":[0-9]*' "$T/out") $(grep -o '"records_skipped":[0-9]*' "$T/out") $(cat "$T/err")"
+timeout 20 "$S" flow --pcap "$T/mixed.pcapng" --quiet >"$T/out" 2>"$T/err"
+grep -Eq '^  records_skipped +3 ' "$T/out"
+check $? "mixed: the summary counts the skipped records: $(grep skipped "$T/out")"
+{ ng_shb; ng_idb 276; for i in 0 1 2; do ng_epb 0 $((T0 * 1000000 + i)) "$SLL2$IP_X"; done; } \
+	>"$T/sll2.pcapng"
+timeout 20 "$S" flow --pcap "$T/sll2.pcapng" --quiet >"$T/out" 2>"$T/err"
+r=$?
+[ $r -eq 1 ] && grep -q 'no frame read: all its 3 records came from interfaces' "$T/err"
+check $? "only cooked v2: exit $r (want 1), $(cat "$T/err")"
 end_group
 [ "$g_failed" -eq 0 ]

@@ -2,11 +2,11 @@
  * tests/unit/test_capfile.c - capture files read in place (include/secho/capfile.h): pcap
  * with microsecond and nanosecond timestamps in both byte orders, pcapng in both byte
  * orders with several sections and interfaces (if_tsresol in powers of 10 and of 2,
- * if_tsoffset, a non-Ethernet interface skipped, simple packet blocks, blocks to skip),
- * snap lengths, and every way a file can be cut or lie about a length (each one ends the
- * reading with an error that says where, after the records before it), and a file that
- * shrinks under the mapping (the guarded reader stops, no SIGBUS). The same records
- * are also checked against libpcap's reading of the same pcap files.
+ * if_tsoffset, a Linux cooked v2 interface skipped, Linux cooked v1 read as Ethernet, simple packet
+ * blocks, blocks to skip), snap lengths, and every way a file can be cut or lie about a length
+ * (each one ends the reading with an error that says where, after the records before it), and a
+ * file that shrinks under the mapping (the guarded reader stops, no SIGBUS). The same records are
+ * also checked against libpcap's reading of the same pcap files.
  */
 #include "harness.h"
 
@@ -173,15 +173,15 @@ static void ng_epb(struct buf *b, uint32_t ifid, uint64_t ts, const uint8_t *f, 
 }
 
 /* Two sections: the first with an Ethernet interface in ns (resol 9) and a Linux cooked
- * one; the second (same byte order) with an interface in 2^-20 s units and an offset of
- * one day, then a simple packet block and a name resolution block to skip. */
+ * v2 one (skipped); the second (same byte order) with an interface in 2^-20 s units and an offset
+ * of one day, then a simple packet block and a name resolution block to skip. */
 static void make_ng(struct buf *b, int swap, uint64_t want_ts[NFR])
 {
 	memset(b, 0, sizeof(*b));
 	b->swap = swap;
 	ng_shb(b);
 	ng_idb(b, 1, 9, 0);
-	ng_idb(b, 113, 0, 0);
+	ng_idb(b, 276, 0, 0); /* Linux cooked v2: not read */
 	unsigned i = 0;
 	for (; i < 10; i++) {
 		uint8_t f[64];
@@ -190,7 +190,7 @@ static void make_ng(struct buf *b, int swap, uint64_t want_ts[NFR])
 		uint64_t t = T0 + i * 1000003ull;
 		ng_epb(b, 0, t, f, (uint32_t)len, (uint32_t)len + 100);
 		want_ts[i] = t;
-		ng_epb(b, 1, t, f, (uint32_t)len, (uint32_t)len); /* cooked: skipped */
+		ng_epb(b, 1, t, f, (uint32_t)len, (uint32_t)len); /* cooked v2: skipped */
 	}
 	ng_shb(b);
 	ng_idb(b, 1, 0x80 | 20, -86400);
@@ -444,11 +444,11 @@ static void test_cuts(void)
 	unlink(path);
 	free(b.p);
 	make_pcap(&b, 0, 0, 65535);
-	uint32_t cooked = 113;
+	uint32_t cooked = 276;
 	memcpy(b.p + 20, &cooked, 4);
 	path = write_tmp(&b);
-	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) < 0 && strstr(err, "link type 113"),
-	        "cooked: %s", err);
+	T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) < 0 && strstr(err, "link type 276"),
+	        "cooked v2: %s", err);
 	unlink(path);
 	free(b.p);
 	T_CHECK(secho_capfile_open(&c, "/tmp", err, sizeof(err)) < 0 && strstr(err, "regular"),
@@ -481,6 +481,79 @@ static void test_clone(void)
 	}
 	unlink(path);
 	free(b.p);
+	t_end();
+}
+
+/* A Linux cooked (v1) frame around frame(i): packet type 0, ARPHRD_ETHER, address
+ * length 6, the address padded to 8, protocol 0x0800, then frame(i)'s bytes. */
+static size_t sll_frame(unsigned i, uint8_t *o)
+{
+	static const uint8_t h[16] = {0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00};
+	size_t len;
+	memcpy(o, h, 16);
+	frame(i, o + 16, &len);
+	return 16 + len;
+}
+
+/* Linux cooked captures (113), as classic pcap and in a pcapng interface: each record is
+ * handed out as the Ethernet frame the dissector reads (14 bytes ending with the protocol
+ * as the EtherType, then the payload), 2 bytes shorter than the cooked record. */
+static void test_cooked(void)
+{
+	t_begin("capfile: Linux cooked captures read as Ethernet (pcap and pcapng)");
+	for (int ng = 0; ng < 2; ng++) {
+		struct buf b = {0};
+		if (!ng) {
+			u32(&b, 0xa1b2c3d4);
+			u16(&b, 2);
+			u16(&b, 4);
+			u32(&b, 0);
+			u32(&b, 0);
+			u32(&b, 65535);
+			u32(&b, 113);
+		} else {
+			ng_shb(&b);
+			ng_idb(&b, 113, 0, 0);
+		}
+		for (unsigned i = 0; i < NFR; i++) {
+			uint8_t f[96];
+			uint32_t len = (uint32_t)sll_frame(i, f);
+			if (ng) {
+				ng_epb(&b, 0, T0 / 1000 + i, f, len, len);
+			} else {
+				u32(&b, (uint32_t)(T0 / 1000000000ull));
+				u32(&b, i);
+				u32(&b, len);
+				u32(&b, len);
+				put(&b, f, len);
+			}
+		}
+		char *path = write_tmp(&b);
+		struct secho_capfile c;
+		char err[256];
+		unsigned n = 0;
+		if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err)) {
+			struct secho_cap_rec r;
+			while (secho_capfile_next(&c, &r) == 1) {
+				uint8_t f[96];
+				size_t len = sll_frame(n, f);
+				T_CHECK(r.caplen == len - 2 && r.wirelen == len - 2 &&
+				                !memcmp(r.data, f + 2, len - 2) &&
+				                r.data[12] == 0x08 && r.data[13] == 0x00,
+				        "%s: record %u: caplen %u", ng ? "pcapng" : "pcap", n,
+				        r.caplen);
+				n++;
+			}
+			T_CHECK(!secho_capfile_error(&c) && c.skipped == 0, "%s: %s, %llu skipped",
+			        ng ? "pcapng" : "pcap",
+			        secho_capfile_error(&c) ? secho_capfile_error(&c) : "no error",
+			        (unsigned long long)c.skipped);
+			secho_capfile_close(&c);
+		}
+		T_CHECK(n == NFR, "%s: %u records", ng ? "pcapng" : "pcap", n);
+		unlink(path);
+		free(b.p);
+	}
 	t_end();
 }
 
@@ -566,6 +639,7 @@ int main(void)
 	test_pcapng();
 	test_cuts();
 	test_clone();
+	test_cooked();
 	test_shrink();
 	return t_exit();
 }

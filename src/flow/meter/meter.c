@@ -13,6 +13,7 @@
 #include "flow/meter/meter.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -279,6 +280,12 @@ static void finish(struct meter *m, struct secho_flow_meter_result *res)
 		if (e)
 			snprintf(res->input_error, sizeof(res->input_error), "%s: %s", cfg->pcap,
 			         e);
+		else if (!res->frames_read && m->cf.skipped)
+			snprintf(res->input_error, sizeof(res->input_error),
+			         "%s: no frame read: all its %" PRIu64
+			         " records came from interfaces whose link type is neither "
+			         "Ethernet nor Linux cooked",
+			         cfg->pcap, m->cf.skipped);
 		res->interrupted = res->interrupted && !m->cf.done;
 	} else {
 		for (unsigned i = 0; i < m->n; i++)

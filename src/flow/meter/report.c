@@ -85,6 +85,8 @@ void meter_print_stats(const struct meter *m, bool final)
 		        ",\"frames_per_s\":%.0f,\"kernel_drops\":%" PRIu64,
 		        final ? "true" : "false", el, read, el > 0 ? (double)read / el : 0.0,
 		        drops);
+		if (m->cfg->pcap)
+			fprintf(f, ",\"records_skipped\":%" PRIu64, m->cf.skipped);
 		for (unsigned i = 0; i < SECHO_FLOW_CNT_COUNT; i++)
 			fprintf(f, ",\"%s\":%" PRIu64,
 			        secho_flow_counter_name((enum secho_flow_counter)i), c.c[i]);
@@ -138,6 +140,9 @@ void meter_print_stats(const struct meter *m, bool final)
 	if (!m->cfg->pcap)
 		fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "kernel_drops", drops,
 		        "dropped before the meter saw them");
+	else
+		fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "records_skipped", m->cf.skipped,
+		        "capture records of interfaces neither Ethernet nor Linux cooked");
 	fprintf(f, "  %-16s %14" PRIu64 "   %s\n", "flows", c.c[SECHO_FLOW_CNT_FLOWS],
 	        "records started");
 	for (unsigned i = SECHO_FLOW_CNT_END_IDLE; i <= SECHO_FLOW_CNT_END_RESOURCE; i++)
