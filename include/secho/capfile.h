@@ -16,8 +16,10 @@
  * EtherType (the bytes where MAC addresses would be are the cooked header's). Linux
  * cooked v2 (276) is not read.
  *
- * A record running past the end of the file, a block whose length is inconsistent, or a
- * record longer than 256 KiB end the reading with an error that says where (what came
+ * A record running past the end of the file, a block whose length is inconsistent, a
+ * record longer than 256 KiB, or a pcapng time that is not a uint64_t of ns since the
+ * epoch once its interface's if_tsoffset is added (before 1970, after 2554) end the
+ * reading with an error that says where (what came
  * before was handed out). Readers of one mapping: secho_capfile_clone() gives another
  * cursor over it (the clone never unmaps), so several threads can walk one file.
  */
@@ -75,6 +77,11 @@ struct secho_capfile {
  * pcapng (-EBADMSG), or a pcap's link type is neither Ethernet nor Linux cooked (-ENOTSUP).
  */
 int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen);
+
+/* The same over n bytes at p, which stay the caller's (fuzzing, tests): nothing is mapped
+ * or unmapped; errors as above (-EBADMSG, -ENOTSUP), with "capture" for the path. */
+int secho_capfile_open_mem(struct secho_capfile *c, const uint8_t *p, size_t n, char *err,
+                           size_t errlen);
 
 /*
  * The next record: 1 with *r filled, 0 at the end of the file or after an error (then

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -113,6 +114,8 @@ static bool ng_section(struct secho_capfile *c)
 	return true;
 }
 
+static int read_header(struct secho_capfile *c, const char *path, char *err, size_t errlen);
+
 int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen)
 {
 	struct stat st;
@@ -153,7 +156,27 @@ int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, siz
 	c->map = m;
 	c->size = (size_t)st.st_size;
 	c->owner = true;
+	return read_header(c, path, err, errlen);
+}
 
+/* Contract: secho/capfile.h. */
+int secho_capfile_open_mem(struct secho_capfile *c, const uint8_t *p, size_t n, char *err,
+                           size_t errlen)
+{
+	memset(c, 0, sizeof(*c));
+	if (n < 24) {
+		snprintf(err, errlen, "too short for a pcap or pcapng header");
+		return -EBADMSG;
+	}
+	c->map = p;
+	c->size = n;
+	return read_header(c, "capture", err, errlen);
+}
+
+/* The file header of the capture at c->map (size >= 24); path names it in err. On
+ * failure c is closed (unmapped when it owns the mapping). */
+static int read_header(struct secho_capfile *c, const char *path, char *err, size_t errlen)
+{
 	uint32_t magic;
 	memcpy(&magic, c->map, 4);
 	if (magic == NG_SHB) {
@@ -254,31 +277,42 @@ static int pcap_next(struct secho_capfile *c, struct secho_cap_rec *r)
 	return 1;
 }
 
-/* Units of an interface's timestamps to ns. */
-static uint64_t ng_ts(const struct secho_cap_if *i, uint64_t t)
+/*
+ * Units of an interface's timestamps to ns since the epoch, its if_tsoffset (seconds,
+ * signed) added. The arithmetic is 128-bit: a timestamp of up to 2^64 units times 10^9,
+ * or an offset of +-2^63 s times 10^9, cannot overflow it. Returns false when the result
+ * is not a uint64_t of ns (before 1970 or after 2554): such a time cannot be represented,
+ * and a wrapped one would put the packet half a millennium away from its neighbours.
+ */
+static bool ng_ts(const struct secho_cap_if *i, uint64_t t, uint64_t *out)
 {
-	uint64_t ns;
+	__int128 ns;
 
 	if (i->pow2) {
 		unsigned k = i->res;
-		if (k >= 64)
-			return 0;
-		uint64_t sec = t >> k, frac = k ? t & ((1ull << k) - 1) : 0;
-		/* frac < 2^k; scale in two steps so that frac * 1e9 cannot overflow */
-		ns = sec * 1000000000ull + (k <= 34 ? (frac * 1000000000ull) >> k
-		                                    : (frac >> (k - 34)) * 1000000000ull >> 34);
+		if (k >= 64) {
+			ns = 0;
+		} else {
+			unsigned __int128 sec = t >> k, frac = k ? t & ((1ull << k) - 1) : 0;
+			/* frac < 2^k < 2^64: frac * 1e9 fits in 128 bits */
+			ns = (__int128)(sec * 1000000000u + ((frac * 1000000000u) >> k));
+		}
 	} else {
 		static const uint64_t p10[] = {1ull,         10ull,        100ull,     1000ull,
 		                               10000ull,     100000ull,    1000000ull, 10000000ull,
 		                               100000000ull, 1000000000ull};
 		if (i->res <= 9)
-			ns = t * p10[9 - i->res];
+			ns = (__int128)((unsigned __int128)t * p10[9 - i->res]);
 		else if (i->res <= 18)
 			ns = t / p10[i->res - 9];
 		else
 			ns = 0;
 	}
-	return ns + (uint64_t)(i->tsoff * 1000000000ll);
+	ns += (__int128)i->tsoff * 1000000000;
+	if (ns < 0 || ns > (__int128)UINT64_MAX)
+		return false;
+	*out = (uint64_t)ns;
+	return true;
 }
 
 /* Interface description block body at b (blen bytes of body). */
@@ -359,7 +393,12 @@ static int ng_next(struct secho_capfile *c, struct secho_cap_rec *r)
 			r->data = b + 20;
 			r->caplen = cap;
 			r->wirelen = len < cap ? cap : len;
-			r->ts_ns = ng_ts(&c->ifs[ifid], (uint64_t)hi << 32 | lo);
+			if (!ng_ts(&c->ifs[ifid], (uint64_t)hi << 32 | lo, &r->ts_ns))
+				return fail(c,
+				            "enhanced packet block at byte %zu: its time (units "
+				            "%" PRIu64 ", interface %u's if_tsoffset %" PRId64
+				            " s) is before 1970 or after 2554",
+				            at, (uint64_t)hi << 32 | lo, ifid, c->ifs[ifid].tsoff);
 			c->last_ts_ns = r->ts_ns;
 			link_adjust(c->ifs[ifid].linktype, r);
 			return 1;

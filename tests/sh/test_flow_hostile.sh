@@ -9,7 +9,10 @@
 #   - link types: Linux cooked captures (113; pcap and pcapng) give the records the same
 #     frames give over Ethernet; records of interfaces of another link type (Linux cooked
 #     v2, 276) are counted (summary, --json-stats), and a file with nothing else is an
-#     input error (exit 1, saying so).
+#     input error (exit 1, saying so);
+#   - pcapng times: an if_tsoffset of +-2^40 s or one that puts a packet before 1970 ends
+#     the reading with the reason (exit 1), the records before it whole; a legal negative
+#     offset moves the times and the flow stays one record.
 # No network, no root needed. Every meter runs under timeout.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -132,5 +135,28 @@ timeout 20 "$S" flow --pcap "$T/sll2.pcapng" --quiet >"$T/out" 2>"$T/err"
 r=$?
 [ $r -eq 1 ] && grep -q 'no frame read: all its 3 records came from interfaces' "$T/err"
 check $? "only cooked v2: exit $r (want 1), $(cat "$T/err")"
+end_group
+
+# ---- pcapng times that cannot be represented ----
+group "flow: pcapng times out of range (if_tsoffset) end the reading; records stay whole"
+# interface 0 plain, interface 1 with the offset: 3 packets of X on 0, then one on 1
+for off in 1099511627776 -1099511627776 -$((T0 + 100)); do
+	{ ng_shb; ng_idb 1; ng_idb 1 "$off"; for i in 0 1 2; do
+		ng_epb 0 $((T0 * 1000000 + i)) "$ETH$IP_X"
+	done; ng_epb 1 $((T0 * 1000000 + 3)) "$ETH$IP_X"; } >"$T/off.pcapng"
+	timeout 20 "$S" flow --pcap "$T/off.pcapng" --json "$T/off.json" --quiet >"$T/out" 2>"$T/err"
+	r=$?
+	[ $r -eq 1 ] && grep -q 'is before 1970 or after 2554' "$T/err" &&
+		[ "$(wc -l <"$T/off.json")" -eq 1 ] && grep -q '"packets":3,' "$T/off.json"
+	check $? "if_tsoffset $off: exit $r (want 1), $(cat "$T/err") $(head -c 200 "$T/off.json")"
+done
+# a legal negative offset: the times move back a day, the flow stays one record
+{ ng_shb; ng_idb 1 -86400; for i in 0 1 2; do ng_epb 0 $((T0 * 1000000 + i)) "$ETH$IP_X"; done; } \
+	>"$T/day.pcapng"
+timeout 20 "$S" flow --pcap "$T/day.pcapng" --json "$T/day.json" --quiet >"$T/out" 2>"$T/err"
+r=$?
+[ $r -eq 0 ] && [ "$(wc -l <"$T/day.json")" -eq 1 ] &&
+	grep -q "\"packets\":3,\"octets\":96,\"first_ns\":$(((T0 - 86400) * 1000000000)),\"last_ns\":$(((T0 - 86400) * 1000000000 + 2000))," "$T/day.json"
+check $? "if_tsoffset -86400: exit $r, $(head -c 300 "$T/day.json") $(cat "$T/err")"
 end_group
 [ "$g_failed" -eq 0 ]

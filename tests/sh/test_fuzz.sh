@@ -9,6 +9,8 @@
 #   fuzz_verify    the host tool's verifier on untrusted frames (tests/fuzz/corpus-verify)
 #   fuzz_flow      the flow table's update: frame streams through tiny tables, one at a
 #                  time and in bursts, every frame accounted for   (tests/fuzz/corpus-flow)
+#   fuzz_capfile   the capture reader: pcap and pcapng blocks, interface options (if_tsresol,
+#                  if_tsoffset), Linux cooked records       (tests/fuzz/corpus-capfile)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -74,4 +76,6 @@ run_target fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corp
 run_target fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
 run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every frame counted" \
 	tests/fuzz/corpus-flow
+run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
+	tests/fuzz/corpus-capfile
 exit $rc_all

@@ -203,10 +203,12 @@ static void make_ng(struct buf *b, int swap, uint64_t want_ts[NFR])
 		uint8_t f[64];
 		size_t len;
 		frame(i, f, &len);
-		uint64_t units = (uint64_t)(i * 3 + 1) << 20 | (uint64_t)(i * 12345);
+		/* a day after T0 in the interface's units: the offset brings it back */
+		uint64_t sec = T0 / 1000000000ull + 86400 + i * 3 + 1;
+		uint64_t units = sec << 20 | (uint64_t)(i * 12345);
 		ng_epb(b, 0, units, f, (uint32_t)len, (uint32_t)len);
 		uint64_t frac_ns = ((uint64_t)(i * 12345) * 1000000000ull) >> 20;
-		want_ts[i] = ((uint64_t)(i * 3 + 1) - 86400) * 1000000000ull + frac_ns;
+		want_ts[i] = (sec - 86400) * 1000000000ull + frac_ns;
 	}
 	/* the last frame as a simple packet block: the previous record's time */
 	uint8_t f[64];
