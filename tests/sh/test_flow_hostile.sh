@@ -12,7 +12,9 @@
 #     input error (exit 1, saying so);
 #   - pcapng times: an if_tsoffset of +-2^40 s or one that puts a packet before 1970 ends
 #     the reading with the reason (exit 1), the records before it whole; a legal negative
-#     offset moves the times and the flow stays one record.
+#     offset moves the times and the flow stays one record;
+#   - a UDP collector that is down (a loopback port nobody listens on): the summary says
+#     sent and refused by the network, never delivered; --json-stats delivery_known false.
 # No network, no root needed. Every meter runs under timeout.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -158,5 +160,23 @@ r=$?
 [ $r -eq 0 ] && [ "$(wc -l <"$T/day.json")" -eq 1 ] &&
 	grep -q "\"packets\":3,\"octets\":96,\"first_ns\":$(((T0 - 86400) * 1000000000)),\"last_ns\":$(((T0 - 86400) * 1000000000 + 2000))," "$T/day.json"
 check $? "if_tsoffset -86400: exit $r, $(head -c 300 "$T/day.json") $(cat "$T/err")"
+end_group
+
+# ---- a UDP collector that is down ----
+group "flow: a UDP collector that is down: sent and refused, never called delivered"
+port=$((20000 + RANDOM % 20000))
+ss -Hlun "sport = :$port" | grep -q . && port=$((port + 1))
+timeout 60 "$S" flow --pcap "$T/light.pcap" --collector "udp://127.0.0.1:$port" --quiet \
+	>"$T/out" 2>"$T/err"
+r=$?
+line=$(grep "ipfix:udp://127.0.0.1:$port:" "$T/out")
+[ $r -eq 1 ] && [[ "$line" == *" records sent, "*" refused by the network, "* ]] &&
+	[[ "$line" == *"(UDP: whether the rest arrived cannot be known)"* ]] &&
+	[[ "$line" != *"not delivered"* ]]
+check $? "summary: exit $r, $line"
+timeout 60 "$S" flow --pcap "$T/light.pcap" --collector "udp://127.0.0.1:$port" --quiet \
+	--json-stats >"$T/out" 2>"$T/err"
+grep -q '"name":"ipfix:udp://127.0.0.1:'"$port"'",.*"delivery_known":false}' "$T/out"
+check $? "--json-stats: $(grep -o '"sinks":.*' "$T/out")"
 end_group
 [ "$g_failed" -eq 0 ]

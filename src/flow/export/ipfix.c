@@ -619,7 +619,11 @@ static void append_stats(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 	uint8_t r[SECHO_IPFIX_REC_OPTIONS], *p = r;
 	p = w32(p, x->cfg.odid);
 	p = w64(p, c->st.messages);
-	p = w64(p, c->st.records + c->nflows); /* this message's flows too */
+	/* exported: this message's flows too, less those the transport refused or dropped
+	 * (they are in notSentFlowTotalCount below, never in both). Over UDP, exported says
+	 * sent: whether a datagram arrived is not known to the exporter. */
+	uint64_t all = c->st.records + c->nflows;
+	p = w64(p, all > c->st.not_delivered ? all - c->st.not_delivered : 0);
 	p = w64(p, c->st.bytes);
 	p = w64(p, x->meter.observed_flows);
 	p = w64(p, x->meter.ignored_packets);

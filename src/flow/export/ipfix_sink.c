@@ -75,6 +75,7 @@ static unsigned ipfix_stats(void *ctx, struct secho_flow_sink_stats *rows, unsig
 		r->errors = c->errors;
 		r->not_delivered = c->not_delivered;
 		r->reconnects = c->reconnects;
+		r->delivery_unknown = !strncmp(c->url, "udp://", 6);
 	}
 	return n;
 }

@@ -39,6 +39,10 @@ struct secho_flow_sink_stats {
 	uint64_t not_delivered; /* records taken but not delivered (lost with an error, or
 	                         * still unacknowledged at close) */
 	uint64_t reconnects;    /* TCP connections established after the first */
+	/* UDP: nothing says whether a record arrived; records counts what was sent and
+	 * not_delivered only what the network refused (a send error, an ICMP unreachable
+	 * reported on the socket): the rest is sent, not known to be delivered. */
+	bool delivery_unknown;
 };
 
 #define SECHO_FLOW_SINK_MAX_ROWS 8

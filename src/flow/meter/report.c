@@ -116,9 +116,10 @@ void meter_print_stats(const struct meter *m, bool final)
 				        "%s{\"name\":\"%s\",\"records\":%" PRIu64
 				        ",\"messages\":%" PRIu64 ",\"errors\":%" PRIu64
 				        ",\"not_delivered\":%" PRIu64 ",\"reconnects\":%" PRIu64
-				        "}",
+				        ",\"delivery_known\":%s}",
 				        nrow ? "," : "", st[j].name, st[j].records, st[j].messages,
-				        st[j].errors, st[j].not_delivered, st[j].reconnects);
+				        st[j].errors, st[j].not_delivered, st[j].reconnects,
+				        st[j].delivery_unknown ? "false" : "true");
 		}
 		fprintf(f, "]}\n");
 		fflush(f);
@@ -169,12 +170,25 @@ void meter_print_stats(const struct meter *m, bool final)
 		struct secho_flow_sink_stats st[SECHO_FLOW_SINK_MAX_ROWS];
 		const struct secho_flow_sink *s = &m->cfg->sinks[i];
 		unsigned nr = s->ops->stats(s->ctx, st, SECHO_FLOW_SINK_MAX_ROWS);
-		for (unsigned j = 0; j < nr; j++)
+		for (unsigned j = 0; j < nr; j++) {
+			if (st[j].delivery_unknown) { /* UDP: sent is all that can be known */
+				fprintf(f,
+				        "  %s: %" PRIu64 " records sent, %" PRIu64
+				        " refused by the network, %" PRIu64 " messages, %" PRIu64
+				        " errors (UDP: whether the rest arrived cannot be known)\n",
+				        st[j].name,
+				        st[j].records > st[j].not_delivered
+				                ? st[j].records - st[j].not_delivered
+				                : 0,
+				        st[j].not_delivered, st[j].messages, st[j].errors);
+				continue;
+			}
 			fprintf(f,
 			        "  %s: %" PRIu64 " records, %" PRIu64 " messages, %" PRIu64
 			        " errors, %" PRIu64 " not delivered, %" PRIu64 " reconnects\n",
 			        st[j].name, st[j].records, st[j].messages, st[j].errors,
 			        st[j].not_delivered, st[j].reconnects);
+		}
 	}
 	fflush(f);
 }
