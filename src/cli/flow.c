@@ -22,6 +22,7 @@
 #include "flow/export/json.h"
 #include "flow/meter/meter.h"
 #include "sys/clock.h"
+#include "sys/mem.h"
 #include "traffic/gen.h"
 
 /* SIGINT and SIGTERM set it: the meter stops and exports, the generator removes its
@@ -473,6 +474,41 @@ static int meter_check(int argc, char *argv[], const struct meter_opts *m)
 	return -1;
 }
 
+/* Stands in for the meter's callback where only a table's size is asked for
+ * (secho_flow_table_mem_size wants a whole configuration); never called. */
+static void size_only_emit(void *ctx, const struct secho_flow_rec *rec)
+{
+	(void)ctx;
+	(void)rec;
+}
+
+/* The tables are allocated at start (live: made resident at once), and the kernel answers
+ * a request it cannot meet with the OOM killer, not an error: refuse it here, with the
+ * numbers (src/sys/mem.h). Returns -1 to go on, or the exit status. */
+static int meter_memory(const struct meter_opts *m)
+{
+	struct secho_flow_table_cfg tc = {
+	        .flows = (uint32_t)((m->flows + m->workers - 1) / m->workers),
+	        .uniflow = m->uniflow,
+	        .hash = m->hash,
+	        .active_ns = (uint64_t)(m->active * 1e9),
+	        .inactive_ns = (uint64_t)(m->inactive * 1e9),
+	        .emit = size_only_emit,
+	};
+	uint64_t per_table = secho_flow_table_mem_size(&tc);
+	struct secho_mem_avail avail;
+
+	secho_mem_available(&avail);
+	if (per_table && per_table * m->workers > avail.bytes)
+		return cli_err("flow",
+		               "--flows %" PRIu64 " needs %" PRIu64 " MiB of flow tables (%" PRIu64
+		               " x %" PRIu64 " MiB), more than the %" PRIu64
+		               " MiB this process can have (%s); give fewer --flows",
+		               m->flows, per_table * m->workers >> 20, m->workers, per_table >> 20,
+		               avail.bytes >> 20, avail.source);
+	return -1;
+}
+
 /* Open the sinks (IPFIX collectors, JSON lines). Returns -1 to go on, or the exit status. */
 static int meter_open_sinks(const struct meter_opts *m, struct secho_flow_sink sinks[2],
                             unsigned *nsinks_out, struct secho_flow_json **jx_out,
@@ -577,6 +613,8 @@ static int cmd_flow_meter(int argc, char *argv[])
 
 	if (rc < 0)
 		rc = meter_check(argc, argv, &m);
+	if (rc < 0)
+		rc = meter_memory(&m);
 	if (rc < 0)
 		rc = meter_open_sinks(&m, sinks, &nsinks, &jx, &ix);
 	if (rc >= 0)

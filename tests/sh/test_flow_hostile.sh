@@ -14,8 +14,10 @@
 #     the reading with the reason (exit 1), the records before it whole; a legal negative
 #     offset moves the times and the flow stays one record;
 #   - a UDP collector that is down (a loopback port nobody listens on): the summary says
-#     sent and refused by the network, never delivered; --json-stats delivery_known false.
-# No network, no root needed. Every meter runs under timeout.
+#     sent and refused by the network, never delivered; --json-stats delivery_known false;
+#   - memory: --flows 2^30 (more than MemAvailable) and --flows 2^24 in a 512 MiB memory
+#     cgroup made here are refused at start with the numbers (exit 1), not OOM-killed.
+# No network; root for the memory cgroup. Every meter runs under timeout.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 S=${SECHO_BIN:-$ROOT/${BUILD:-build}/secho}
@@ -178,5 +180,38 @@ timeout 60 "$S" flow --pcap "$T/light.pcap" --collector "udp://127.0.0.1:$port" 
 	--json-stats >"$T/out" 2>"$T/err"
 grep -q '"name":"ipfix:udp://127.0.0.1:'"$port"'",.*"delivery_known":false}' "$T/out"
 check $? "--json-stats: $(grep -o '"sinks":.*' "$T/out")"
+end_group
+
+# ---- memory it cannot have ----
+group "flow: a table larger than the memory available is refused at start, with the numbers"
+"$S" flow gen -q --profile conformance -o "$T/conf.pcap"
+# more than MemAvailable on any machine this runs on (about 137 GiB of tables)
+timeout 120 "$S" flow --pcap "$T/conf.pcap" --flows 1073741824 --quiet >"$T/out" 2>"$T/err"
+r=$?
+[ $r -eq 1 ] && grep -q -- '--flows 1073741824 needs [0-9]* MiB of flow tables' "$T/err" &&
+	grep -q 'MemAvailable' "$T/err"
+check $? "--flows 2^30: exit $r (want 1), $(cat "$T/err")"
+# in a memory cgroup of 512 MiB made here (v1 or v2, whichever the machine has)
+cg=""
+if [ -w /sys/fs/cgroup/memory ] && [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then
+	cg=/sys/fs/cgroup/memory/secho-test-$$
+	mkdir "$cg" && echo $((512 << 20)) >"$cg/memory.limit_in_bytes" || cg=""
+elif grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+	cg=/sys/fs/cgroup/secho-test-$$
+	mkdir "$cg" && echo $((512 << 20)) >"$cg/memory.max" || cg=""
+fi
+if [ -n "$cg" ]; then
+	timeout 120 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" \
+		"$S" flow --pcap "$T/conf.pcap" --flows 16777216 --quiet >"$T/out" 2>"$T/err"
+	r=$?
+	rmdir "$cg" 2>/dev/null
+	[ $r -eq 1 ] && grep -q -- '--flows 16777216 needs [0-9]* MiB of flow tables' "$T/err" &&
+		grep -q "cgroup /secho-test-$$: memory.[a-z_]* 512 MiB" "$T/err"
+	check $? "--flows 2^24 in a 512 MiB cgroup: exit $r (want 1), $(cat "$T/err")"
+	timeout 120 "$S" flow --pcap "$T/conf.pcap" --flows 65536 --quiet >"$T/out" 2>"$T/err"
+	check $? "--flows 65536 still runs: $(cat "$T/err")"
+else
+	check 1 "no memory cgroup could be made (the tests run as root)"
+fi
 end_group
 [ "$g_failed" -eq 0 ]
