@@ -219,8 +219,9 @@ static const char usage[] =
         "a progress line goes to stderr when it is a terminal. At the end the exporters\n"
         "get up to 10 s to deliver what they hold (TCP: until the collector has\n"
         "acknowledged it). Exit status: 0 when every record was delivered (UDP: sent;\n"
-        "TCP: acknowledged), 1 when the input or an exporter failed part way (what was\n"
-        "read was metered and exported), 2 for bad usage.\n";
+        "TCP: acknowledged), 1 when the input or an exporter failed part way, or a\n"
+        "signal stopped the reading of a file before its end (what was read was\n"
+        "metered and exported), 2 for bad usage.\n";
 
 #define MAX_COLLECTORS 8
 
@@ -593,6 +594,14 @@ static int meter_run(const struct meter_opts *m, struct secho_flow_sink *sinks, 
 	if (res.input_error[0]) {
 		fprintf(stderr, "secho flow: %s (what came before it was metered and exported)\n",
 		        res.input_error);
+		rc = CLI_FAIL;
+	} else if (m->pcap && res.interrupted) {
+		/* Live, a signal is how a run ends (exit 0); offline it cuts the file short. */
+		fprintf(stderr,
+		        "secho flow: %s: stopped by a signal after %" PRIu64
+		        " frames: the file was not read to its end (what came before was "
+		        "metered and exported)\n",
+		        m->pcap, res.frames_read);
 		rc = CLI_FAIL;
 	}
 	if (res.sink_failed) {

@@ -6,6 +6,8 @@
 #     reader): the meter is held mid-file on a full --json FIFO (deterministic), the file
 #     is truncated, then the FIFO drained: exit 1 with the reason, the summary printed and
 #     the records so far exported; no SIGBUS; 1 and 2 workers;
+#   - an offline run stopped by SIGINT or SIGTERM mid-file (held on the FIFO the same way):
+#     exit 1, saying the file was not read to its end; the records so far exported;
 #   - link types: Linux cooked captures (113; pcap and pcapng) give the records the same
 #     frames give over Ethernet; records of interfaces of another link type (Linux cooked
 #     v2, 276) are counted (summary, --json-stats), and a file with nothing else is an
@@ -105,6 +107,40 @@ for wk in 1 2; do
 	check $? "workers $wk: exit $r (want 1), stderr: $(tail -2 "$T/err" | tr '\n' ' ')"
 	grep -q "json:$T/fifo: $n records" "$T/out" && [ "$n" -gt 0 ]
 	check $? "workers $wk: $n records exported, summary: $(grep 'json:' "$T/out")"
+done
+end_group
+
+# ---- an offline run stopped by a signal ----
+group "flow: an offline run stopped by a signal says the file was not finished, exit 1"
+for wk in 1 2; do
+	for sig in INT TERM; do
+		rm -f "$T/fifo"
+		mkfifo "$T/fifo"
+		exec 3<>"$T/fifo" # held mid-file on the full FIFO, as above
+		"$S" flow --pcap "$T/light.pcap" --workers $wk --inactive 0.001 --json "$T/fifo" \
+			>"$T/out" 2>"$T/err" &
+		pid=$!
+		watchdog $pid 60
+		held=1
+		for _ in $(seq 200); do
+			grep -q pipe_write "/proc/$pid/wchan" 2>/dev/null && { held=0; break; }
+			sleep 0.05
+		done
+		check $held "workers $wk SIG$sig: the meter never waited on the full FIFO"
+		kill -"$sig" $pid
+		cat "$T/fifo" 3>&- >"$T/json" &
+		cat_pid=$!
+		exec 3>&-
+		wait $pid
+		r=$?
+		wait $cat_pid
+		n=$(wc -l <"$T/json")
+		[ $r -eq 1 ] &&
+			grep -q 'stopped by a signal after [0-9]* frames: the file was not read to its end' "$T/err"
+		check $? "workers $wk SIG$sig: exit $r (want 1), stderr: $(cat "$T/err")"
+		grep -q "json:$T/fifo: $n records" "$T/out" && [ "$n" -gt 0 ]
+		check $? "workers $wk SIG$sig: $n records exported, summary: $(grep 'json:' "$T/out")"
+	done
 done
 end_group
 
