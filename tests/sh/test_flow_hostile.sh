@@ -8,6 +8,10 @@
 #     the records so far exported; no SIGBUS; 1 and 2 workers;
 #   - an offline run stopped by SIGINT or SIGTERM mid-file (held on the FIFO the same way):
 #     exit 1, saying the file was not read to its end; the records so far exported;
+#   - time going backwards: the issue's capture (X at T, 100 flows at T+100.., X at T+10, 40
+#     flows at T+111..) gives the same records with 1 and 2 workers, X judged at the packet
+#     clock (two records, each with its own time); packets at T+100, T+50, T+10 give one
+#     record from T+10 to T+100;
 #   - link types: Linux cooked captures (113; pcap and pcapng) give the records the same
 #     frames give over Ethernet; records of interfaces of another link type (Linux cooked
 #     v2, 276) are counted (summary, --json-stats), and a file with nothing else is an
@@ -141,6 +145,43 @@ for wk in 1 2; do
 		grep -q "json:$T/fifo: $n records" "$T/out" && [ "$n" -gt 0 ]
 		check $? "workers $wk SIG$sig: $n records exported, summary: $(grep 'json:' "$T/out")"
 	done
+done
+end_group
+
+# ---- time going backwards ----
+group "flow: time going backwards: the same records with 1 and 2 workers; first is the earliest"
+udp() { printf '45000020000040004011aea5c6120001c6130001%04x08ae000c000061626364' "$1"; }
+xf=$ETH$(udp 1111)
+# X at T, 100 flows at T+100..T+109.9, X at T+10, 40 flows at T+111.. (the issue's capture)
+{
+	pcap_hdr 1
+	pcap_rec $T0 0 "$xf"
+	for i in $(seq 0 99); do pcap_rec $((T0 + 100 + i / 10)) $((i % 10 * 100000)) "$ETH$(udp $((3000 + i)))"; done
+	pcap_rec $((T0 + 10)) 0 "$xf"
+	for i in $(seq 0 39); do pcap_rec $((T0 + 111 + i / 10)) $((i % 10 * 100000)) "$ETH$(udp $((4000 + i)))"; done
+} >"$T/back.pcap"
+for wk in 1 2; do
+	timeout 20 "$S" flow --pcap "$T/back.pcap" --workers $wk --json - --quiet 2>/dev/null |
+		sed 's/,"end_reason".*//' | sort >"$T/back.$wk"
+done
+[ -s "$T/back.1" ] && cmp -s "$T/back.1" "$T/back.2"
+check $? "1 and 2 workers differ: $(diff "$T/back.1" "$T/back.2" | head -4 | tr '\n' ' ')"
+# X: judged at the clock (T+109.9), 109.9 s after its first packet: a second record, with
+# its own time
+xs=$(grep -c '"sport":1111,' "$T/back.1")
+grep -q "\"sport\":1111,.*\"packets\":1,\"octets\":32,\"first_ns\":$((T0 * 1000000000)),\"last_ns\":$((T0 * 1000000000))," "$T/back.1" &&
+	grep -q "\"sport\":1111,.*\"packets\":1,\"octets\":32,\"first_ns\":$(((T0 + 10) * 1000000000)),\"last_ns\":$(((T0 + 10) * 1000000000))," "$T/back.1" &&
+	[ "$xs" -eq 2 ]
+check $? "X: $xs records: $(grep '"sport":1111,' "$T/back.1" | tr '\n' ' ')"
+[ "$(wc -l <"$T/back.1")" -eq 142 ]
+check $? "$(wc -l <"$T/back.1") records (want 142)"
+# one flow, its packets at T+100, T+50, T+10: one record, first T+10, last T+100
+{ pcap_hdr 1; for d in 100 50 10; do pcap_rec $((T0 + d)) 0 "$xf"; done; } >"$T/desc.pcap"
+for wk in 1 2; do
+	timeout 20 "$S" flow --pcap "$T/desc.pcap" --workers $wk --json - --quiet 2>/dev/null >"$T/desc.json"
+	[ "$(wc -l <"$T/desc.json")" -eq 1 ] &&
+		grep -q "\"packets\":3,\"octets\":96,\"first_ns\":$(((T0 + 10) * 1000000000)),\"last_ns\":$(((T0 + 100) * 1000000000))," "$T/desc.json"
+	check $? "T+100, T+50, T+10 ($wk workers): $(cat "$T/desc.json")"
 done
 end_group
 

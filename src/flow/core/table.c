@@ -562,24 +562,37 @@ static inline void key_prepare(const struct secho_flow_table *t, const struct se
 
 /* Count one packet of key ck (as the table keeps it; hash h; swapped: it runs against
  * ck) at ts in its flow. */
+/*
+ * Time going backwards (docs/FLOW.md, "Time"): a packet is judged at the packet clock, the
+ * latest packet time of the input so far (clock: the input's, computed where it is read,
+ * so that every worker judges a packet at the same time; at least this table's own), never
+ * at its own earlier time: timeouts are decided on the clock, as the sweep decides them,
+ * so whether a late packet joins its flow does not depend on how far the sweep has got or
+ * how the packets were split among workers. The record keeps the packets' own times: first
+ * the earliest, last the latest.
+ */
 static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key *ck, uint64_t h,
-                         bool swapped, uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+                         bool swapped, uint64_t ts, uint64_t clock, uint32_t octets,
+                         uint8_t tcp_flags)
 {
 	if (ts > t->clock_ns)
 		t->clock_ns = ts;
+	if (clock > t->clock_ns)
+		t->clock_ns = clock;
+	uint64_t now = t->clock_ns;
 	bool fresh;
-	struct flow_entry *e = lookup(t, ck, h, swapped, ts, &fresh);
+	struct flow_entry *e = lookup(t, ck, h, swapped, now, &fresh);
 
 	if (!fresh) {
 		bool was_offloaded = e->flags & F_OFFLOADED;
-		if (time_has_come(t, e, ts)) {
+		if (time_has_come(t, e, now)) {
 			uint8_t reason = timeout_reason(t, e);
 			/* after an active timeout the flow goes on in the same entry: one that came
 			 * back from the tier (or was refused) stays here */
 			bool stay = reason == SECHO_FLOW_END_ACTIVE &&
 			            (e->flags & (F_OFFLOADED | F_NO_OFFLOAD));
 			emit(t, e, reason);
-			entry_restart(t, e, swapped, ts);
+			entry_restart(t, e, swapped, now);
 			if (stay)
 				e->flags |= F_NO_OFFLOAD;
 			if (stay && was_offloaded)
@@ -588,13 +601,13 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 			/* A SYN on a flow that saw FIN/RST: a new connection on the same key. */
 			emit(t, e, SECHO_FLOW_END_EOF);
 			t->cnt.c[SECHO_FLOW_CNT_SYN_REUSE]++;
-			entry_restart(t, e, swapped, ts);
+			entry_restart(t, e, swapped, now);
 		}
 	}
 	unsigned dir = (swapped != !!(e->flags & F_FWD_SWAPPED)) ? 1 : 0;
 	struct flow_dir_state *d = &e->d[dir];
 
-	if (!d->packets)
+	if (!d->packets || ts < d->first)
 		d->first = ts;
 	d->packets++;
 	d->octets += octets;
@@ -616,7 +629,7 @@ static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, 
 	struct keyed k;
 
 	key_prepare(t, pk, &k);
-	update_keyed(t, &k.ck, k.h, k.swapped, ts, octets, tcp_flags);
+	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags);
 }
 
 void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
@@ -710,6 +723,7 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
                               uint32_t wirelen, uint64_t ts_ns, struct secho_flow_prep *p)
 {
 	p->ts_ns = ts_ns;
+	p->clock_ns = ts_ns;
 	p->swapped = 0;
 	p->tcp_flags = 0;
 	if (r != SECHO_DISSECT_OK || !d->ip_version) {
@@ -766,7 +780,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 	default:
 		break;
 	}
-	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->octets, p->tcp_flags);
+	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->clock_ns, p->octets, p->tcp_flags);
 }
 
 /*

@@ -247,6 +247,9 @@ struct secho_flow_prep {
 	uint32_t octets;           /* the IP length; IGNORED: the frame's length on the wire */
 	uint64_t h;                /* PLAIN, FRAG_FIRST: the hash of key */
 	uint64_t ts_ns;            /* packet time */
+	uint64_t clock_ns;         /* the packet clock at this packet: the latest time of the
+	                            * input up to it (the reader raises it from ts_ns; the table
+	                            * judges the packet's timeouts at it, docs/FLOW.md "Time") */
 	uint32_t frag_id;          /* fragments: the IP identification */
 	uint8_t kind;              /* SECHO_FLOW_PREP_* */
 	uint8_t swapped;           /* key runs against the packet (biflows) */

@@ -28,7 +28,7 @@
 
 #define BURST          32u
 #define RING_RECORDS   (1u << 15)
-#define RING_FRAMES    (1u << 12)  /* prepared frames per worker (72 B each: 288 KiB) */
+#define RING_FRAMES    (1u << 12)  /* prepared frames per worker (80 B each: 320 KiB) */
 #define WAKE_FRAMES    256u        /* a sleeping worker is woken for this many frames */
 #define SPIN_CHECKS    64u         /* looks before a thread with nothing to do sleeps */
 #define SLEEP_NS       10000000ull /* the longest sleep of a waiting thread */

@@ -46,6 +46,7 @@ struct burst {
 	struct secho_flow_prep p[BURST];
 	unsigned owner[BURST];
 	volatile unsigned n; /* frames complete: stored after each (secho_capfile_guarded) */
+	uint64_t clock;      /* the packet clock: the latest time read so far, across bursts */
 };
 
 static void read_prepare(void *arg)
@@ -55,6 +56,11 @@ static void read_prepare(void *arg)
 
 	while (n < BURST && secho_capfile_next(&b->m->cf, &b->recs[n]) == 1) {
 		prepare(b->m, &b->recs[n], &b->p[n], &b->owner[n]);
+		/* the clock at this frame, here where the input is read: every worker judges
+		 * the frame at the same time (docs/FLOW.md, "Time") */
+		if (b->recs[n].ts_ns > b->clock)
+			b->clock = b->recs[n].ts_ns;
+		b->p[n].clock_ns = b->clock;
 		__asm__ volatile("" ::: "memory"); /* the frame's bytes before its count */
 		b->n = ++n;
 	}
@@ -76,7 +82,7 @@ static unsigned read_burst(struct meter *m, struct burst *b)
 void meter_offline_one(struct meter *m)
 {
 	struct worker *w = &m->w[0];
-	struct burst b;
+	struct burst b = {.clock = 0};
 	uint64_t clock = 0;
 	unsigned bursts = 0;
 
@@ -194,7 +200,7 @@ static void reader_room(struct meter *m, unsigned k, const uint64_t *head, uint6
  * workers' records to the sinks. */
 void meter_offline_reader(struct meter *m)
 {
-	struct burst b;
+	struct burst b = {.clock = 0};
 	uint64_t head[SECHO_FLOW_MAX_WORKERS] = {0}, tail_seen[SECHO_FLOW_MAX_WORKERS] = {0};
 	uint64_t clock = 0, last_tick = 0;
 	unsigned bursts = 0;
