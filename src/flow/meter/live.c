@@ -82,12 +82,15 @@ void meter_live_worker(struct worker *w)
 	struct secho_io_pkt pk[BURST];
 	struct secho_flow_frame fr[BURST];
 	struct pollfd pfd[MAX_IO_PER_WKR];
-	uint64_t last_wall = 0;
+	uint64_t last_wall = 0, last_drops = 0;
 	uint64_t since_sleep = 0; /* frames read since the last nap or poll */
 
 	while (!stopping(m) && !__atomic_load_n(&w->gone, __ATOMIC_RELAXED)) {
 		unsigned got = 0;
 		uint64_t clock = 0;
+		/* before the look: if it finds every ring empty, no frame stamped before this
+		 * (less the guard, for one still on its way to the ring) is waiting */
+		uint64_t look_wall = clock_ns(CLOCK_REALTIME);
 		for (unsigned q = 0; q < w->nio; q++) {
 			unsigned n = secho_io_rx_burst(w->io[q], pk, BURST);
 			uint64_t now = 0;
@@ -128,12 +131,21 @@ void meter_live_worker(struct worker *w)
 			if (poll(pfd, w->nio, wait_ms) > 0 && !socket_trouble(w, pfd))
 				break; /* the interface went away: export what there is */
 		}
-		/* Timeouts also when nothing comes: the wall clock, a little behind. */
-		uint64_t wall = clock_ns(CLOCK_REALTIME);
-		if (wall - last_wall >= LIVE_POLL_MS * 1000000ull) {
-			secho_flow_table_expire(&w->t, wall - LIVE_GUARD_NS);
-			last_wall = wall;
+		/*
+		 * Timeouts also when nothing comes: the wall clock, a little behind, but only
+		 * when this look found every ring empty (docs/FLOW.md, "Time"). A meter that
+		 * falls behind (descheduled, stopped, slower than the link) has frames
+		 * waiting with older times: the wall clock would end their flows before they
+		 * are read, and split them. Then timeouts follow packet time alone.
+		 */
+		if (!got && look_wall - last_wall >= LIVE_POLL_MS * 1000000ull) {
+			secho_flow_table_expire(&w->t, look_wall - LIVE_GUARD_NS);
+			last_wall = look_wall;
+		}
+		uint64_t wall = clock_ns(CLOCK_MONOTONIC);
+		if (wall - last_drops >= LIVE_POLL_MS * 1000000ull) {
 			live_drops(w);
+			last_drops = wall;
 		}
 	}
 	live_drops(w);
