@@ -101,7 +101,7 @@ static void test_csv_reject(void)
 		const char *why; /* a piece of the message */
 	} bad[] = {
 	        {"0,10,4,6,1000,80,3,300,2\n", "9 fields, the header has 10"},
-	        {"0,10,4,6,1000,80,3,300,2,200,7\n", "more than"},
+	        {"0,10,4,6,1000,80,3,300,2,200,7\n", "3: 11 fields, the header has 10"},
 	        {"x,10,4,6,1000,80,3,300,2,200\n", "START_TIME 'x'"},
 	        {"0,1e3,4,6,1000,80,3,300,2,200\n", "END_TIME '1e3'"},
 	        {"10,5,4,6,1000,80,3,300,2,200\n", "before START_TIME"},
