@@ -11,12 +11,16 @@
  *   Ethernet II | up to two VLAN tags (TPID 0x8100, 0x88a8 or 0x9100, any order)
  *     | IPv4 (options skipped)              | TCP, UDP, ICMP: ports / type+code / flags
  *     | IPv6 (+ hop-by-hop, routing,        | ICMPv6
- *     |   destination options, fragment)    | any other protocol: addresses and protocol
+ *     |   destination options, fragment,    | any other protocol: addresses and protocol
+ *     |   AH, Mobility)                     |
  *     | anything else: the EtherType, nothing more (not an error)
  *
  * IPv6 extension headers (RFC 8200 section 4): hop-by-hop (0, only first), routing (43),
- * destination options (60) and fragment (44, at most one) are followed; AH (51), ESP (50)
- * and no next header (59) end the chain and are the protocol; so does any other value.
+ * destination options (60), fragment (44, at most one), the Authentication Header (51, RFC
+ * 4302: length in 4-octet units) and the Mobility header (135, RFC 6275: its Payload Proto
+ * is the next header, normally 59) are followed, SECHO_DISSECT_MAX_EXT of them at most: the
+ * flow's protocol is what follows them. ESP (50) and no next header (59) end the chain and
+ * are the protocol; so does any other value.
  *
  * Fragments (RFC 791, RFC 8200 section 4.5): a first fragment (offset 0, more fragments)
  * carries the transport header and is dissected like a whole packet; a later fragment
@@ -55,6 +59,7 @@ extern "C" {
 #define SECHO_IPPROTO_ICMPV6   58
 #define SECHO_IPPROTO_NONE     59
 #define SECHO_IPPROTO_DSTOPTS  60
+#define SECHO_IPPROTO_MOBILITY 135
 
 #define SECHO_DISSECT_MAX_VLAN 2 /* a third tag is refused (vlan_depth) */
 #define SECHO_DISSECT_MAX_EXT  8 /* IPv6 extension headers followed at most */

@@ -123,6 +123,23 @@ static inline enum secho_dissect_reason dis_ip4(const uint8_t *f, size_t cap, si
 	return dis_l4(ip + ihl, avail, d);
 }
 
+/*
+ * The IPv6 extension headers the dissector walks (RFC 8200 section 4, IANA "IPv6 Extension
+ * Header Types"): hop-by-hop (0), routing (43), fragment (44), AH (51), destination options
+ * (60), all below 64, as a bit mask; and the Mobility header (135). ESP (50) is not: what
+ * follows it is encrypted. HIP (139) and Shim6 (140) are not followed either (their
+ * payloads are rare and their next header is usually 59).
+ */
+#define DIS_IP6_EXT_MASK                                                                           \
+	(1ull << SECHO_IPPROTO_HOPOPTS | 1ull << SECHO_IPPROTO_ROUTING |                           \
+	 1ull << SECHO_IPPROTO_FRAGMENT | 1ull << SECHO_IPPROTO_AH |                               \
+	 1ull << SECHO_IPPROTO_DSTOPTS)
+
+static inline int dis_ip6_is_ext(uint8_t nh)
+{
+	return nh < 64 ? (int)((DIS_IP6_EXT_MASK >> nh) & 1) : nh == SECHO_IPPROTO_MOBILITY;
+}
+
 /* IPv6 at f + d->l3_off, then its extension headers (RFC 8200 section 4). */
 static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, size_t wire,
                                                 struct secho_dissect *d)
@@ -147,10 +164,11 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 	unsigned n = 0;
 	int seen_frag = 0;
 	uint8_t nh = ip[6];
-	for (;;) {
+	/* One test per header on the way out of the chain (TCP, UDP... are not in the mask). */
+	while (dis_ip6_is_ext(nh)) {
 		size_t len;
 		if (nh == SECHO_IPPROTO_HOPOPTS || nh == SECHO_IPPROTO_ROUTING ||
-		    nh == SECHO_IPPROTO_DSTOPTS) {
+		    nh == SECHO_IPPROTO_DSTOPTS || nh == SECHO_IPPROTO_MOBILITY) {
 			/* RFC 8200 4.3: hop-by-hop only right after the IPv6 header. */
 			if (nh == SECHO_IPPROTO_HOPOPTS && n)
 				return SECHO_DISSECT_IP6_HBH_ORDER;
@@ -158,8 +176,17 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 				return SECHO_DISSECT_IP6_EXT_DEPTH;
 			if (h + 8 > lim)
 				return SECHO_DISSECT_IP6_EXT_SHORT;
-			len = ((size_t)ip[h + 1] + 1) * 8; /* Hdr Ext Len: 8-octet units beyond 8 */
-		} else if (nh == SECHO_IPPROTO_FRAGMENT) {
+			/* Hdr Ext Len: 8-octet units beyond the first 8 (the Mobility header's
+			 * Header Len too, RFC 6275 6.1.1; its Payload Proto is the next header) */
+			len = ((size_t)ip[h + 1] + 1) * 8;
+		} else if (nh == SECHO_IPPROTO_AH) {
+			if (n == SECHO_DISSECT_MAX_EXT)
+				return SECHO_DISSECT_IP6_EXT_DEPTH;
+			if (h + 8 > lim)
+				return SECHO_DISSECT_IP6_EXT_SHORT;
+			/* RFC 4302 2.2: Payload Len in 4-octet units, minus 2 */
+			len = ((size_t)ip[h + 1] + 2) * 4;
+		} else { /* SECHO_IPPROTO_FRAGMENT */
 			if (n == SECHO_DISSECT_MAX_EXT)
 				return SECHO_DISSECT_IP6_EXT_DEPTH;
 			if (seen_frag)
@@ -181,8 +208,6 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 			} else {
 				d->flags |= SECHO_DISSECT_F_ATOMIC;
 			}
-		} else {
-			break;
 		}
 		if (h + len > lim)
 			return SECHO_DISSECT_IP6_EXT_SHORT;

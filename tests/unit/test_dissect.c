@@ -114,6 +114,31 @@ static void ext(struct fb *f, unsigned nh, unsigned units)
 		put8(f, i == 2 ? 1 : 0); /* PadN-ish filler */
 }
 
+/* An Authentication Header (RFC 4302): next header, Payload Len (4-octet units minus 2),
+ * reserved, SPI, sequence number, then ICV filler: (plen + 2) * 4 bytes in all. */
+static void ah(struct fb *f, unsigned nh, unsigned plen)
+{
+	put8(f, nh);
+	put8(f, plen);
+	put16(f, 0);
+	put32(f, 0x1000 + plen); /* SPI */
+	for (unsigned i = 8; i < (plen + 2) * 4; i++)
+		put8(f, 0xa0 + i);
+}
+
+/* A Mobility header (RFC 6275 6.1.1): Payload Proto, Header Len (8-octet units beyond 8),
+ * MH Type, reserved, checksum, message data: (units + 1) * 8 bytes. */
+static void mh(struct fb *f, unsigned nh, unsigned units)
+{
+	put8(f, nh);
+	put8(f, units);
+	put8(f, 5); /* Binding Update */
+	put8(f, 0);
+	put16(f, 0);
+	for (unsigned i = 6; i < (units + 1) * 8; i++)
+		put8(f, i);
+}
+
 static void frag6(struct fb *f, unsigned nh, unsigned off_bytes, int m, uint32_t id)
 {
 	put8(f, nh);
@@ -375,9 +400,9 @@ static void test_ip6(void)
 	                d.dport == 22 && d.l4_off == 54 + 8 + 24 + 16 &&
 	                (d.flags & SECHO_DISSECT_F_IP6_EXT),
 	        "hbh+routing+dstopts+udp: off %u", d.l4_off);
-	/* terminal: AH, ESP, no next header */
-	static const unsigned term[] = {51, 50, 59};
-	for (int i = 0; i < 3; i++) {
+	/* terminal: ESP, no next header */
+	static const unsigned term[] = {50, 59};
+	for (int i = 0; i < 2; i++) {
 		eth(&f, NULL, 0, 0x86dd);
 		ip6(&f, 60);
 		ext(&f, term[i], 0);
@@ -391,6 +416,89 @@ static void test_ip6(void)
 	ip6(&f, 59);
 	done(&f);
 	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 59 && d.l4_len == 0, "bare 59");
+	/* AH (RFC 4302) is followed: OSPF behind it, as in FlowTest's ipv6_auth_header */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 89, 4);
+	data(&f, 44);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 89 && d.l4_off == 54 + 24 &&
+	                d.l4_len == 44 && (d.flags & SECHO_DISSECT_F_IP6_EXT) &&
+	                !(d.flags & SECHO_DISSECT_F_L4),
+	        "ah+ospf: proto %u off %u", d.proto, d.l4_off);
+	/* AH with its shortest length (8 bytes), in a chain, to TCP: the ports are read */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 0);
+	ext(&f, 51, 0);
+	ah(&f, 60, 0);
+	ext(&f, 51, 1);
+	ah(&f, 6, 5); /* 28 bytes: a 4-byte multiple, not an 8-byte one */
+	tcp(&f, 179, 40000, 0x18, 0);
+	data(&f, 10);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 6 && d.sport == 179 &&
+	                d.dport == 40000 && d.tcp_flags == 0x18 && d.l4_off == 54 + 8 + 8 + 16 + 28,
+	        "hbh+ah+dstopts+ah+tcp: proto %u off %u", d.proto, d.l4_off);
+	/* Mobility header: its Payload Proto (59, no next header) is the flow's protocol */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 135);
+	mh(&f, 59, 1);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 59 && d.l4_off == 54 + 16 &&
+	                d.l4_len == 0 && (d.flags & SECHO_DISSECT_F_IP6_EXT),
+	        "mobility+59: proto %u off %u", d.proto, d.l4_off);
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 60);
+	ext(&f, 135, 0);
+	mh(&f, 17, 2);
+	udp(&f, 434, 434, 8 + 4);
+	data(&f, 4);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 17 && d.sport == 434 &&
+	                d.l4_off == 54 + 8 + 24,
+	        "dstopts+mobility+udp: proto %u off %u", d.proto, d.l4_off);
+	/* AH before a fragment header: a first fragment with its ports */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 44, 4);
+	frag6(&f, 17, 0, 1, 77);
+	udp(&f, 9, 10, 100);
+	data(&f, 16);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_FIRST && d.proto == 17 &&
+	                d.sport == 9 && d.frag_id == 77,
+	        "ah+fragment: frag %u proto %u", d.frag, d.proto);
+	/* AH and Mobility headers count towards the eight */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	for (int i = 0; i < 4; i++) {
+		ah(&f, 135, 0);
+		mh(&f, 51, 0);
+	}
+	ah(&f, 17, 0);
+	udp(&f, 1, 2, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(IP6_EXT_DEPTH), "ninth header (ah): %s",
+	        secho_dissect_reason_name(dis(f.b, f.n, f.n, &d)));
+	/* a packet ending inside AH, or inside the Mobility header, is refused */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 6, 4);
+	done(&f);
+	for (size_t cut = 54 + 1; cut < f.n; cut++) {
+		wr16(f.b + 18, (unsigned)(cut - 54));
+		T_CHECK(dis(f.b, cut, cut, &d) == R(IP6_EXT_SHORT), "ah cut at %zu: %s", cut,
+		        secho_dissect_reason_name(dis(f.b, cut, cut, &d)));
+	}
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 135);
+	mh(&f, 59, 2);
+	done(&f);
+	for (size_t cut = 54 + 1; cut < f.n; cut++) {
+		wr16(f.b + 18, (unsigned)(cut - 54));
+		T_CHECK(dis(f.b, cut, cut, &d) == R(IP6_EXT_SHORT), "mobility cut at %zu: %s", cut,
+		        secho_dissect_reason_name(dis(f.b, cut, cut, &d)));
+	}
 	/* eight extension headers are followed */
 	eth(&f, NULL, 0, 0x86dd);
 	ip6(&f, 0);
@@ -859,15 +967,30 @@ static void build_good(unsigned which, struct fb *f)
 		tcp(f, 1, 2, 0x18, 0);
 		data(f, 40);
 		break;
-	default:
+	case 3:
 		eth(f, NULL, 0, 0x86dd);
 		ip6(f, 58);
 		icmp(f, 1, 4);
 		data(f, 48);
 		break;
+	case 4:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 51);
+		ah(f, 6, 4);
+		tcp(f, 179, 40000, 0x18, 0);
+		data(f, 19);
+		break;
+	default:
+		eth(f, two, 1, 0x86dd);
+		ip6(f, 135);
+		mh(f, 17, 1);
+		udp(f, 434, 434, 8 + 12);
+		data(f, 12);
+		break;
 	}
 	done(f);
 }
+#define NGOOD 6 /* frames build_good() makes */
 
 static void test_truncation(void)
 {
@@ -875,7 +998,7 @@ static void test_truncation(void)
 	struct secho_dissect d;
 
 	t_begin("dissect: good frames cut at every offset (whole frames and snapped captures)");
-	for (unsigned w = 0; w < 4; w++) {
+	for (unsigned w = 0; w < NGOOD; w++) {
 		build_good(w, &f);
 		struct secho_dissect full;
 		T_CHECK(dis(f.b, f.n, f.n, &full) == R(OK) && (full.flags & SECHO_DISSECT_F_L4),
@@ -999,7 +1122,7 @@ static int write_seeds(const char *dir)
 	struct fb f;
 	char name[64];
 	int rc = 0;
-	for (unsigned w = 0; w < 4; w++) {
+	for (unsigned w = 0; w < NGOOD; w++) {
 		build_good(w, &f);
 		snprintf(name, sizeof(name), "dis-good-%u", w);
 		rc |= write_one(dir, name, f.b, f.n);

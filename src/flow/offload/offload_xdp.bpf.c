@@ -4,13 +4,13 @@
  *
  * For every frame the interface receives:
  *   1. describe it to L4 exactly as the meter's dissector does (src/wire/wire_inner.h):
- *      up to two VLAN tags, IPv4 with options, IPv6 with hop-by-hop, routing and
- *      destination options headers; TCP and UDP ports, ICMP (v4 in IPv4, v6 in IPv6) type
- *      and code, any other protocol by addresses and protocol. Whatever the meter would
- *      refuse (a header it calls truncated or malformed) goes on to it untouched, and so do
- *      IP fragments (the meter ties later fragments to their first by the IP id), TCP
- *      packets with SYN, FIN or RST (the meter sees every connection start and end), and
- *      anything whose headers are not in the frame's first buffer;
+ *      up to two VLAN tags, IPv4 with options, IPv6 with hop-by-hop, routing,
+ *      destination options, AH and Mobility headers; TCP and UDP ports, ICMP (v4 in IPv4,
+ *      v6 in IPv6) type and code, any other protocol by addresses and protocol. Whatever
+ *      the meter would refuse (a header it calls truncated or malformed) goes on to it
+ *      untouched, and so do IP fragments (the meter ties later fragments to their first
+ *      by the IP id), TCP packets with SYN, FIN or RST (the meter sees every connection
+ *      start and end), and anything whose headers are not in the frame's first buffer;
  *   2. build the flow key as the meter's table keeps it (record.h; canonical order for
  *      biflows, secho_flow_key_canon: the lower (address, port) end first), and note which
  *      way the packet runs against it;
@@ -84,7 +84,9 @@ const volatile uint32_t cfg_ncpus = 1;
 #define IPPROTO_ROUTING_  43
 #define IPPROTO_FRAGMENT_ 44
 #define IPPROTO_ICMPV6_   58
+#define IPPROTO_AH_       51
 #define IPPROTO_DSTOPTS_  60
+#define IPPROTO_MOBILITY_ 135
 #define MAX_EXT           8 /* SECHO_DISSECT_MAX_EXT */
 
 /* Outcome of the description: HIT means "keyed, look it up". */
@@ -200,12 +202,14 @@ static __always_inline uint32_t parse_ip6(uint8_t *ip, void *end, uint64_t l3off
 	uint32_t h = 40;
 
 	/* RFC 8200 section 4, as src/wire/wire_inner.h follows it: hop-by-hop first only,
-	 * at most MAX_EXT headers; a fragment header sends the packet to the meter. */
+	 * routing, destination options, AH (RFC 4302: 4-octet units) and Mobility (RFC 6275)
+	 * headers, at most MAX_EXT; a fragment header sends the packet to the meter. */
 	for (uint32_t n = 0; n <= MAX_EXT; n++) {
 		if (nh == IPPROTO_FRAGMENT_)
 			return n == MAX_EXT ? SECHO_OFFLOAD_CNT_PASS_MALFORMED
 			                    : SECHO_OFFLOAD_CNT_PASS_FRAG;
-		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ && nh != IPPROTO_DSTOPTS_)
+		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ && nh != IPPROTO_DSTOPTS_ &&
+		    nh != IPPROTO_AH_ && nh != IPPROTO_MOBILITY_)
 			goto l4;
 		if ((nh == IPPROTO_HOPOPTS_ && n) || n == MAX_EXT || h + 8 > tot)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
@@ -215,7 +219,8 @@ static __always_inline uint32_t parse_ip6(uint8_t *ip, void *end, uint64_t l3off
 		uint8_t *e = ip + h;
 		if (e + 2 > (uint8_t *)end)
 			return short_why(l3off + h + 8, wire);
-		uint32_t len = ((uint32_t)e[1] + 1) * 8;
+		uint32_t len =
+		        nh == IPPROTO_AH_ ? ((uint32_t)e[1] + 2) * 4 : ((uint32_t)e[1] + 1) * 8;
 		if (h + len > tot)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
 		nh = e[0];
