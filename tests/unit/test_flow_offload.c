@@ -593,13 +593,11 @@ static void test_truth(void)
 			for (int d = 0; d < 2; d++) {
 				if (!m->packets[d])
 					continue;
+				/* the reverse direction: the other end's key (an ICMP query's
+				 * answer type too: the meter's own rule, key.h) */
 				struct secho_flow_key k = m->key;
-				if (d) {
-					memcpy(k.src, m->key.dst, 16);
-					memcpy(k.dst, m->key.src, 16);
-					k.sport = m->key.dport;
-					k.dport = m->key.sport;
-				}
+				if (d)
+					secho_flow_key_reverse(&k);
 				struct mm_flow *t = mm_find(truth, &k);
 				keys++;
 				if (!t || t->packets[0] != m->packets[d] ||

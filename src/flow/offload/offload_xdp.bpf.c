@@ -275,7 +275,8 @@ static __always_inline uint32_t parse(struct xdp_md *ctx, struct pkt *p)
 }
 
 /* Biflows: put the key in the meter's canonical order (secho_flow_key_canon: addresses
- * compared as bytes, then ports) and note the packet's direction against it. */
+ * compared as bytes, then ports; a swap turns an ICMP query type into its answer's, as
+ * secho_flow_key_reverse does) and note the packet's direction against it. */
 static __always_inline void canon(struct pkt *p)
 {
 	int c = 0;
@@ -284,7 +285,12 @@ static __always_inline void canon(struct pkt *p)
 		uint32_t a = bpf_ntohl(p->key.w[3 + i]), b = bpf_ntohl(p->key.w[7 + i]);
 		c = a < b ? -1 : a > b ? 1 : 0;
 	}
-	if (c > 0 || (c == 0 && p->key.k.sport > p->key.k.dport)) {
+	uint16_t ans = secho_flow_icmp_answer(p->key.k.ip_version, p->key.k.proto,
+	                                      p->key.k.icmp_type_code);
+	if (c == 0)
+		c = p->key.k.sport != p->key.k.dport ? (p->key.k.sport > p->key.k.dport ? 1 : -1)
+		                                     : (ans < p->key.k.icmp_type_code ? 1 : 0);
+	if (c > 0) {
 		for (int i = 0; i < 4; i++) {
 			uint32_t t = p->key.w[3 + i];
 			p->key.w[3 + i] = p->key.w[7 + i];
@@ -293,6 +299,7 @@ static __always_inline void canon(struct pkt *p)
 		uint16_t t = p->key.k.sport;
 		p->key.k.sport = p->key.k.dport;
 		p->key.k.dport = t;
+		p->key.k.icmp_type_code = ans;
 		p->dir = 1;
 	}
 }
