@@ -232,6 +232,67 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 	return dis_l4(ip + h, lim - h, d);
 }
 
+/*
+ * What an MPLS label stack or a PPPoE session at f + off (type: its EtherType) carries
+ * (include/secho/dissect.h): the IP packet inside, or not IP. Out of line and after the
+ * plain EtherTypes, so that plain IP pays nothing for it.
+ */
+static inline enum secho_dissect_reason dis_encap(const uint8_t *f, size_t caplen, size_t wirelen,
+                                                  size_t off, uint16_t type,
+                                                  struct secho_dissect *d)
+{
+	unsigned v;
+
+	if (type == SECHO_ETHERTYPE_PPPOE) {
+		/* RFC 2516 section 4: ver/type, code, session ID, length; RFC 1661: protocol,
+		 * 2 bytes, or 1 when compressed (section 6.5: an odd first byte). */
+		if (caplen < off + 7)
+			return SECHO_DISSECT_PPPOE_SHORT;
+		unsigned ppp = f[off + 6];
+		size_t hl = 7;
+		if (!(ppp & 1)) {
+			if (caplen < off + 8)
+				return SECHO_DISSECT_PPPOE_SHORT;
+			ppp = dis_rd16(f + off + 6);
+			hl = 8;
+		}
+		d->flags |= SECHO_DISSECT_F_PPPOE;
+		d->pppoe_sid = dis_rd16(f + off + 2);
+		off += hl;
+		if (ppp == 0x0021)
+			v = 4;
+		else if (ppp == 0x0057)
+			v = 6;
+		else
+			return SECHO_DISSECT_OK; /* LCP, IPCP...: not IP */
+	} else {
+		/* RFC 3032 section 2.1: label 20 | TC 3 | S 1 | TTL 8, down to S = 1. */
+		unsigned n = 0;
+		uint32_t e;
+		do {
+			if (n == SECHO_DISSECT_MAX_MPLS)
+				return SECHO_DISSECT_MPLS_DEPTH;
+			if (caplen < off + 4)
+				return SECHO_DISSECT_MPLS_SHORT;
+			e = dis_rd32(f + off);
+			if (!n)
+				d->mpls_top = e;
+			d->nmpls = (uint8_t)++n;
+			off += 4;
+		} while (!(e & 0x100));
+		d->flags |= SECHO_DISSECT_F_MPLS;
+		if (caplen < off + 1)
+			return SECHO_DISSECT_MPLS_SHORT;
+		v = f[off] >> 4; /* RFC 4928: IPv4 4, IPv6 6; 0 a control word (not IP) */
+		if (v != 4 && v != 6)
+			return SECHO_DISSECT_OK;
+	}
+	d->l3_off = (uint16_t)off;
+	if (v == 4)
+		return dis_ip4(f, caplen - off, wirelen - off, d);
+	return dis_ip6(f, caplen - off, wirelen - off, d);
+}
+
 /* The dissector (include/secho/dissect.h); wirelen >= caplen. */
 static inline __attribute__((always_inline)) enum secho_dissect_reason
 secho_dissect_inline(const uint8_t *f, size_t caplen, size_t wirelen, struct secho_dissect *d)
@@ -270,6 +331,9 @@ secho_dissect_inline(const uint8_t *f, size_t caplen, size_t wirelen, struct sec
 		return dis_ip4(f, caplen - off, wirelen - off, d);
 	if (type == SECHO_ETHERTYPE_IPV6)
 		return dis_ip6(f, caplen - off, wirelen - off, d);
+	if (type == SECHO_ETHERTYPE_MPLS || type == SECHO_ETHERTYPE_MPLS_MC ||
+	    type == SECHO_ETHERTYPE_PPPOE)
+		return dis_encap(f, caplen, wirelen, off, type, d);
 	return SECHO_DISSECT_OK;
 }
 

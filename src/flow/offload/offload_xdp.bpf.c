@@ -4,7 +4,8 @@
  *
  * For every frame the interface receives:
  *   1. describe it to L4 exactly as the meter's dissector does (src/wire/wire_inner.h):
- *      up to two VLAN tags, IPv4 with options, IPv6 with hop-by-hop, routing,
+ *      up to two VLAN tags, an MPLS label stack (up to 8 labels) or a PPPoE session
+ *      with IP inside, IPv4 with options, IPv6 with hop-by-hop, routing,
  *      destination options, AH and Mobility headers; TCP and UDP ports, ICMP (v4 in IPv4,
  *      v6 in IPv6) type and code, any other protocol by addresses and protocol. Whatever
  *      the meter would refuse (a header it calls truncated or malformed) goes on to it
@@ -88,6 +89,7 @@ const volatile uint32_t cfg_ncpus = 1;
 #define IPPROTO_DSTOPTS_  60
 #define IPPROTO_MOBILITY_ 135
 #define MAX_EXT           8 /* SECHO_DISSECT_MAX_EXT */
+#define MAX_MPLS          8 /* SECHO_DISSECT_MAX_MPLS */
 
 /* Outcome of the description: HIT means "keyed, look it up". */
 #define KEYED SECHO_OFFLOAD_CNT_HIT
@@ -240,6 +242,56 @@ l4:
 	return parse_l4(ip + h, end, l3off + h, wire, tot - h, 0, p);
 }
 
+/* An MPLS label stack or a PPPoE session at off, as src/wire/wire_inner.h's dis_encap
+ * reads it: the IP packet inside is keyed as a plain one (labels and the session are not
+ * in the meter's key); anything else inside is not IP. */
+static __always_inline uint32_t parse_encap(uint8_t *data, void *end, uint64_t off, uint64_t wire,
+                                            uint16_t type, struct pkt *p)
+{
+	uint8_t v;
+
+	if (type == bpf_htons(ETH_P_PPP_SES)) {
+		/* PPP's protocol: 2 bytes, or 1 when compressed (an odd first byte) */
+		if (data + off + 7 > (uint8_t *)end)
+			return short_why(off + 7, wire);
+		uint16_t ppp = data[off + 6];
+		if (ppp & 1) {
+			off += 7;
+		} else {
+			if (data + off + 8 > (uint8_t *)end)
+				return short_why(off + 8, wire);
+			ppp = (uint16_t)(ppp << 8 | data[off + 7]);
+			off += 8;
+		}
+		if (ppp == 0x0021)
+			v = 4;
+		else if (ppp == 0x0057)
+			v = 6;
+		else
+			return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+	} else {
+		uint32_t n;
+		for (n = 0; n < MAX_MPLS; n++) {
+			if (data + off + 4 > (uint8_t *)end)
+				return short_why(off + 4, wire);
+			uint8_t s = data[off + 2] & 1; /* bottom of stack */
+			off += 4;
+			if (s)
+				break;
+		}
+		if (n == MAX_MPLS)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		if (data + off + 1 > (uint8_t *)end)
+			return short_why(off + 1, wire);
+		v = data[off] >> 4;
+		if (v != 4 && v != 6)
+			return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+	}
+	if (v == 4)
+		return parse_ip4(data + off, end, off, wire, p);
+	return parse_ip6(data + off, end, off, wire, p);
+}
+
 /* Describe the frame; KEYED with p filled, or the reason it goes to the meter. */
 static __always_inline uint32_t parse(struct xdp_md *ctx, struct pkt *p)
 {
@@ -271,6 +323,9 @@ static __always_inline uint32_t parse(struct xdp_md *ctx, struct pkt *p)
 		return parse_ip4(data + off, end, off, wire, p);
 	if (type == bpf_htons(ETH_P_IPV6))
 		return parse_ip6(data + off, end, off, wire, p);
+	if (type == bpf_htons(ETH_P_MPLS_UC) || type == bpf_htons(ETH_P_MPLS_MC) ||
+	    type == bpf_htons(ETH_P_PPP_SES))
+		return parse_encap(data, end, off, wire, type, p);
 	return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
 }
 
