@@ -12,7 +12,8 @@
 #     (mpls_depth, mpls_short, pppoe_short)
 #   - IPv6 AH (OSPF behind it) and the Mobility header: the protocol after them
 #     (FlowTest's ipv6_auth_header, ipv6_mobile)
-#   - ICMP echo in a biflow: the reply's type in rev_icmp_type (FlowTest's icmp)
+#   - ICMP echo in a biflow: the reply's type in rev_icmp_type (FlowTest's icmp), also
+#     over MPLS with different labels each way (FlowTest's mpls_double)
 # Needs: jq, python3-scapy (scripts/deps.sh).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -91,6 +92,12 @@ pk.append(Ether(bytes(eth(0x8864) / PPPoE(sessionid=9) / PPP(proto=0x0021))[:19]
 # 8. IPv6 AH with OSPF behind it; the Mobility header (its payload: no next header)
 pk.append(eth(0x86dd) / IPv6(src="fe80::1", dst="ff02::5", nh=51, hlim=1) / AH(nh=89, spi=1, seq=1, icv=b"\x00" * 12) / Raw(b"o" * 44))
 pk.append(eth(0x86dd) / IPv6(src="2001:db8::8:1", dst="2001:db8::8:2") / MIP6MH_BU())
+# 9. FlowTest's mpls_double: an echo over two labels (272, 305), answered over one (305):
+#    one biflow of 5 + 5 packets of 100 bytes
+a, b = "198.18.9.1", "198.18.9.5"
+for i in range(5):
+    pk.append(eth(0x8847) / mpls([272, 305]) / IP(src=a, dst=b) / ICMP(type=8, id=9, seq=i) / Raw(b"e" * 72))
+    pk.append(eth(0x8847) / mpls([305]) / IP(src=b, dst=a) / ICMP(type=0, id=9, seq=i) / Raw(b"e" * 72))
 t = 1767225600.0
 for i, p in enumerate(pk):
     p.time = t + i * 0.001
@@ -106,6 +113,7 @@ cat >"$T/want" <<'EOF'
 1 198.18.4.1 198.18.4.2 0 0 8.0 1 84 1 84 0.0
 6 2001:db8::5:1 2001:db8::5:2 50000 22 0.0 2 120 0 0 0.0
 89 fe80::1 ff02::5 0 0 0.0 1 108 0 0 0.0
+1 198.18.9.1 198.18.9.5 0 0 8.0 5 500 5 500 0.0
 59 2001:db8::8:1 2001:db8::8:2 0 0 0.0 1 56 0 0 0.0
 EOF
 
