@@ -65,6 +65,7 @@ struct __attribute__((packed)) fb_rec {
 	uint64_t roct, rpkt;
 	uint16_t rflags;
 	uint64_t rstart, rend;
+	uint16_t ricmp;
 };
 
 static fbInfoElementSpec_t fb_spec[] = {
@@ -88,6 +89,7 @@ static fbInfoElementSpec_t fb_spec[] = {
         {"reverseTcpControlBits", 2, 0},
         {"reverseFlowStartMilliseconds", 8, 0},
         {"reverseFlowEndMilliseconds", 8, 0},
+        {"reverseIcmpTypeCodeIPv4", 2, 0},
         FB_IESPEC_NULL,
 };
 
@@ -132,6 +134,7 @@ static double run_fixbuf(const char *path, uint32_t n)
 		f.rflags = r.rev.tcp_flags;
 		f.rstart = r.rev.first_ns / 1000000;
 		f.rend = r.rev.last_ns / 1000000;
+		f.ricmp = secho_flow_rec_rev_icmp(&r);
 		if (!fBufAppend(buf, (uint8_t *)&f, sizeof(f), &err)) {
 			fprintf(stderr, "libfixbuf: %s\n", err->message);
 			exit(1);

@@ -24,6 +24,7 @@ PKGS=(
   nfdump              # flow tests: nfcapd, the IPFIX collector the export is checked against
   libfixbuf-dev       # bench/ipfix_encode: libfixbuf, the IPFIX library measured beside ours
   python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
+  python3-scapy       # flow encapsulation tests: MPLS, PPPoE... captures built by an independent tool
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

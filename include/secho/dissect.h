@@ -9,14 +9,29 @@
  * (SECHO_DISSECT_REASONS below), and never reads outside frame[0..caplen).
  *
  *   Ethernet II | up to two VLAN tags (TPID 0x8100, 0x88a8 or 0x9100, any order)
+ *     | [MPLS label stack, 0x8847 / 0x8848, up to 8 labels, IPv4 or IPv6 after the
+ *     |  bottom of stack | PPPoE session, 0x8864, PPP protocol 0x0021 / 0x0057]
  *     | IPv4 (options skipped)              | TCP, UDP, ICMP: ports / type+code / flags
  *     | IPv6 (+ hop-by-hop, routing,        | ICMPv6
- *     |   destination options, fragment)    | any other protocol: addresses and protocol
+ *     |   destination options, fragment,    | any other protocol: addresses and protocol
+ *     |   AH, Mobility)                     |
  *     | anything else: the EtherType, nothing more (not an error)
  *
+ * MPLS (RFC 3032; multicast RFC 5332): the label stack entries are walked to the one with
+ * the bottom-of-stack bit, SECHO_DISSECT_MAX_MPLS of them at most; what follows is IPv4 or
+ * IPv6 by its first nibble (RFC 4928), anything else (Ethernet over MPLS, a pseudowire
+ * control word) is described as not IP. PPPoE (RFC 2516): the session header and PPP's
+ * protocol field (RFC 1661): IPv4 (0x0021) and IPv6 (0x0057) are followed, any other PPP
+ * protocol (LCP, IPCP...) is not IP. In both, ethertype stays the outer one (0x8847,
+ * 0x8848, 0x8864), l3_off is the inner IP header, and the flags say which was crossed;
+ * mpls_top is the top label stack entry, nmpls the entries.
+ *
  * IPv6 extension headers (RFC 8200 section 4): hop-by-hop (0, only first), routing (43),
- * destination options (60) and fragment (44, at most one) are followed; AH (51), ESP (50)
- * and no next header (59) end the chain and are the protocol; so does any other value.
+ * destination options (60), fragment (44, at most one), the Authentication Header (51, RFC
+ * 4302: length in 4-octet units) and the Mobility header (135, RFC 6275: its Payload Proto
+ * is the next header, normally 59) are followed, SECHO_DISSECT_MAX_EXT of them at most: the
+ * flow's protocol is what follows them. ESP (50) and no next header (59) end the chain and
+ * are the protocol; so does any other value.
  *
  * Fragments (RFC 791, RFC 8200 section 4.5): a first fragment (offset 0, more fragments)
  * carries the transport header and is dissected like a whole packet; a later fragment
@@ -55,9 +70,11 @@ extern "C" {
 #define SECHO_IPPROTO_ICMPV6   58
 #define SECHO_IPPROTO_NONE     59
 #define SECHO_IPPROTO_DSTOPTS  60
+#define SECHO_IPPROTO_MOBILITY 135
 
 #define SECHO_DISSECT_MAX_VLAN 2 /* a third tag is refused (vlan_depth) */
 #define SECHO_DISSECT_MAX_EXT  8 /* IPv6 extension headers followed at most */
+#define SECHO_DISSECT_MAX_MPLS 8 /* MPLS label stack entries followed at most (mpls_depth) */
 
 /*
  * Why a frame could not be described, in the order the dissector checks; "ok" is success.
@@ -69,6 +86,9 @@ extern "C" {
 	X(ETH_SHORT, "eth_short", "frame shorter than the Ethernet header")                        \
 	X(VLAN_SHORT, "vlan_short", "frame ends inside a VLAN tag")                                \
 	X(VLAN_DEPTH, "vlan_depth", "more than two VLAN tags")                                     \
+	X(MPLS_SHORT, "mpls_short", "frame ends inside the MPLS label stack or right after it")    \
+	X(MPLS_DEPTH, "mpls_depth", "no bottom of stack in the first 8 MPLS labels")               \
+	X(PPPOE_SHORT, "pppoe_short", "frame ends inside the PPPoE session or PPP header")         \
 	X(IP4_SHORT, "ip4_short", "fewer bytes than an IPv4 header after the Ethernet header")     \
 	X(IP4_VERSION, "ip4_version", "EtherType IPv4 but the version field is not 4")             \
 	X(IP4_IHL, "ip4_ihl", "IPv4 header length below 5 words")                                  \
@@ -106,6 +126,8 @@ enum secho_dissect_reason {
 #define SECHO_DISSECT_F_ATOMIC      0x08 /* IPv6 fragment header with offset 0 and M clear */
 #define SECHO_DISSECT_F_SNAPPED     0x10 /* the IP packet goes on beyond caplen */
 #define SECHO_DISSECT_F_L4          0x20 /* the transport fields below were filled */
+#define SECHO_DISSECT_F_MPLS        0x40 /* inside an MPLS label stack (mpls_top, nmpls) */
+#define SECHO_DISSECT_F_PPPOE       0x80 /* inside a PPPoE session (pppoe_sid) */
 
 /*
  * The description. Offsets are from the start of the frame; multi-byte values are in host
@@ -120,21 +142,24 @@ struct secho_dissect {
 	uint16_t vlan_tpid[SECHO_DISSECT_MAX_VLAN]; /* 0x8100, 0x88a8 or 0x9100 */
 	uint16_t vlan_tci[SECHO_DISSECT_MAX_VLAN];  /* PCP 3 | DEI 1 | VID 12 */
 	uint16_t l3_off;                            /* the IP header */
-	uint16_t addr_off; /* source address (4 or 16 bytes); the destination follows it */
-	uint8_t proto;     /* IPv4 protocol; IPv6: the header that ended the chain */
-	uint8_t frag;      /* SECHO_FRAG_* */
-	uint16_t flags;    /* SECHO_DISSECT_F_* */
-	uint32_t ip_len;   /* IPv4 total length; IPv6 40 + payload length */
-	uint16_t l4_off;   /* the transport header (a later fragment: its data) */
-	uint16_t frag_off; /* fragment offset in bytes */
-	uint32_t l4_len;   /* bytes from l4_off to the end of the IP packet */
-	uint32_t frag_id;  /* IPv4 identification (16 bits) / IPv6 fragment identification */
-	uint16_t sport;    /* TCP, UDP */
-	uint16_t dport;    /* TCP, UDP */
-	uint8_t icmp_type; /* ICMP (IPv4), ICMPv6 */
-	uint8_t icmp_code; /* ICMP (IPv4), ICMPv6 */
-	uint8_t tcp_flags; /* TCP: CWR ECE URG ACK PSH RST SYN FIN (the low 8 bits) */
-	uint8_t tcp_doff;  /* TCP header length in bytes */
+	uint16_t addr_off;  /* source address (4 or 16 bytes); the destination follows it */
+	uint8_t proto;      /* IPv4 protocol; IPv6: the header that ended the chain */
+	uint8_t frag;       /* SECHO_FRAG_* */
+	uint16_t flags;     /* SECHO_DISSECT_F_* */
+	uint32_t ip_len;    /* IPv4 total length; IPv6 40 + payload length */
+	uint16_t l4_off;    /* the transport header (a later fragment: its data) */
+	uint16_t frag_off;  /* fragment offset in bytes */
+	uint32_t l4_len;    /* bytes from l4_off to the end of the IP packet */
+	uint32_t frag_id;   /* IPv4 identification (16 bits) / IPv6 fragment identification */
+	uint16_t sport;     /* TCP, UDP */
+	uint16_t dport;     /* TCP, UDP */
+	uint8_t icmp_type;  /* ICMP (IPv4), ICMPv6 */
+	uint8_t icmp_code;  /* ICMP (IPv4), ICMPv6 */
+	uint8_t tcp_flags;  /* TCP: CWR ECE URG ACK PSH RST SYN FIN (the low 8 bits) */
+	uint8_t tcp_doff;   /* TCP header length in bytes */
+	uint8_t nmpls;      /* MPLS label stack entries (SECHO_DISSECT_F_MPLS) */
+	uint16_t pppoe_sid; /* PPPoE session ID (SECHO_DISSECT_F_PPPOE) */
+	uint32_t mpls_top;  /* the top label stack entry: label 20 | TC 3 | S 1 | TTL 8 */
 };
 
 /*

@@ -57,6 +57,9 @@
 #define SECHO_ETHERTYPE_IPV6     0x86dd
 #define SECHO_ETHERTYPE_QINQ     0x88a8 /* 802.1ad service tag */
 #define SECHO_ETHERTYPE_QINQ_OLD 0x9100 /* pre-standard QinQ */
+#define SECHO_ETHERTYPE_MPLS     0x8847 /* MPLS unicast (RFC 3032) */
+#define SECHO_ETHERTYPE_MPLS_MC  0x8848 /* MPLS multicast (RFC 5332) */
+#define SECHO_ETHERTYPE_PPPOE    0x8864 /* PPPoE session stage (RFC 2516) */
 
 #define SECHO_IPPROTO_UDP  17
 #define SECHO_IP4_DF       0x4000

@@ -123,6 +123,23 @@ static inline enum secho_dissect_reason dis_ip4(const uint8_t *f, size_t cap, si
 	return dis_l4(ip + ihl, avail, d);
 }
 
+/*
+ * The IPv6 extension headers the dissector walks (RFC 8200 section 4, IANA "IPv6 Extension
+ * Header Types"): hop-by-hop (0), routing (43), fragment (44), AH (51), destination options
+ * (60), all below 64, as a bit mask; and the Mobility header (135). ESP (50) is not: what
+ * follows it is encrypted. HIP (139) and Shim6 (140) are not followed either (their
+ * payloads are rare and their next header is usually 59).
+ */
+#define DIS_IP6_EXT_MASK                                                                           \
+	(1ull << SECHO_IPPROTO_HOPOPTS | 1ull << SECHO_IPPROTO_ROUTING |                           \
+	 1ull << SECHO_IPPROTO_FRAGMENT | 1ull << SECHO_IPPROTO_AH |                               \
+	 1ull << SECHO_IPPROTO_DSTOPTS)
+
+static inline int dis_ip6_is_ext(uint8_t nh)
+{
+	return nh < 64 ? (int)((DIS_IP6_EXT_MASK >> nh) & 1) : nh == SECHO_IPPROTO_MOBILITY;
+}
+
 /* IPv6 at f + d->l3_off, then its extension headers (RFC 8200 section 4). */
 static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, size_t wire,
                                                 struct secho_dissect *d)
@@ -147,10 +164,11 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 	unsigned n = 0;
 	int seen_frag = 0;
 	uint8_t nh = ip[6];
-	for (;;) {
+	/* One test per header on the way out of the chain (TCP, UDP... are not in the mask). */
+	while (dis_ip6_is_ext(nh)) {
 		size_t len;
 		if (nh == SECHO_IPPROTO_HOPOPTS || nh == SECHO_IPPROTO_ROUTING ||
-		    nh == SECHO_IPPROTO_DSTOPTS) {
+		    nh == SECHO_IPPROTO_DSTOPTS || nh == SECHO_IPPROTO_MOBILITY) {
 			/* RFC 8200 4.3: hop-by-hop only right after the IPv6 header. */
 			if (nh == SECHO_IPPROTO_HOPOPTS && n)
 				return SECHO_DISSECT_IP6_HBH_ORDER;
@@ -158,8 +176,17 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 				return SECHO_DISSECT_IP6_EXT_DEPTH;
 			if (h + 8 > lim)
 				return SECHO_DISSECT_IP6_EXT_SHORT;
-			len = ((size_t)ip[h + 1] + 1) * 8; /* Hdr Ext Len: 8-octet units beyond 8 */
-		} else if (nh == SECHO_IPPROTO_FRAGMENT) {
+			/* Hdr Ext Len: 8-octet units beyond the first 8 (the Mobility header's
+			 * Header Len too, RFC 6275 6.1.1; its Payload Proto is the next header) */
+			len = ((size_t)ip[h + 1] + 1) * 8;
+		} else if (nh == SECHO_IPPROTO_AH) {
+			if (n == SECHO_DISSECT_MAX_EXT)
+				return SECHO_DISSECT_IP6_EXT_DEPTH;
+			if (h + 8 > lim)
+				return SECHO_DISSECT_IP6_EXT_SHORT;
+			/* RFC 4302 2.2: Payload Len in 4-octet units, minus 2 */
+			len = ((size_t)ip[h + 1] + 2) * 4;
+		} else { /* SECHO_IPPROTO_FRAGMENT */
 			if (n == SECHO_DISSECT_MAX_EXT)
 				return SECHO_DISSECT_IP6_EXT_DEPTH;
 			if (seen_frag)
@@ -181,8 +208,6 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 			} else {
 				d->flags |= SECHO_DISSECT_F_ATOMIC;
 			}
-		} else {
-			break;
 		}
 		if (h + len > lim)
 			return SECHO_DISSECT_IP6_EXT_SHORT;
@@ -205,6 +230,67 @@ static inline enum secho_dissect_reason dis_ip6(const uint8_t *f, size_t cap, si
 	d->l4_off = (uint16_t)(d->l3_off + h);
 	d->l4_len = (uint32_t)(tot - h);
 	return dis_l4(ip + h, lim - h, d);
+}
+
+/*
+ * What an MPLS label stack or a PPPoE session at f + off (type: its EtherType) carries
+ * (include/secho/dissect.h): the IP packet inside, or not IP. Out of line and after the
+ * plain EtherTypes, so that plain IP pays nothing for it.
+ */
+static inline enum secho_dissect_reason dis_encap(const uint8_t *f, size_t caplen, size_t wirelen,
+                                                  size_t off, uint16_t type,
+                                                  struct secho_dissect *d)
+{
+	unsigned v;
+
+	if (type == SECHO_ETHERTYPE_PPPOE) {
+		/* RFC 2516 section 4: ver/type, code, session ID, length; RFC 1661: protocol,
+		 * 2 bytes, or 1 when compressed (section 6.5: an odd first byte). */
+		if (caplen < off + 7)
+			return SECHO_DISSECT_PPPOE_SHORT;
+		unsigned ppp = f[off + 6];
+		size_t hl = 7;
+		if (!(ppp & 1)) {
+			if (caplen < off + 8)
+				return SECHO_DISSECT_PPPOE_SHORT;
+			ppp = dis_rd16(f + off + 6);
+			hl = 8;
+		}
+		d->flags |= SECHO_DISSECT_F_PPPOE;
+		d->pppoe_sid = dis_rd16(f + off + 2);
+		off += hl;
+		if (ppp == 0x0021)
+			v = 4;
+		else if (ppp == 0x0057)
+			v = 6;
+		else
+			return SECHO_DISSECT_OK; /* LCP, IPCP...: not IP */
+	} else {
+		/* RFC 3032 section 2.1: label 20 | TC 3 | S 1 | TTL 8, down to S = 1. */
+		unsigned n = 0;
+		uint32_t e;
+		do {
+			if (n == SECHO_DISSECT_MAX_MPLS)
+				return SECHO_DISSECT_MPLS_DEPTH;
+			if (caplen < off + 4)
+				return SECHO_DISSECT_MPLS_SHORT;
+			e = dis_rd32(f + off);
+			if (!n)
+				d->mpls_top = e;
+			d->nmpls = (uint8_t)++n;
+			off += 4;
+		} while (!(e & 0x100));
+		d->flags |= SECHO_DISSECT_F_MPLS;
+		if (caplen < off + 1)
+			return SECHO_DISSECT_MPLS_SHORT;
+		v = f[off] >> 4; /* RFC 4928: IPv4 4, IPv6 6; 0 a control word (not IP) */
+		if (v != 4 && v != 6)
+			return SECHO_DISSECT_OK;
+	}
+	d->l3_off = (uint16_t)off;
+	if (v == 4)
+		return dis_ip4(f, caplen - off, wirelen - off, d);
+	return dis_ip6(f, caplen - off, wirelen - off, d);
 }
 
 /* The dissector (include/secho/dissect.h); wirelen >= caplen. */
@@ -245,6 +331,9 @@ secho_dissect_inline(const uint8_t *f, size_t caplen, size_t wirelen, struct sec
 		return dis_ip4(f, caplen - off, wirelen - off, d);
 	if (type == SECHO_ETHERTYPE_IPV6)
 		return dis_ip6(f, caplen - off, wirelen - off, d);
+	if (type == SECHO_ETHERTYPE_MPLS || type == SECHO_ETHERTYPE_MPLS_MC ||
+	    type == SECHO_ETHERTYPE_PPPOE)
+		return dis_encap(f, caplen, wirelen, off, type, d);
 	return SECHO_DISSECT_OK;
 }
 

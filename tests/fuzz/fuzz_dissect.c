@@ -30,14 +30,32 @@ static void check(const uint8_t *f, size_t caplen, size_t wirelen, enum secho_di
 	CHECK(strcmp(secho_dissect_reason_name(r), "unknown") != 0);
 	if (r != SECHO_DISSECT_OK)
 		return;
-	CHECK(caplen >= 14 && d->nvlan <= 2 && d->l3_off == 14 + 4 * d->nvlan);
-	CHECK(d->ethertype == rd16(f + d->l3_off - 2));
+	size_t l2 = 14 + 4 * (size_t)d->nvlan; /* after the EtherType */
+	CHECK(caplen >= 14 && d->nvlan <= 2 && d->ethertype == rd16(f + l2 - 2));
+	if (d->flags & SECHO_DISSECT_F_MPLS) {
+		/* the label stack: S set on the last entry only */
+		CHECK(d->nmpls >= 1 && d->nmpls <= SECHO_DISSECT_MAX_MPLS &&
+		      !(d->flags & SECHO_DISSECT_F_PPPOE));
+		CHECK(d->ethertype == 0x8847 || d->ethertype == 0x8848);
+		CHECK(d->mpls_top == ((uint32_t)rd16(f + l2) << 16 | rd16(f + l2 + 2)));
+		for (unsigned i = 0; i < d->nmpls; i++)
+			CHECK(!!(f[l2 + 4 * i + 2] & 1) == (i + 1 == d->nmpls));
+		l2 += 4u * d->nmpls;
+	} else if (d->flags & SECHO_DISSECT_F_PPPOE) {
+		CHECK(d->ethertype == 0x8864 && d->pppoe_sid == rd16(f + l2 + 2));
+		size_t pl = f[l2 + 6] & 1 ? 1 : 2; /* PPP protocol, compressed or not */
+		unsigned pp = pl == 1 ? f[l2 + 6] : rd16(f + l2 + 6);
+		CHECK(d->ip_version == 0 || pp == (d->ip_version == 4 ? 0x21u : 0x57u));
+		l2 += 6 + pl;
+	}
+	CHECK(d->ip_version == 0 || d->l3_off == l2);
 	for (unsigned i = 0; i < d->nvlan; i++) {
 		CHECK(d->vlan_tpid[i] == rd16(f + 12 + 4 * i));
 		CHECK(d->vlan_tci[i] == rd16(f + 14 + 4 * i));
 	}
 	if (d->ip_version == 0) {
 		CHECK(d->ethertype != 0x0800 && d->ethertype != 0x86dd);
+		CHECK(!(d->flags & SECHO_DISSECT_F_MPLS) || (f[l2] >> 4 != 4 && f[l2] >> 4 != 6));
 		return;
 	}
 	const uint8_t *ip = f + d->l3_off;

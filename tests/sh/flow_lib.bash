@@ -35,7 +35,7 @@
 FLOW_JQ='
 def fwd: [.vlan,.vlan_inner,.ip_version,.proto,.src,.dst,.sport,.dport,.icmp_type,.icmp_code,
           .packets,.octets,.first_ns,.last_ns,.tcp_flags];
-def rev: [.vlan,.vlan_inner,.ip_version,.proto,.dst,.src,.dport,.sport,.icmp_type,.icmp_code,
+def rev: [.vlan,.vlan_inner,.ip_version,.proto,.dst,.src,.dport,.sport,.rev_icmp_type,.rev_icmp_code,
           .rev_packets,.rev_octets,.rev_first_ns,.rev_last_ns,.rev_tcp_flags];
 (if .packets > 0 then fwd else empty end),
 (if (.rev_packets // 0) > 0 then rev else empty end) | map(tostring) | join(",")'

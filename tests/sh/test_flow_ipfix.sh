@@ -96,9 +96,19 @@ else
 			else
 				# Both directions of each biflow record, as lines.
 				nfdump -R "$d" -q -N -o 'fmt:%sa,%da,%sp,%dp,%pr,%ipkt,%ibyt,%opkt,%obyt' |
-					tr -d ' ' | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7
+					tr -d ' ' | awk -F, '
+					# the reverse direction of an ICMP query: its answer type
+					# (src/flow/core/key.h, secho_flow_icmp_answer)
+					function ans(p, tc,   t, c) {
+						split(tc, x, "."); t = x[1]; c = x[2]
+						if (p == 1 && (t == 8 || t == 0)) t = 8 - t
+						else if (p == 1 && t >= 13 && t <= 18) t = t % 2 ? t + 1 : t - 1
+						else if (p == 58 && (t == 128 || t == 139)) t = t + 1
+						else if (p == 58 && (t == 129 || t == 140)) t = t - 1
+						return t "." c }
+					{ print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7
 						if ($8 > 0) { rs = $4; rd = $3
-							if ($5 == 1 || $5 == 58) { rs = $3; rd = $4 }
+							if ($5 == 1 || $5 == 58) { rs = $3; rd = ans($5, $4) }
 							print $2 "," $1 "," rs "," rd "," $5 "," $8 "," $9 } }' |
 					sort >"$d.got"
 			fi

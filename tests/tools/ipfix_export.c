@@ -2,7 +2,8 @@
  * tests/tools/ipfix_export.c - export the flows of a generator truth file through the
  * IPFIX exporter (src/flow/export/ipfix.h), as the meter would: each truth line a record
  * (--uniflow), or each forward line with its reverse line one biflow record (the
- * reverse line: the reverse key, starting later, within 30 s of the forward's end).
+ * reverse line: the reverse key, an ICMP query's answer type, starting later, within 30 s
+ * of the forward's end).
  * End reason: end of flow (3) when the line saw FIN or RST, else forced end (4).
  *
  * usage: ipfix_export [options] TRUTH.csv URL...
@@ -64,7 +65,8 @@ static int is_reverse(const struct secho_flow_key *a, const struct secho_flow_ke
 	return a->ip_version == b->ip_version && a->proto == b->proto && a->vlan == b->vlan &&
 	       a->vlan_inner == b->vlan_inner && !memcmp(a->src, b->dst, 16) &&
 	       !memcmp(a->dst, b->src, 16) && a->sport == b->dport && a->dport == b->sport &&
-	       a->icmp_type_code == b->icmp_type_code;
+	       secho_flow_icmp_answer(a->ip_version, a->proto, a->icmp_type_code) ==
+	               b->icmp_type_code;
 }
 
 /* Direction-free order: lines of one connection end up next to each other. */

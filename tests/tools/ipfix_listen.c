@@ -174,9 +174,11 @@ static void data_record(const struct tmpl *t, const uint8_t *p)
 	uint16_t itc = (uint16_t)(ipv == 4 ? v[32] : v[139]);
 	put_line(ipv, (uint16_t)v[58], (uint16_t)v[245], (uint8_t)v[4], src, dst, (uint16_t)v[7],
 	         (uint16_t)v[11], itc, v[2], v[1], v[152], v[153], (uint16_t)v[6]);
+	/* the reverse direction's own ICMP type and code (reverseIcmpTypeCode) */
+	uint16_t ritc = (uint16_t)(ipv == 4 ? rv[32] : rv[139]);
 	if (rv[2])
 		put_line(ipv, (uint16_t)v[58], (uint16_t)v[245], (uint8_t)v[4], dst, src,
-		         (uint16_t)v[11], (uint16_t)v[7], itc, rv[2], rv[1], rv[152], rv[153],
+		         (uint16_t)v[11], (uint16_t)v[7], ritc, rv[2], rv[1], rv[152], rv[153],
 		         (uint16_t)rv[6]);
 }
 

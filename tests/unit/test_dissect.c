@@ -114,6 +114,48 @@ static void ext(struct fb *f, unsigned nh, unsigned units)
 		put8(f, i == 2 ? 1 : 0); /* PadN-ish filler */
 }
 
+/* An Authentication Header (RFC 4302): next header, Payload Len (4-octet units minus 2),
+ * reserved, SPI, sequence number, then ICV filler: (plen + 2) * 4 bytes in all. */
+static void ah(struct fb *f, unsigned nh, unsigned plen)
+{
+	put8(f, nh);
+	put8(f, plen);
+	put16(f, 0);
+	put32(f, 0x1000 + plen); /* SPI */
+	for (unsigned i = 8; i < (plen + 2) * 4; i++)
+		put8(f, 0xa0 + i);
+}
+
+/* A Mobility header (RFC 6275 6.1.1): Payload Proto, Header Len (8-octet units beyond 8),
+ * MH Type, reserved, checksum, message data: (units + 1) * 8 bytes. */
+static void mh(struct fb *f, unsigned nh, unsigned units)
+{
+	put8(f, nh);
+	put8(f, units);
+	put8(f, 5); /* Binding Update */
+	put8(f, 0);
+	put16(f, 0);
+	for (unsigned i = 6; i < (units + 1) * 8; i++)
+		put8(f, i);
+}
+
+/* An MPLS label stack entry (RFC 3032): label 20 | TC 3 | S 1 | TTL 8. */
+static void mpls(struct fb *f, uint32_t label, int bottom)
+{
+	put32(f, label << 12 | 5u << 9 | (bottom ? 1u : 0u) << 8 | 64);
+}
+
+/* A PPPoE session header (RFC 2516: ver/type 0x11, code 0, session, length) and PPP's
+ * protocol field (RFC 1661). */
+static void pppoe(struct fb *f, unsigned sid, unsigned proto)
+{
+	put8(f, 0x11);
+	put8(f, 0);
+	put16(f, sid);
+	put16(f, 0); /* length: not read */
+	put16(f, proto);
+}
+
 static void frag6(struct fb *f, unsigned nh, unsigned off_bytes, int m, uint32_t id)
 {
 	put8(f, nh);
@@ -315,7 +357,7 @@ static void test_vlan(void)
 	t_end();
 
 	t_begin("dissect: frames that are not IP are described, not refused");
-	static const unsigned types[] = {0x0806, 0x88cc, 0x8847, 0x0040, 0x05dc, 0x88e5};
+	static const unsigned types[] = {0x0806, 0x88cc, 0x8863, 0x0040, 0x05dc, 0x88e5};
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		eth(&f, NULL, 0, types[i]);
 		done(&f);
@@ -375,9 +417,9 @@ static void test_ip6(void)
 	                d.dport == 22 && d.l4_off == 54 + 8 + 24 + 16 &&
 	                (d.flags & SECHO_DISSECT_F_IP6_EXT),
 	        "hbh+routing+dstopts+udp: off %u", d.l4_off);
-	/* terminal: AH, ESP, no next header */
-	static const unsigned term[] = {51, 50, 59};
-	for (int i = 0; i < 3; i++) {
+	/* terminal: ESP, no next header */
+	static const unsigned term[] = {50, 59};
+	for (int i = 0; i < 2; i++) {
 		eth(&f, NULL, 0, 0x86dd);
 		ip6(&f, 60);
 		ext(&f, term[i], 0);
@@ -391,6 +433,89 @@ static void test_ip6(void)
 	ip6(&f, 59);
 	done(&f);
 	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 59 && d.l4_len == 0, "bare 59");
+	/* AH (RFC 4302) is followed: OSPF behind it, as in FlowTest's ipv6_auth_header */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 89, 4);
+	data(&f, 44);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 89 && d.l4_off == 54 + 24 &&
+	                d.l4_len == 44 && (d.flags & SECHO_DISSECT_F_IP6_EXT) &&
+	                !(d.flags & SECHO_DISSECT_F_L4),
+	        "ah+ospf: proto %u off %u", d.proto, d.l4_off);
+	/* AH with its shortest length (8 bytes), in a chain, to TCP: the ports are read */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 0);
+	ext(&f, 51, 0);
+	ah(&f, 60, 0);
+	ext(&f, 51, 1);
+	ah(&f, 6, 5); /* 28 bytes: a 4-byte multiple, not an 8-byte one */
+	tcp(&f, 179, 40000, 0x18, 0);
+	data(&f, 10);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 6 && d.sport == 179 &&
+	                d.dport == 40000 && d.tcp_flags == 0x18 && d.l4_off == 54 + 8 + 8 + 16 + 28,
+	        "hbh+ah+dstopts+ah+tcp: proto %u off %u", d.proto, d.l4_off);
+	/* Mobility header: its Payload Proto (59, no next header) is the flow's protocol */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 135);
+	mh(&f, 59, 1);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 59 && d.l4_off == 54 + 16 &&
+	                d.l4_len == 0 && (d.flags & SECHO_DISSECT_F_IP6_EXT),
+	        "mobility+59: proto %u off %u", d.proto, d.l4_off);
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 60);
+	ext(&f, 135, 0);
+	mh(&f, 17, 2);
+	udp(&f, 434, 434, 8 + 4);
+	data(&f, 4);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 17 && d.sport == 434 &&
+	                d.l4_off == 54 + 8 + 24,
+	        "dstopts+mobility+udp: proto %u off %u", d.proto, d.l4_off);
+	/* AH before a fragment header: a first fragment with its ports */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 44, 4);
+	frag6(&f, 17, 0, 1, 77);
+	udp(&f, 9, 10, 100);
+	data(&f, 16);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_FIRST && d.proto == 17 &&
+	                d.sport == 9 && d.frag_id == 77,
+	        "ah+fragment: frag %u proto %u", d.frag, d.proto);
+	/* AH and Mobility headers count towards the eight */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	for (int i = 0; i < 4; i++) {
+		ah(&f, 135, 0);
+		mh(&f, 51, 0);
+	}
+	ah(&f, 17, 0);
+	udp(&f, 1, 2, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(IP6_EXT_DEPTH), "ninth header (ah): %s",
+	        secho_dissect_reason_name(dis(f.b, f.n, f.n, &d)));
+	/* a packet ending inside AH, or inside the Mobility header, is refused */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 51);
+	ah(&f, 6, 4);
+	done(&f);
+	for (size_t cut = 54 + 1; cut < f.n; cut++) {
+		wr16(f.b + 18, (unsigned)(cut - 54));
+		T_CHECK(dis(f.b, cut, cut, &d) == R(IP6_EXT_SHORT), "ah cut at %zu: %s", cut,
+		        secho_dissect_reason_name(dis(f.b, cut, cut, &d)));
+	}
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 135);
+	mh(&f, 59, 2);
+	done(&f);
+	for (size_t cut = 54 + 1; cut < f.n; cut++) {
+		wr16(f.b + 18, (unsigned)(cut - 54));
+		T_CHECK(dis(f.b, cut, cut, &d) == R(IP6_EXT_SHORT), "mobility cut at %zu: %s", cut,
+		        secho_dissect_reason_name(dis(f.b, cut, cut, &d)));
+	}
 	/* eight extension headers are followed */
 	eth(&f, NULL, 0, 0x86dd);
 	ip6(&f, 0);
@@ -461,6 +586,116 @@ static void test_ip6(void)
 	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.frag == SECHO_FRAG_LATER &&
 	                d.frag_off == 2960 && !(d.flags & SECHO_DISSECT_F_FRAG_MF),
 	        "last");
+	t_end();
+}
+
+static void test_encap(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+	uint16_t vl[1][2] = {{0x8100, 42}};
+
+	t_begin("dissect: MPLS label stacks (1, 2, 8 labels, multicast) with IPv4 / IPv6 inside");
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 16, 1);
+	ip4(&f, 17, 0, 0, 1);
+	udp(&f, 5000, 53, 8 + 10);
+	data(&f, 10);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 4 && d.ethertype == 0x8847 &&
+	                (d.flags & SECHO_DISSECT_F_MPLS) && d.nmpls == 1 &&
+	                d.mpls_top >> 12 == 16 && d.l3_off == 18 && d.addr_off == 30 &&
+	                d.sport == 5000 && d.dport == 53 && d.ip_len == 38,
+	        "one label: v%u off %u top %x", d.ip_version, d.l3_off, d.mpls_top);
+	eth(&f, vl, 1, 0x8847);
+	mpls(&f, 1000, 0);
+	mpls(&f, 2000, 1);
+	ip6(&f, 6);
+	tcp(&f, 443, 50000, 0x10, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 6 && d.nvlan == 1 &&
+	                d.nmpls == 2 && d.mpls_top >> 12 == 1000 && d.l3_off == 26 &&
+	                d.sport == 443 && d.tcp_flags == 0x10,
+	        "VLAN, two labels, IPv6: off %u", d.l3_off);
+	eth(&f, NULL, 0, 0x8848);
+	for (int i = 0; i < 8; i++)
+		mpls(&f, 100 + (unsigned)i, i == 7);
+	ip4(&f, 1, 0, 0, 1);
+	icmp(&f, 8, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.nmpls == 8 && d.l3_off == 46 &&
+	                d.icmp_type == 8 && d.ethertype == 0x8848,
+	        "eight labels, multicast: %s", secho_dissect_reason_name(dis(f.b, f.n, f.n, &d)));
+	eth(&f, NULL, 0, 0x8847);
+	for (int i = 0; i < 9; i++)
+		mpls(&f, 100 + (unsigned)i, i == 8);
+	ip4(&f, 1, 0, 0, 1);
+	icmp(&f, 8, 0);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(MPLS_DEPTH) && d.ip_version == 0, "nine labels");
+	/* Ethernet over MPLS with a control word (first nibble 0): not IP, not refused */
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 300, 1);
+	put32(&f, 0); /* control word */
+	put(&f, f.b, 12);
+	put16(&f, 0x0800);
+	ip4(&f, 17, 0, 0, 1);
+	udp(&f, 1, 2, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 0 && d.nmpls == 1 &&
+	                d.ethertype == 0x8847,
+	        "pseudowire: v%u", d.ip_version);
+	/* truncated: inside the stack, right after it, inside the IP header */
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 16, 0);
+	mpls(&f, 17, 1);
+	ip4(&f, 6, 0, 0, 1);
+	tcp(&f, 1, 2, 0x10, 0);
+	done(&f);
+	for (size_t cut = 14; cut < f.n; cut++) {
+		enum secho_dissect_reason r = dis(f.b, cut, cut, &d);
+		enum secho_dissect_reason want = cut < 23   ? R(MPLS_SHORT)
+		                                 : cut < 42 ? R(IP4_SHORT)
+		                                            : R(IP_TRUNC);
+		T_CHECK(r == want, "mpls cut at %zu: %s", cut, secho_dissect_reason_name(r));
+	}
+	t_end();
+
+	t_begin("dissect: PPPoE sessions with IPv4 / IPv6 inside; other PPP protocols");
+	eth(&f, NULL, 0, 0x8864);
+	pppoe(&f, 0x1234, 0x0021);
+	ip4(&f, 6, 0, 0, 1);
+	tcp(&f, 80, 40000, 0x18, 0);
+	data(&f, 5);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 4 &&
+	                (d.flags & SECHO_DISSECT_F_PPPOE) && d.pppoe_sid == 0x1234 &&
+	                d.l3_off == 22 && d.sport == 80 && d.ip_len == 45,
+	        "pppoe ipv4: off %u", d.l3_off);
+	eth(&f, vl, 1, 0x8864);
+	pppoe(&f, 7, 0x0057);
+	ip6(&f, 17);
+	udp(&f, 547, 546, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 6 && d.l3_off == 26 &&
+	                d.sport == 547,
+	        "vlan, pppoe ipv6: off %u", d.l3_off);
+	eth(&f, NULL, 0, 0x8864);
+	pppoe(&f, 0x99, 0x0021);
+	f.n -= 2;
+	put8(&f, 0x57); /* compressed protocol field: IPv6 */
+	ip6(&f, 17);
+	udp(&f, 1, 2, 8);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 6 && d.l3_off == 21 &&
+	                d.pppoe_sid == 0x99 && d.sport == 1,
+	        "compressed protocol field: off %u", d.l3_off);
+	eth(&f, NULL, 0, 0x8864);
+	pppoe(&f, 7, 0xc021); /* LCP */
+	data(&f, 20);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 0, "lcp");
+	for (size_t cut = 14; cut < 22; cut++)
+		T_CHECK(dis(f.b, cut, cut, &d) == R(PPPOE_SHORT), "pppoe cut at %zu", cut);
 	t_end();
 }
 
@@ -782,6 +1017,57 @@ static int bad_case(unsigned i, struct bad_case *c)
 		done(f);
 		return 0;
 	}
+	CASE("mpls label cut", MPLS_SHORT)
+	{
+		eth(f, tag1, 1, 0x8847);
+		mpls(f, 16, 0);
+		put16(f, 17);
+		return 0;
+	}
+	CASE("mpls nothing after the bottom", MPLS_SHORT)
+	{
+		eth(f, NULL, 0, 0x8848);
+		mpls(f, 16, 0);
+		mpls(f, 17, 1);
+		return 0;
+	}
+	CASE("mpls nine labels", MPLS_DEPTH)
+	{
+		eth(f, NULL, 0, 0x8847);
+		for (int j = 0; j < 9; j++)
+			mpls(f, 16 + (unsigned)j, j == 8);
+		ip4(f, 17, 0, 0, 0);
+		udp(f, 1, 2, 8);
+		done(f);
+		return 0;
+	}
+	CASE("pppoe header cut", PPPOE_SHORT)
+	{
+		eth(f, NULL, 0, 0x8864);
+		pppoe(f, 1, 0x0021);
+		f->n -= 1;
+		return 0;
+	}
+	CASE("pppoe ipv4 cut", IP4_SHORT)
+	{
+		eth(f, NULL, 0, 0x8864);
+		pppoe(f, 1, 0x0021);
+		ip4(f, 17, 0, 0, 0);
+		done(f);
+		f->n = 22 + 19;
+		return 0;
+	}
+	CASE("mpls ipv6 truncated", IP_TRUNC)
+	{
+		eth(f, NULL, 0, 0x8847);
+		mpls(f, 16, 1);
+		ip6(f, 17);
+		udp(f, 1, 2, 8);
+		data(f, 10);
+		done(f);
+		f->n -= 5;
+		return 0;
+	}
 #undef CASE
 	return -1;
 }
@@ -859,15 +1145,69 @@ static void build_good(unsigned which, struct fb *f)
 		tcp(f, 1, 2, 0x18, 0);
 		data(f, 40);
 		break;
-	default:
+	case 3:
 		eth(f, NULL, 0, 0x86dd);
 		ip6(f, 58);
 		icmp(f, 1, 4);
 		data(f, 48);
 		break;
+	case 4:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 51);
+		ah(f, 6, 4);
+		tcp(f, 179, 40000, 0x18, 0);
+		data(f, 19);
+		break;
+	case 6:
+		eth(f, NULL, 0, 0x8847);
+		mpls(f, 1000, 0);
+		mpls(f, 2000, 1);
+		ip4(f, 6, 4, 0, 9);
+		tcp(f, 22, 50000, 0x18, 0);
+		data(f, 30);
+		break;
+	case 7:
+		eth(f, two, 2, 0x8848);
+		mpls(f, 77, 1);
+		ip6(f, 17);
+		udp(f, 9, 10, 8 + 30);
+		data(f, 30);
+		break;
+	case 8:
+		eth(f, NULL, 0, 0x8864);
+		pppoe(f, 3, 0x0021);
+		ip4(f, 1, 0, 0, 1);
+		icmp(f, 8, 0);
+		data(f, 20);
+		break;
+	case 9:
+		eth(f, two, 1, 0x8864);
+		pppoe(f, 4, 0x0057);
+		ip6(f, 6);
+		tcp(f, 443, 50001, 0x10, 0);
+		data(f, 3);
+		break;
+	case 10:
+		/* PPP protocol field compressed (RFC 1661 6.5): one byte, 0x21 */
+		eth(f, NULL, 0, 0x8864);
+		pppoe(f, 5, 0x0021);
+		f->n -= 2;
+		put8(f, 0x21);
+		ip4(f, 17, 0, 0, 1);
+		udp(f, 67, 68, 8 + 12);
+		data(f, 12);
+		break;
+	default:
+		eth(f, two, 1, 0x86dd);
+		ip6(f, 135);
+		mh(f, 17, 1);
+		udp(f, 434, 434, 8 + 12);
+		data(f, 12);
+		break;
 	}
 	done(f);
 }
+#define NGOOD 11 /* frames build_good() makes */
 
 static void test_truncation(void)
 {
@@ -875,7 +1215,7 @@ static void test_truncation(void)
 	struct secho_dissect d;
 
 	t_begin("dissect: good frames cut at every offset (whole frames and snapped captures)");
-	for (unsigned w = 0; w < 4; w++) {
+	for (unsigned w = 0; w < NGOOD; w++) {
 		build_good(w, &f);
 		struct secho_dissect full;
 		T_CHECK(dis(f.b, f.n, f.n, &full) == R(OK) && (full.flags & SECHO_DISSECT_F_L4),
@@ -999,7 +1339,7 @@ static int write_seeds(const char *dir)
 	struct fb f;
 	char name[64];
 	int rc = 0;
-	for (unsigned w = 0; w < 4; w++) {
+	for (unsigned w = 0; w < NGOOD; w++) {
 		build_good(w, &f);
 		snprintf(name, sizeof(name), "dis-good-%u", w);
 		rc |= write_one(dir, name, f.b, f.n);
@@ -1023,6 +1363,7 @@ int main(int argc, char **argv)
 	test_ip4();
 	test_vlan();
 	test_ip6();
+	test_encap();
 	test_reasons();
 	test_truncation();
 	test_random();

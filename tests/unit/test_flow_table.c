@@ -442,22 +442,83 @@ static void test_directions(void)
 	tbl_free(&uni);
 	t_end();
 
-	t_begin("table: ICMP type and code are part of the key, VLANs too");
+	t_begin("table: an ICMP query and its answer are one biflow; other ICMP types, VLANs "
+	        "are part of the key");
 	T_CHECK(tbl_init(&bi, 1024, false, 300, 30) == 0, "init");
-	key4(&k, 1, A, 0, B, 0);
+	T_CHECK(tbl_init(&uni, 1024, true, 300, 30) == 0, "init");
+	/* B echoes A (B > A: the request runs against the canonical order) */
+	key4(&k, 1, B, 0, A, 0);
 	k.icmp_type_code = 8 << 8;
 	pkt(&bi, &k, T0, 84, 0);
-	rev_of(&k, &r);
-	r.icmp_type_code = 0;
-	pkt(&bi, &r, T0 + 1000, 84, 0); /* echo reply: its own flow */
+	pkt(&uni, &k, T0, 84, 0);
+	key4(&r, 1, A, 0, B, 0);
+	r.icmp_type_code = 0; /* echo reply */
+	pkt(&bi, &r, T0 + 1000, 84, 0);
+	pkt(&uni, &r, T0 + 1000, 84, 0);
+	/* A echoes B: its own biflow (request 8 from A) */
+	r.icmp_type_code = 8 << 8;
+	pkt(&bi, &r, T0 + 1500, 84, 0);
+	/* destination unreachable both ways: one biflow, the same type each way */
+	k.icmp_type_code = 3 << 8 | 1;
+	r.icmp_type_code = 3 << 8 | 1;
+	pkt(&bi, &k, T0 + 1600, 56, 0);
+	pkt(&bi, &r, T0 + 1700, 56, 0);
+	/* ICMPv6 echo to itself: request and reply are one biflow too */
+	struct secho_flow_key s6;
+	memset(&s6, 0, sizeof(s6));
+	s6.ip_version = 6;
+	s6.proto = 58;
+	s6.src[0] = s6.dst[0] = 0x20;
+	s6.icmp_type_code = 128 << 8;
+	pkt(&bi, &s6, T0 + 1800, 64, 0);
+	s6.icmp_type_code = 129 << 8;
+	pkt(&bi, &s6, T0 + 1900, 64, 0);
+	k.icmp_type_code = 8 << 8;
 	k.vlan = 10;
 	pkt(&bi, &k, T0 + 2000, 84, 0);
 	k.vlan_inner = 20;
 	pkt(&bi, &k, T0 + 3000, 84, 0);
 	secho_flow_table_flush(&bi.t);
-	T_CHECK(bi.out.n == 4, "4 flows (%zu)", bi.out.n);
+	secho_flow_table_flush(&uni.t);
+	T_CHECK(bi.out.n == 6, "6 biflows (%zu)", bi.out.n);
+	T_CHECK(uni.out.n == 2, "2 uniflows (%zu)", uni.out.n);
+	unsigned seen = 0;
+	for (size_t i = 0; i < bi.out.n; i++) {
+		const struct secho_flow_rec *x = &bi.out.r[i];
+		uint16_t rt = secho_flow_rec_rev_icmp(x);
+		if (x->key.ip_version == 6) {
+			T_CHECK(x->key.icmp_type_code == 128 << 8 && x->fwd.packets == 1 &&
+			                x->rev.packets == 1 && rt == 129 << 8,
+			        "v6 echo to itself: %04x/%04x", x->key.icmp_type_code, rt);
+			seen |= 1;
+		} else if (x->key.vlan) {
+			T_CHECK(x->rev.packets == 0 && rt == 0, "vlan %u", x->key.vlan);
+		} else if (x->key.icmp_type_code == 8 << 8 && !memcmp(x->key.src, k.src, 4)) {
+			T_CHECK(x->fwd.packets == 1 && x->rev.packets == 1 && rt == 0 &&
+			                x->rev.first_ns == T0 + 1000,
+			        "B's echo: rev %llu, type %04x", (unsigned long long)x->rev.packets,
+			        rt);
+			seen |= 2;
+		} else if (x->key.icmp_type_code == 8 << 8) {
+			T_CHECK(x->fwd.packets == 1 && x->rev.packets == 0 && rt == 0, "A's echo");
+			seen |= 4;
+		} else {
+			T_CHECK(x->key.icmp_type_code == (3 << 8 | 1) && x->rev.packets == 1 &&
+			                rt == (3 << 8 | 1),
+			        "unreachable: %04x/%04x", x->key.icmp_type_code, rt);
+			seen |= 8;
+		}
+	}
+	T_CHECK(seen == 15, "records seen: %x", seen);
+	for (size_t i = 0; i < uni.out.n; i++)
+		T_CHECK(uni.out.r[i].rev.packets == 0 &&
+		                (uni.out.r[i].key.icmp_type_code == 8 << 8) ==
+		                        !memcmp(uni.out.r[i].key.src, k.src, 4),
+		        "uniflow %zu: its own type", i);
 	check_invariants(&bi, "icmp");
+	check_invariants(&uni, "icmp uni");
 	tbl_free(&bi);
+	tbl_free(&uni);
 	t_end();
 }
 

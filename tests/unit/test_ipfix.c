@@ -101,15 +101,15 @@ static void test_templates(void)
 	          "008b000200060002000100080002000800980008009900080088 0001");
 	n = secho_ipfix_template_set(true, b);
 	check_hex("biflow template set", b, n,
-	          "000200d4"
-	          "01020014"
+	          "000200e4"
+	          "01020015"
 	          "80010008 00007279 80020008 00007279 80060002 00007279"
-	          "80980008 00007279 80990008 00007279"
+	          "80980008 00007279 80990008 00007279 80200002 00007279"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
 	          "0020000200060002000100080002000800980008009900080088 0001"
-	          "01030014"
+	          "01030015"
 	          "80010008 00007279 80020008 00007279 80060002 00007279"
-	          "80980008 00007279 80990008 00007279"
+	          "80980008 00007279 80990008 00007279 808b0002 00007279"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
 	          "008b000200060002000100080002000800980008009900080088 0001");
 	n = secho_ipfix_options_template_set(b);
@@ -136,9 +136,11 @@ static void test_records(void)
 	                         "00000000000005dc 0000000000000003"
 	                         "0000019b76daa87b 0000019b76daafcf 03";
 	/* Reverse (first in a biflow record): 80 octets, 2 packets, flags 0x12, 1767225600500
-	 * ms, 1767225601800 ms. */
+	 * ms, 1767225601800 ms, then the reverse ICMP type and code: none for TCP (IPv4), the
+	 * echo reply 129.0 answering the forward's echo request (IPv6). */
 	static const char rev[] = "0000000000000050 0000000000000002 0012"
 	                          "0000019b76daa9f4 0000019b76daaf08";
+	static const char rev_icmp4[] = "0000", rev_icmp6[] = "8100";
 	char hex[600];
 	size_t n = secho_ipfix_encode(false, &r4, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V4 && n == SECHO_IPFIX_REC_V4, "v4: tid %u len %zu", tid, n);
@@ -149,12 +151,12 @@ static void test_records(void)
 	n = secho_ipfix_encode(true, &r4, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V4_BI && n == SECHO_IPFIX_REC_V4 + SECHO_IPFIX_REC_BI_EXTRA,
 	        "v4 bi: tid %u len %zu", tid, n);
-	snprintf(hex, sizeof(hex), "%s%s", rev, v4);
+	snprintf(hex, sizeof(hex), "%s%s%s", rev, rev_icmp4, v4);
 	check_hex("IPv4 biflow record", b, n, hex);
 	n = secho_ipfix_encode(true, &r6, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V6_BI && n == SECHO_IPFIX_REC_V6 + SECHO_IPFIX_REC_BI_EXTRA,
 	        "v6 bi: tid %u len %zu", tid, n);
-	snprintf(hex, sizeof(hex), "%s%s", rev, v6);
+	snprintf(hex, sizeof(hex), "%s%s%s", rev, rev_icmp6, v6);
 	check_hex("IPv6 biflow record", b, n, hex);
 	struct secho_flow_rec bad = r4;
 	bad.key.ip_version = 5;

@@ -47,7 +47,14 @@ bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key 
 {
 	uint64_t sh = be64_at(k->src), dh = be64_at(k->dst);
 	uint64_t sl = be64_at(k->src + 8), dl = be64_at(k->dst + 8);
-	bool swap = sh != dh ? sh > dh : sl != dl ? sl > dl : k->sport > k->dport;
+	/* Both ends alike (a host talking to itself): the lower of an ICMP query type and its
+	 * answer's goes in the key, so that a query and its answer still meet. */
+	bool swap = sh != dh   ? sh > dh
+	            : sl != dl ? sl > dl
+	            : k->sport != k->dport
+	                    ? k->sport > k->dport
+	                    : secho_flow_icmp_answer(k->ip_version, k->proto, k->icmp_type_code) <
+	                              k->icmp_type_code;
 
 	*out = *k;
 	if (swap)
@@ -65,6 +72,7 @@ void secho_flow_key_reverse(struct secho_flow_key *k)
 	memcpy(k->dst, a, 16);
 	k->sport = k->dport;
 	k->dport = p;
+	k->icmp_type_code = secho_flow_icmp_answer(k->ip_version, k->proto, k->icmp_type_code);
 }
 
 /* ---- workers ---- */

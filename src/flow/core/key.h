@@ -26,6 +26,34 @@ struct secho_flow_key {
 	uint8_t src[16], dst[16]; /* sourceIPv4Address (8) / sourceIPv6Address (27), ... */
 };
 
+/*
+ * ICMP queries and their answers in biflows: the key's ICMP type and code are those its
+ * src end sends, so the two ends of an echo differ in type (request 8, reply 0). To make a
+ * query and its answer one biflow, the answer's type is what the key's other end sends:
+ * reversing a key (secho_flow_key_reverse, and so secho_flow_key_canon) swaps a query
+ * type with its answer's. The pairs: ICMP (RFC 792, 950) echo 8/0, timestamp 13/14,
+ * information 15/16, address mask 17/18; ICMPv6 (RFC 4443, 4620) echo 128/129, node
+ * information 139/140. Every other type (errors, neighbour discovery, which is mostly
+ * multicast) is its own answer: both ends of its biflow send the same type and code. The
+ * code is kept. Returns tc unchanged for keys that are not ICMP of their IP version.
+ * Freestanding (the XDP program uses it). Can't fail.
+ */
+static inline uint16_t secho_flow_icmp_answer(uint8_t ip_version, uint8_t proto, uint16_t tc)
+{
+	unsigned t = tc >> 8, a = t;
+
+	if (ip_version == 4 && proto == 1) {
+		if (t == 8 || t == 0)
+			a = t ^ 8;
+		else if (t >= 13 && t <= 18)
+			a = (t & 1) ? t + 1 : t - 1; /* 13/14, 15/16, 17/18 */
+	} else if (ip_version == 6 && proto == 58) {
+		if (t == 128 || t == 129 || t == 139 || t == 140)
+			a = t ^ 1;
+	}
+	return (uint16_t)(a << 8 | (tc & 0xff));
+}
+
 /* Key bytes hashed: the whole struct secho_flow_key (44 bytes, no padding). */
 #define SECHO_FLOW_KEY_LEN 44
 _Static_assert(sizeof(struct secho_flow_key) == SECHO_FLOW_KEY_LEN, "flow key has no padding");
@@ -35,12 +63,14 @@ struct secho_dissect;
 /*
  * Put *k in canonical order into *out: the lower of (src, sport) and (dst, dport) first
  * (addresses compared as bytes, then ports). Returns true when that swapped the two ends,
- * i.e. when *k runs from the higher end to the lower. ICMP type and code, VLANs, version and
+ * i.e. when *k runs from the higher end to the lower. A swap reverses the key
+ * (secho_flow_key_reverse: an ICMP query type becomes its answer's); VLANs, version and
  * protocol are left as they are. Can't fail.
  */
 bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out);
 
-/* Swap the two ends of *k in place (addresses and ports). Can't fail. */
+/* Swap the two ends of *k in place: addresses, ports, and an ICMP query type with its
+ * answer's (secho_flow_icmp_answer). Can't fail. */
 void secho_flow_key_reverse(struct secho_flow_key *k);
 
 /* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its

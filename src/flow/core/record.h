@@ -41,4 +41,17 @@ struct secho_flow_rec {
 	uint8_t end_reason;        /* flowEndReason (136): SECHO_FLOW_END_* */
 };
 
+/* The reverse direction's ICMP type << 8 | code: the answer to the forward's (key.h,
+ * secho_flow_icmp_answer: every packet of a biflow's reverse direction carries it); 0
+ * without reverse packets and for flows that are not ICMP. Can't fail. */
+static inline uint16_t secho_flow_rec_rev_icmp(const struct secho_flow_rec *r)
+{
+	const struct secho_flow_key *k = &r->key;
+	bool icmp = (k->ip_version == 4 && k->proto == 1) || (k->ip_version == 6 && k->proto == 58);
+
+	if (!r->rev.packets || !icmp)
+		return 0;
+	return secho_flow_icmp_answer(k->ip_version, k->proto, k->icmp_type_code);
+}
+
 #endif

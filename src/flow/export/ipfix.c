@@ -148,6 +148,11 @@ static const struct field f_v6[] = {
 static const struct field f_rev[] = {
 	{REV(1), 8}, {REV(2), 8}, {REV(6), 2}, {REV(152), 8}, {REV(153), 8},
 };
+/* Then the reverse direction's ICMP type and code (its own version's element): the answer
+ * to the forward's (key.h, secho_flow_icmp_answer), 0 without reverse packets. Before the
+ * forward elements too, for the same reason. */
+static const struct field f_rev_icmp4 = {REV(32), 2};  /* reverseIcmpTypeCodeIPv4 */
+static const struct field f_rev_icmp6 = {REV(139), 2}; /* reverseIcmpTypeCodeIPv6 */
 /* The statistics (RFC 7011 section 4): scope observationDomainId, then the counts. */
 static const struct field f_opt[] = {
 	{149, 4},  /* observationDomainId (scope) */
@@ -175,12 +180,15 @@ static uint8_t *put_fields(uint8_t *p, const struct field *f, size_t n)
 	return p;
 }
 
-static uint8_t *put_template(uint8_t *p, uint16_t tid, const struct field *a, size_t na, bool bi)
+static uint8_t *put_template(uint8_t *p, uint16_t tid, const struct field *a, size_t na,
+                             const struct field *rev_icmp)
 {
 	p = w16(p, tid);
-	p = w16(p, (uint16_t)(na + (bi ? NF(f_rev) : 0)));
-	if (bi) /* first: see f_rev */
+	p = w16(p, (uint16_t)(na + (rev_icmp ? NF(f_rev) + 1 : 0)));
+	if (rev_icmp) { /* first: see f_rev */
 		p = put_fields(p, f_rev, NF(f_rev));
+		p = put_fields(p, rev_icmp, 1);
+	}
 	return put_fields(p, a, na);
 }
 
@@ -188,9 +196,9 @@ size_t secho_ipfix_template_set(bool biflow, uint8_t *out)
 {
 	uint8_t *p = out + SET_HDR;
 	p = put_template(p, biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4, f_v4, NF(f_v4),
-	                 biflow);
+	                 biflow ? &f_rev_icmp4 : NULL);
 	p = put_template(p, biflow ? SECHO_IPFIX_TID_V6_BI : SECHO_IPFIX_TID_V6, f_v6, NF(f_v6),
-	                 biflow);
+	                 biflow ? &f_rev_icmp6 : NULL);
 	w16(out, 2);
 	w16(out + 2, (uint16_t)(p - out));
 	return (size_t)(p - out);
@@ -225,6 +233,7 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 		p = w16(p, r->rev.tcp_flags);
 		p = w64(p, ms(r->rev.first_ns));
 		p = w64(p, ms(r->rev.last_ns));
+		p = w16(p, secho_flow_rec_rev_icmp(r));
 	}
 	if (k->ip_version == 4) {
 		memcpy(p, k->src, 4);

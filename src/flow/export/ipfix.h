@@ -45,7 +45,7 @@
 /* Data record sizes of each template (fixed-length elements only). */
 #define SECHO_IPFIX_REC_V4       55
 #define SECHO_IPFIX_REC_V6       79
-#define SECHO_IPFIX_REC_BI_EXTRA 34
+#define SECHO_IPFIX_REC_BI_EXTRA 36
 #define SECHO_IPFIX_REC_OPTIONS  68
 
 struct secho_ipfix_cfg {

@@ -108,6 +108,9 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 		p = put_kv(p, end, ",\"rev_first_ns\":", r->rev.first_ns);
 		p = put_kv(p, end, ",\"rev_last_ns\":", r->rev.last_ns);
 		p = put_kv(p, end, ",\"rev_tcp_flags\":", r->rev.tcp_flags);
+		uint16_t ri = secho_flow_rec_rev_icmp(r);
+		p = put_kv(p, end, ",\"rev_icmp_type\":", ri >> 8);
+		p = put_kv(p, end, ",\"rev_icmp_code\":", ri & 0xff);
 	}
 	p = put_kv(p, end, ",\"end_reason\":", r->end_reason);
 	p = put_str(p, end, ",\"end\":\"");

@@ -4,13 +4,14 @@
  *
  * For every frame the interface receives:
  *   1. describe it to L4 exactly as the meter's dissector does (src/wire/wire_inner.h):
- *      up to two VLAN tags, IPv4 with options, IPv6 with hop-by-hop, routing and
- *      destination options headers; TCP and UDP ports, ICMP (v4 in IPv4, v6 in IPv6) type
- *      and code, any other protocol by addresses and protocol. Whatever the meter would
- *      refuse (a header it calls truncated or malformed) goes on to it untouched, and so do
- *      IP fragments (the meter ties later fragments to their first by the IP id), TCP
- *      packets with SYN, FIN or RST (the meter sees every connection start and end), and
- *      anything whose headers are not in the frame's first buffer;
+ *      up to two VLAN tags, an MPLS label stack (up to 8 labels) or a PPPoE session
+ *      with IP inside, IPv4 with options, IPv6 with hop-by-hop, routing,
+ *      destination options, AH and Mobility headers; TCP and UDP ports, ICMP (v4 in IPv4,
+ *      v6 in IPv6) type and code, any other protocol by addresses and protocol. Whatever
+ *      the meter would refuse (a header it calls truncated or malformed) goes on to it
+ *      untouched, and so do IP fragments (the meter ties later fragments to their first
+ *      by the IP id), TCP packets with SYN, FIN or RST (the meter sees every connection
+ *      start and end), and anything whose headers are not in the frame's first buffer;
  *   2. build the flow key as the meter's table keeps it (record.h; canonical order for
  *      biflows, secho_flow_key_canon: the lower (address, port) end first), and note which
  *      way the packet runs against it;
@@ -84,8 +85,11 @@ const volatile uint32_t cfg_ncpus = 1;
 #define IPPROTO_ROUTING_  43
 #define IPPROTO_FRAGMENT_ 44
 #define IPPROTO_ICMPV6_   58
+#define IPPROTO_AH_       51
 #define IPPROTO_DSTOPTS_  60
+#define IPPROTO_MOBILITY_ 135
 #define MAX_EXT           8 /* SECHO_DISSECT_MAX_EXT */
+#define MAX_MPLS          8 /* SECHO_DISSECT_MAX_MPLS */
 
 /* Outcome of the description: HIT means "keyed, look it up". */
 #define KEYED SECHO_OFFLOAD_CNT_HIT
@@ -200,12 +204,14 @@ static __always_inline uint32_t parse_ip6(uint8_t *ip, void *end, uint64_t l3off
 	uint32_t h = 40;
 
 	/* RFC 8200 section 4, as src/wire/wire_inner.h follows it: hop-by-hop first only,
-	 * at most MAX_EXT headers; a fragment header sends the packet to the meter. */
+	 * routing, destination options, AH (RFC 4302: 4-octet units) and Mobility (RFC 6275)
+	 * headers, at most MAX_EXT; a fragment header sends the packet to the meter. */
 	for (uint32_t n = 0; n <= MAX_EXT; n++) {
 		if (nh == IPPROTO_FRAGMENT_)
 			return n == MAX_EXT ? SECHO_OFFLOAD_CNT_PASS_MALFORMED
 			                    : SECHO_OFFLOAD_CNT_PASS_FRAG;
-		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ && nh != IPPROTO_DSTOPTS_)
+		if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ && nh != IPPROTO_DSTOPTS_ &&
+		    nh != IPPROTO_AH_ && nh != IPPROTO_MOBILITY_)
 			goto l4;
 		if ((nh == IPPROTO_HOPOPTS_ && n) || n == MAX_EXT || h + 8 > tot)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
@@ -215,7 +221,8 @@ static __always_inline uint32_t parse_ip6(uint8_t *ip, void *end, uint64_t l3off
 		uint8_t *e = ip + h;
 		if (e + 2 > (uint8_t *)end)
 			return short_why(l3off + h + 8, wire);
-		uint32_t len = ((uint32_t)e[1] + 1) * 8;
+		uint32_t len =
+		        nh == IPPROTO_AH_ ? ((uint32_t)e[1] + 2) * 4 : ((uint32_t)e[1] + 1) * 8;
 		if (h + len > tot)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
 		nh = e[0];
@@ -233,6 +240,56 @@ l4:
 		p->key.w[7 + i] = *(uint32_t *)(ip + 24 + 4 * i);
 	}
 	return parse_l4(ip + h, end, l3off + h, wire, tot - h, 0, p);
+}
+
+/* An MPLS label stack or a PPPoE session at off, as src/wire/wire_inner.h's dis_encap
+ * reads it: the IP packet inside is keyed as a plain one (labels and the session are not
+ * in the meter's key); anything else inside is not IP. */
+static __always_inline uint32_t parse_encap(uint8_t *data, void *end, uint64_t off, uint64_t wire,
+                                            uint16_t type, struct pkt *p)
+{
+	uint8_t v;
+
+	if (type == bpf_htons(ETH_P_PPP_SES)) {
+		/* PPP's protocol: 2 bytes, or 1 when compressed (an odd first byte) */
+		if (data + off + 7 > (uint8_t *)end)
+			return short_why(off + 7, wire);
+		uint16_t ppp = data[off + 6];
+		if (ppp & 1) {
+			off += 7;
+		} else {
+			if (data + off + 8 > (uint8_t *)end)
+				return short_why(off + 8, wire);
+			ppp = (uint16_t)(ppp << 8 | data[off + 7]);
+			off += 8;
+		}
+		if (ppp == 0x0021)
+			v = 4;
+		else if (ppp == 0x0057)
+			v = 6;
+		else
+			return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+	} else {
+		uint32_t n;
+		for (n = 0; n < MAX_MPLS; n++) {
+			if (data + off + 4 > (uint8_t *)end)
+				return short_why(off + 4, wire);
+			uint8_t s = data[off + 2] & 1; /* bottom of stack */
+			off += 4;
+			if (s)
+				break;
+		}
+		if (n == MAX_MPLS)
+			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		if (data + off + 1 > (uint8_t *)end)
+			return short_why(off + 1, wire);
+		v = data[off] >> 4;
+		if (v != 4 && v != 6)
+			return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+	}
+	if (v == 4)
+		return parse_ip4(data + off, end, off, wire, p);
+	return parse_ip6(data + off, end, off, wire, p);
 }
 
 /* Describe the frame; KEYED with p filled, or the reason it goes to the meter. */
@@ -266,11 +323,15 @@ static __always_inline uint32_t parse(struct xdp_md *ctx, struct pkt *p)
 		return parse_ip4(data + off, end, off, wire, p);
 	if (type == bpf_htons(ETH_P_IPV6))
 		return parse_ip6(data + off, end, off, wire, p);
+	if (type == bpf_htons(ETH_P_MPLS_UC) || type == bpf_htons(ETH_P_MPLS_MC) ||
+	    type == bpf_htons(ETH_P_PPP_SES))
+		return parse_encap(data, end, off, wire, type, p);
 	return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
 }
 
 /* Biflows: put the key in the meter's canonical order (secho_flow_key_canon: addresses
- * compared as bytes, then ports) and note the packet's direction against it. */
+ * compared as bytes, then ports; a swap turns an ICMP query type into its answer's, as
+ * secho_flow_key_reverse does) and note the packet's direction against it. */
 static __always_inline void canon(struct pkt *p)
 {
 	int c = 0;
@@ -279,7 +340,12 @@ static __always_inline void canon(struct pkt *p)
 		uint32_t a = bpf_ntohl(p->key.w[3 + i]), b = bpf_ntohl(p->key.w[7 + i]);
 		c = a < b ? -1 : a > b ? 1 : 0;
 	}
-	if (c > 0 || (c == 0 && p->key.k.sport > p->key.k.dport)) {
+	uint16_t ans = secho_flow_icmp_answer(p->key.k.ip_version, p->key.k.proto,
+	                                      p->key.k.icmp_type_code);
+	if (c == 0)
+		c = p->key.k.sport != p->key.k.dport ? (p->key.k.sport > p->key.k.dport ? 1 : -1)
+		                                     : (ans < p->key.k.icmp_type_code ? 1 : 0);
+	if (c > 0) {
 		for (int i = 0; i < 4; i++) {
 			uint32_t t = p->key.w[3 + i];
 			p->key.w[3 + i] = p->key.w[7 + i];
@@ -288,6 +354,7 @@ static __always_inline void canon(struct pkt *p)
 		uint16_t t = p->key.k.sport;
 		p->key.k.sport = p->key.k.dport;
 		p->key.k.dport = t;
+		p->key.k.icmp_type_code = ans;
 		p->dir = 1;
 	}
 }
