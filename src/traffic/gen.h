@@ -98,7 +98,8 @@ struct secho_gen_flow {
 typedef void (*secho_gen_flow_fn)(void *ctx, const struct secho_gen_flow *flow);
 
 struct secho_gen_cfg {
-	const char *profile; /* conformance, heavy, light, geant, nix, short, or a FILE ending in .csv */
+	const char *profile; /* conformance, heavy, light, geant, nix, short, or a FILE ending in
+	                        .csv */
 	uint64_t packets;    /* 0: the profile's default (see secho_gen_profiles) */
 	uint64_t seed;
 	secho_gen_flow_fn on_flow; /* may be NULL */
