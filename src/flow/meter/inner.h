@@ -24,6 +24,7 @@
 #include "flow/meter/meter.h"
 #include "secho/capfile.h"
 #include "secho/tsc.h"
+#include "sys/clock.h"
 #include "sys/latency.h"
 
 #define BURST          32u
@@ -109,13 +110,6 @@ struct meter {
 	struct secho_flow_tier *tier; /* live with --offload: the XDP offload tier */
 	unsigned resident;            /* live: tables made resident at the start */
 };
-
-static inline uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static inline bool stopping(const struct meter *m)
 {

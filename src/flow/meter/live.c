@@ -40,6 +40,7 @@ static void table_burst(struct worker *w, const struct secho_flow_frame *fr, uns
 	secho_flow_table_burst(&w->t, fr, n);
 	burst_end(w, c0, n);
 }
+
 /* The kernel's drop counters of this worker's sockets (read here, in the worker's own
  * thread: reading them resets them in the kernel, the io layer accumulates). */
 static void live_drops(struct worker *w)
@@ -52,6 +53,7 @@ static void live_drops(struct worker *w)
 	}
 	__atomic_store_n(&w->kernel_drops, d, __ATOMIC_RELAXED);
 }
+
 /* A socket of the worker reported an error (POLLERR: the link went down, the interface
  * went away). Clears the error; false when the interface is gone, after a pause when it
  * is only down (no spinning on the error while it lasts). */
@@ -76,6 +78,7 @@ static bool socket_trouble(struct worker *w, const struct pollfd *pfd)
 	usleep(LIVE_POLL_MS * 1000);
 	return true;
 }
+
 void meter_live_worker(struct worker *w)
 {
 	struct meter *m = w->m;
@@ -90,7 +93,7 @@ void meter_live_worker(struct worker *w)
 		uint64_t clock = 0;
 		/* before the look: if it finds every ring empty, no frame stamped before this
 		 * (less the guard, for one still on its way to the ring) is waiting */
-		uint64_t look_wall = clock_ns(CLOCK_REALTIME);
+		uint64_t look_wall = secho_real_ns();
 		for (unsigned q = 0; q < w->nio; q++) {
 			unsigned n = secho_io_rx_burst(w->io[q], pk, BURST);
 			uint64_t now = 0;
@@ -98,7 +101,7 @@ void meter_live_worker(struct worker *w)
 				struct secho_flow_frame *x = &fr[i];
 				uint64_t ts = pk[i].ts_ns;
 				if (!ts)
-					ts = now ? now : (now = clock_ns(CLOCK_REALTIME));
+					ts = now ? now : (now = secho_real_ns());
 				x->data = pk[i].data;
 				x->wirelen = pk[i].len;
 				x->ts_ns = ts;
@@ -113,7 +116,7 @@ void meter_live_worker(struct worker *w)
 		/* Offloaded flows' last-seen times, read in slices, before the sweeps. */
 		int wait_ms = LIVE_POLL_MS;
 		if (w->tier)
-			wait_ms = (int)secho_flow_tier_poll(w->tier, clock_ns(CLOCK_MONOTONIC));
+			wait_ms = (int)secho_flow_tier_poll(w->tier, secho_mono_ns());
 		if (got) {
 			secho_flow_table_expire(&w->t, clock);
 			__atomic_store_n(&w->frames_read, w->frames_read + got, __ATOMIC_RELAXED);
@@ -142,7 +145,7 @@ void meter_live_worker(struct worker *w)
 			secho_flow_table_expire(&w->t, look_wall - LIVE_GUARD_NS);
 			last_wall = look_wall;
 		}
-		uint64_t wall = clock_ns(CLOCK_MONOTONIC);
+		uint64_t wall = secho_mono_ns();
 		if (wall - last_drops >= LIVE_POLL_MS * 1000000ull) {
 			live_drops(w);
 			last_drops = wall;
@@ -153,6 +156,7 @@ void meter_live_worker(struct worker *w)
 		secho_flow_tier_stop(m->tier);
 	secho_flow_table_flush(&w->t);
 }
+
 static int rx_queues(const char *ifname)
 {
 	char path[128];
@@ -166,6 +170,7 @@ static int rx_queues(const char *ifname)
 	}
 	return n ? n : 1;
 }
+
 int meter_live_open(struct meter *m, char *err, size_t errlen)
 {
 	const struct secho_flow_meter_cfg *cfg = m->cfg;

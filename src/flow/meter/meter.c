@@ -32,7 +32,7 @@ static uint64_t random64(void)
 {
 	uint64_t v = 0;
 	if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
-		v = clock_ns(CLOCK_REALTIME) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		v = secho_real_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	return v;
 }
 
@@ -262,18 +262,18 @@ static void finish(struct meter *m, struct secho_flow_meter_result *res)
 	const struct secho_flow_meter_cfg *cfg = m->cfg;
 
 	if (m->progress_shown || (cfg->progress && cfg->pcap))
-		meter_progress(m, clock_ns(CLOCK_MONOTONIC), true);
+		meter_progress(m, secho_mono_ns(), true);
 
 	/* close the sinks with the final totals */
 	struct secho_flow_totals tot;
 	meter_totals(m, &tot);
-	m->now_ns = clock_ns(CLOCK_REALTIME);
+	m->now_ns = secho_real_ns();
 	for (unsigned i = 0; i < cfg->nsinks; i++)
 		if (cfg->sinks[i].ops->close(cfg->sinks[i].ctx, m->now_ns, &tot,
 		                             SECHO_FLOW_CLOSE_TIMEOUT_MS))
 			res->sink_failed = true;
 	meter_sum(m, &res->cnt, &res->frames_read, &res->kernel_drops);
-	res->elapsed_s = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
+	res->elapsed_s = (double)(secho_mono_ns() - m->start_mono) / 1e9;
 	res->interrupted = stopping(m);
 	if (cfg->pcap) {
 		const char *e = secho_capfile_error(&m->cf);
@@ -336,8 +336,8 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	meter_banner(m, memlen);
 
 	(void)secho_tsc_hz(); /* calibrated now, not in the first report */
-	m->start_ns = clock_ns(CLOCK_REALTIME);
-	m->start_mono = m->last_tick = m->last_stats = m->last_progress = clock_ns(CLOCK_MONOTONIC);
+	m->start_ns = secho_real_ns();
+	m->start_mono = m->last_tick = m->last_stats = m->last_progress = secho_mono_ns();
 	m->now_ns = m->start_ns;
 	if (!m->threaded) {
 		meter_offline_one(m);

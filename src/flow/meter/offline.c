@@ -27,6 +27,7 @@ static void table_burst_prepared(struct worker *w, const struct secho_flow_prep 
 	secho_flow_table_burst_prepared(&w->t, p, n);
 	burst_end(w, c0, n);
 }
+
 static void prepare(struct meter *m, const struct secho_cap_rec *r, struct secho_flow_prep *p,
                     unsigned *owner)
 {
@@ -101,6 +102,7 @@ void meter_offline_one(struct meter *m)
 	secho_flow_table_expire(&w->t, clock);
 	secho_flow_table_flush(&w->t);
 }
+
 /* A worker of several, offline: meters what the reader puts in its ring. */
 void meter_offline_worker(struct worker *w)
 {
@@ -154,6 +156,7 @@ void meter_offline_worker(struct worker *w)
 	secho_flow_table_expire(&w->t, __atomic_load_n(&m->clock, __ATOMIC_ACQUIRE));
 	secho_flow_table_flush(&w->t);
 }
+
 /* The reader's heads and clock, published; a sleeping worker woken when it has at least
  * min frames waiting. */
 static void publish(struct meter *m, const uint64_t *head, uint64_t clock, uint64_t min)
@@ -170,6 +173,7 @@ static void publish(struct meter *m, const uint64_t *head, uint64_t clock, uint6
 			wp_wake(&q->ready);
 	}
 }
+
 /* The reader, with room for one more frame in worker k's ring. Until there is, the
  * records are drained and the reader sleeps (woken by the worker). */
 static void reader_room(struct meter *m, unsigned k, const uint64_t *head, uint64_t clock,
@@ -196,6 +200,7 @@ static void reader_room(struct meter *m, unsigned k, const uint64_t *head, uint6
 		wp_sleep(&m->reader, seq, SLEEP_NS / 10);
 	}
 }
+
 /* Several workers: this thread reads, prepares and hands out the frames, and hands the
  * workers' records to the sinks. */
 void meter_offline_reader(struct meter *m)

@@ -30,6 +30,7 @@ void meter_sum(const struct meter *m, struct secho_flow_counters *c, uint64_t *r
 	for (unsigned i = 0; i < m->n; i++)
 		*drops += __atomic_load_n(&m->w[i].kernel_drops, __ATOMIC_RELAXED);
 }
+
 void meter_totals(const struct meter *m, struct secho_flow_totals *t)
 {
 	struct secho_flow_counters c;
@@ -45,10 +46,12 @@ void meter_totals(const struct meter *m, struct secho_flow_totals *t)
 	t->dropped_packets = drops;
 	t->start_ns = m->start_ns;
 }
+
 static double pct(uint64_t a, uint64_t b)
 {
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
+
 /* The workers' table timings, per packet, in ns. */
 static void table_timing(const struct meter *m, struct secho_lat_summary *s)
 {
@@ -65,12 +68,13 @@ static void table_timing(const struct meter *m, struct secho_lat_summary *s)
 	s->p99 *= ns;
 	s->max *= ns;
 }
+
 void meter_print_stats(const struct meter *m, bool final)
 {
 	FILE *f = m->cfg->report;
 	struct secho_flow_counters c;
 	uint64_t read, drops;
-	double el = (double)(clock_ns(CLOCK_MONOTONIC) - m->start_mono) / 1e9;
+	double el = (double)(secho_mono_ns() - m->start_mono) / 1e9;
 	uint64_t cap = (uint64_t)secho_flow_table_capacity(&m->w[0].t) * m->n;
 
 	meter_sum(m, &c, &read, &drops);
@@ -192,6 +196,7 @@ void meter_print_stats(const struct meter *m, bool final)
 	}
 	fflush(f);
 }
+
 void meter_progress(struct meter *m, uint64_t now_mono, bool last)
 {
 	if (!m->cfg->progress || !m->cfg->pcap)
@@ -208,12 +213,13 @@ void meter_progress(struct meter *m, uint64_t now_mono, bool last)
 	m->progress_frames = read;
 	m->last_progress = now_mono;
 }
+
 /* The export thread's periodic work: sink ticks, statistics, progress. */
 void meter_housekeeping(struct meter *m)
 {
-	uint64_t mono = clock_ns(CLOCK_MONOTONIC);
+	uint64_t mono = secho_mono_ns();
 
-	m->now_ns = clock_ns(CLOCK_REALTIME);
+	m->now_ns = secho_real_ns();
 	if (mono - m->last_tick >= TICK_NS) {
 		struct secho_flow_totals tot;
 		meter_totals(m, &tot);
