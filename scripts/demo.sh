@@ -54,6 +54,8 @@ skip() { echo "SKIP: $1: $2"; }
 . "$ROOT/tests/sh/netns.sh"
 # shellcheck source=tests/sh/flow_lib.bash
 . "$ROOT/tests/sh/flow_lib.bash"
+# shellcheck source=tests/sh/provider_lib.bash
+. "$ROOT/tests/sh/provider_lib.bash"
 
 D=$(mktemp -d /tmp/secho-demo.XXXXXX)
 EP="" SP="" NF_PID="" CHILD=""
@@ -191,22 +193,7 @@ provider() {
 
 	echo
 	echo "== a 4 MiB file over TLS 1.3 (TLS_AES_256_GCM_SHA384) on 127.0.0.1: openssl s_server -WWW -> curl, OPENSSL_CONF=secho.cnf"
-	cat >"$D/secho.cnf" <<EOF
-openssl_conf = openssl_init
-[openssl_init]
-providers = provider_sect
-alg_section = evp_properties
-[provider_sect]
-default = default_sect
-secho = secho_sect
-[default_sect]
-activate = 1
-[secho_sect]
-module = $B/secho.so
-activate = 1
-[evp_properties]
-default_properties = ?provider=secho
-EOF
+	provider_conf "$D/secho.cnf" "$B/secho.so" secho
 	sed 's/^/  /' "$D/secho.cnf" | sed -n '/secho_sect\]/,$p'
 	mkdir -p "$D/www"
 	head -c 4194304 /dev/urandom >"$D/www/file"

@@ -41,6 +41,8 @@ trap cleanup EXIT
 
 # shellcheck source=tests/sh/check_lib.bash
 . "$ROOT/tests/sh/check_lib.bash"
+# shellcheck source=tests/sh/provider_lib.bash
+. "$ROOT/tests/sh/provider_lib.bash"
 
 need_tools "secho provider" openssl curl xxd || exit 1
 if [ ! -f "$SO" ]; then
@@ -50,26 +52,8 @@ fi
 
 # The configuration an unmodified program gets (docs/PROVIDER.md), and a control that
 # loads secho but prefers the default provider.
-conf() { # file preferred-provider
-	cat >"$1" <<EOF
-openssl_conf = openssl_init
-[openssl_init]
-providers = provider_sect
-alg_section = evp_properties
-[provider_sect]
-default = default_sect
-secho = secho_sect
-[default_sect]
-activate = 1
-[secho_sect]
-module = $SO
-activate = 1
-[evp_properties]
-default_properties = ?provider=$2
-EOF
-}
-conf "$T/secho.cnf" secho
-conf "$T/control.cnf" default
+provider_conf "$T/secho.cnf" "$SO" secho
+provider_conf "$T/control.cnf" "$SO" default
 
 # counter FILE NAME [LINE]: counter NAME from the LINE-th stats line of FILE (default: the sum
 # over all lines); empty when the file has no line.
