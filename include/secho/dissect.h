@@ -128,6 +128,20 @@ enum secho_dissect_reason {
 #define SECHO_DISSECT_F_L4          0x20 /* the transport fields below were filled */
 #define SECHO_DISSECT_F_MPLS        0x40 /* inside an MPLS label stack (mpls_top, nmpls) */
 #define SECHO_DISSECT_F_PPPOE       0x80 /* inside a PPPoE session (pppoe_sid) */
+#define SECHO_DISSECT_F_TUNNEL      0x100 /* inside a tunnel (ntun, tun_type, tun_id, outer_*) */
+
+/* Tunnels the flow meter's dissector follows (tun_type; docs/FLOW.md, "The dissector"). */
+#define SECHO_TUN_NONE   0
+#define SECHO_TUN_GRE    1 /* GRE, RFC 2784/2890 (IPv4, IPv6 or Ethernet inside) */
+#define SECHO_TUN_ERSPAN 2 /* ERSPAN type II or III over GRE (mirrored Ethernet inside) */
+#define SECHO_TUN_VXLAN  3 /* VXLAN, RFC 7348, UDP 4789 */
+#define SECHO_TUN_GENEVE 4 /* Geneve, RFC 8926, UDP 6081 */
+#define SECHO_TUN_GTPU   5 /* GTP-U, 3GPP TS 29.281, UDP 2152 */
+#define SECHO_TUN_IPIP   6 /* IP in IP: 4in4, 6in4, 4in6, 6in6 (RFC 2003, 4213, 2473) */
+#define SECHO_TUN_EOMPLS 7 /* Ethernet over MPLS (RFC 4448), with or without control word */
+#define SECHO_TUN_F_KEY  0x01 /* tun_id was present (a GRE key of 0 is a key) */
+
+#define SECHO_DISSECT_MAX_TUN 4 /* encapsulations followed at most (tun_depth) */
 
 /*
  * The description. Offsets are from the start of the frame; multi-byte values are in host
@@ -160,6 +174,16 @@ struct secho_dissect {
 	uint8_t nmpls;      /* MPLS label stack entries (SECHO_DISSECT_F_MPLS) */
 	uint16_t pppoe_sid; /* PPPoE session ID (SECHO_DISSECT_F_PPPOE) */
 	uint32_t mpls_top;  /* the top label stack entry: label 20 | TC 3 | S 1 | TTL 8 */
+	uint16_t mpls_off;  /* the top label stack entry's offset (SECHO_DISSECT_F_MPLS) */
+	/* Tunnels (SECHO_DISSECT_F_TUNNEL): the IP fields above describe the innermost
+	 * packet; these say what it came in. */
+	uint8_t ntun;             /* encapsulations crossed, 1..SECHO_DISSECT_MAX_TUN */
+	uint8_t tun_type;         /* the innermost one: SECHO_TUN_* */
+	uint32_t tun_id;          /* its tenant: VNI, GRE key, GTP-U TEID, ERSPAN session; 0 */
+	uint16_t outer_l3_off;    /* the outermost IP header */
+	uint8_t outer_ip_version; /* 4 or 6 */
+	uint8_t tun_flags;        /* SECHO_TUN_F_* */
+	uint32_t outer_ip_len;    /* the outermost IP packet's length (FlowTest's bytes_outer) */
 };
 
 /*

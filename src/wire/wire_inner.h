@@ -275,8 +275,10 @@ static inline enum secho_dissect_reason dis_encap(const uint8_t *f, size_t caple
 			if (caplen < off + 4)
 				return SECHO_DISSECT_MPLS_SHORT;
 			e = dis_rd32(f + off);
-			if (!n)
+			if (!n) {
 				d->mpls_top = e;
+				d->mpls_off = (uint16_t)off;
+			}
 			d->nmpls = (uint8_t)++n;
 			off += 4;
 		} while (!(e & 0x100));
