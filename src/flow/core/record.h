@@ -34,11 +34,66 @@ struct secho_flow_dir {
 	uint8_t tcp_flags; /* tcpControlBits (6): OR of the direction's packets */
 };
 
+/*
+ * The record's L2-L4 fields beyond the key and counters: what ipfixprobe's basic and basicplus
+ * plugins and FlowTest's fields.yml call src_mac, dst_mac, ttl, tos, tcp_options, tcp_syn_size,
+ * mpls_label_N, bytes_outer (docs/FLOW.md, "The record's L2-L4 fields"). [0] is the forward
+ * direction, [1] the reverse (biflows; zero in uniflow mode and without reverse packets).
+ * "First" fields are those of the direction's first packet of the record; the others are
+ * updated by every packet the table counts.
+ *
+ * The same struct is the table's per-entry extension (table.h, "The extension"): the first
+ * cache line is what a packet updates, the rest is written once per direction when its
+ * first packet comes. Values in host order; MACs, label stack entries and outer addresses as
+ * on the wire.
+ */
+#define SECHO_FLOW_MPLS_MAX 8 /* label stack entries kept per direction (the dissector's depth) */
+
+struct secho_flow_extra {
+	/* -- line 1: per packet -- */
+	uint64_t tcp_options[2]; /* tcpOptions (209): bit 63 - k for option kind k < 64 (RFC 5102
+	                          * numbering: kind 0 is the most significant bit), OR over the
+	                          * direction's TCP packets */
+	uint64_t bytes_outer[2]; /* sum of the outermost IP header's lengths of a tunnelled flow
+	                          * (FlowTest's bytes_outer); 0 when not tunnelled */
+	uint8_t ttl_min[2];      /* minimumTTL (52): IPv4 TTL / IPv6 hop limit */
+	uint8_t ttl_max[2];      /* maximumTTL (53) */
+	uint8_t tos[2];          /* ipClassOfService (5): first packet's ToS / traffic class */
+	uint8_t ip_flags[2];     /* fragmentFlags (197): first packet's IPv4 flags (DF 0x40, MF
+	                          * 0x20, as the header's top bits); IPv6: MF of a fragment header */
+	uint16_t tcp_win[2];     /* tcpWindowSize (186): first TCP packet's window (unscaled) */
+	uint16_t tcp_mss[2];     /* ipfixprobe 8057/900 (reverse 8057/901): MSS option of the
+	                          * direction's first TCP packet (its SYN or SYN-ACK); 0 = none */
+	uint16_t syn_size;       /* ipfixprobe 8057/902: IP length of the record's first packet when
+	                          * it is a SYN without ACK; 0 otherwise */
+	uint8_t nmpls[2];        /* label stack entries in mpls[dir] (first packet) */
+	uint8_t seen;            /* bit dir: the direction's first packet was counted */
+	uint8_t tun_type;        /* SECHO_TUN_* of the first packet (dissect.h); 0 = none */
+	uint8_t tun_flags;       /* SECHO_TUN_F_* */
+	uint8_t outer_ip_version; /* 4 or 6; 0 when not tunnelled */
+	uint8_t pad0[8];
+	/* -- written once per direction -- */
+	uint8_t src_mac[6], dst_mac[6]; /* sourceMacAddress (56), destinationMacAddress (80): the
+	                                 * outermost Ethernet header of the forward first packet */
+	uint32_t tun_id;                /* VNI, GRE key, GTP-U TEID, ERSPAN session (tun_type) */
+	uint8_t outer_src[16], outer_dst[16]; /* the outermost IP header's addresses (IPv4 in the
+	                                       * first 4 bytes), forward first packet */
+	uint8_t mpls[2][SECHO_FLOW_MPLS_MAX][3]; /* mplsTopLabelStackSection (70), then
+	                                          * mplsLabelStackSection2.. (71-77): label 20 |
+	                                          * TC 3 | S 1, as on the wire, top first */
+	uint8_t pad1[32]; /* a whole number of cache lines: each entry's line 1 aligned */
+};
+_Static_assert(sizeof(struct secho_flow_extra) == 192, "three cache lines");
+_Static_assert(__builtin_offsetof(struct secho_flow_extra, src_mac) == 64,
+               "what a packet updates is one cache line");
+
 struct secho_flow_rec {
 	struct secho_flow_key key;
 	struct secho_flow_dir fwd; /* packets from key.src to key.dst */
 	struct secho_flow_dir rev; /* the reverse direction (biflows); all zero in uniflow mode */
 	uint8_t end_reason;        /* flowEndReason (136): SECHO_FLOW_END_* */
+	struct secho_flow_extra x; /* MACs, TTLs, TCP options, MPLS, tunnel (a copy: valid as
+	                            * long as the record) */
 };
 
 /* The reverse direction's ICMP type << 8 | code: the answer to the forward's (key.h,

@@ -176,7 +176,8 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t bdue = (nb * sizeof(uint32_t) + 63) & ~(size_t)63;
 
 	return nb * sizeof(struct flow_bucket) +
-	       nb * SECHO_FLOW_BUCKET * sizeof(struct flow_entry) + cache +
+	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + sizeof(struct secho_flow_extra)) +
+	       cache +
 	       fs * sizeof(struct flow_frag) + bdue;
 }
 
@@ -210,6 +211,8 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += (size_t)t->nbuckets * sizeof(struct flow_bucket);
 	t->entries = (struct flow_entry *)p;
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
+	t->extra = (struct secho_flow_extra *)p; /* 192-byte slots: every one 64-byte aligned */
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct secho_flow_extra);
 	t->cache = (uint64_t *)p;
 	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
 	t->frags = (struct flow_frag *)p;
@@ -355,6 +358,80 @@ static bool time_has_come(struct secho_flow_table *t, struct flow_entry *e, uint
 
 /* ---- records ---- */
 
+/* ---- the extension (record.h, struct secho_flow_extra) ---- */
+
+/* The direction's first packet of the record: everything "first", and the accumulators
+ * started. Out of line: once per direction and record. */
+static __attribute__((noinline)) void extra_first(struct secho_flow_extra *x, unsigned dir,
+                                                  const struct secho_flow_prep_extra *p,
+                                                  uint8_t tcp_flags, uint32_t octets)
+{
+	x->seen |= (uint8_t)(1u << dir);
+	x->ttl_min[dir] = x->ttl_max[dir] = p->ttl;
+	x->tos[dir] = p->tos;
+	x->ip_flags[dir] = p->ip_flags;
+	x->tcp_win[dir] = p->tcp_win;
+	x->tcp_mss[dir] = p->tcp_mss;
+	x->tcp_options[dir] = p->tcp_options;
+	x->bytes_outer[dir] = p->outer_ip_len;
+	x->nmpls[dir] = p->nmpls;
+	memcpy(x->mpls[dir], p->mpls, sizeof(x->mpls[dir]));
+	if (dir)
+		return;
+	/* the forward direction: the record's own first packet */
+	x->syn_size = (tcp_flags & 0x12) == 0x02 ? (uint16_t)(octets > 65535 ? 65535 : octets) : 0;
+	memcpy(x->src_mac, p->src_mac, 6);
+	memcpy(x->dst_mac, p->dst_mac, 6);
+	x->tun_type = p->tun_type;
+	x->tun_flags = p->tun_flags;
+	x->tun_id = p->tun_id;
+	x->outer_ip_version = p->outer_ip_version;
+	memcpy(x->outer_src, p->outer_src, 16);
+	memcpy(x->outer_dst, p->outer_dst, 16);
+}
+
+/* One packet in direction dir: a few compares and stores in the extension's first line. */
+static inline void extra_update(struct secho_flow_extra *x, unsigned dir,
+                                const struct secho_flow_prep_extra *p, uint8_t tcp_flags,
+                                uint32_t octets)
+{
+	if (!(x->seen & (1u << dir))) {
+		extra_first(x, dir, p, tcp_flags, octets);
+		return;
+	}
+	if (p->ttl < x->ttl_min[dir])
+		x->ttl_min[dir] = p->ttl;
+	if (p->ttl > x->ttl_max[dir])
+		x->ttl_max[dir] = p->ttl;
+	x->tcp_options[dir] |= p->tcp_options;
+	x->bytes_outer[dir] += p->outer_ip_len;
+}
+
+/* The record's copy of x: a direction without packets in this record has only zeros (its
+ * slots may hold an earlier record's values). */
+static void extra_export(struct secho_flow_extra *r, const struct secho_flow_extra *x)
+{
+	*r = *x;
+	for (unsigned dir = 0; dir < 2; dir++) {
+		if (x->seen & (1u << dir))
+			continue;
+		r->tcp_options[dir] = r->bytes_outer[dir] = 0;
+		r->ttl_min[dir] = r->ttl_max[dir] = r->tos[dir] = r->ip_flags[dir] = 0;
+		r->tcp_win[dir] = r->tcp_mss[dir] = 0;
+		r->nmpls[dir] = 0;
+		memset(r->mpls[dir], 0, sizeof(r->mpls[dir]));
+		if (dir)
+			continue;
+		r->syn_size = 0;
+		r->tun_type = r->tun_flags = r->outer_ip_version = 0;
+		r->tun_id = 0;
+		memset(r->src_mac, 0, 6);
+		memset(r->dst_mac, 0, 6);
+		memset(r->outer_src, 0, 16);
+		memset(r->outer_dst, 0, 16);
+	}
+}
+
 static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reason)
 {
 	struct secho_flow_rec rec;
@@ -376,6 +453,7 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	rec.rev.last_ns = e->d[1].last;
 	rec.rev.tcp_flags = e->tcp[1];
 	rec.end_reason = reason;
+	extra_export(&rec.x, &t->extra[e - t->entries]);
 	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
 	t->cfg.emit(t->cfg.ctx, &rec);
 }
@@ -389,6 +467,7 @@ static void entry_start(struct secho_flow_table *t, struct flow_entry *e,
 	e->sig = sig;
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
+	t->extra[e - t->entries].seen = 0; /* its fields are written by its first packets */
 	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
 }
 
@@ -403,6 +482,7 @@ static void entry_restart(struct secho_flow_table *t, struct flow_entry *e, bool
 	memset(e->d, 0, sizeof(e->d));
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
+	t->extra[e - t->entries].seen = 0; /* its fields are written by its first packets */
 	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
 }
 
@@ -573,7 +653,7 @@ static inline void key_prepare(const struct secho_flow_table *t, const struct se
  */
 static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key *ck, uint64_t h,
                          bool swapped, uint64_t ts, uint64_t clock, uint32_t octets,
-                         uint8_t tcp_flags)
+                         uint8_t tcp_flags, const struct secho_flow_prep_extra *x)
 {
 	if (ts > t->clock_ns)
 		t->clock_ns = ts;
@@ -614,6 +694,7 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 	if (ts > d->last)
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
+	extra_update(&t->extra[e - t->entries], dir, x, tcp_flags, octets);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
 	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;
@@ -624,19 +705,22 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 }
 
 static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, uint64_t ts,
-                   uint32_t octets, uint8_t tcp_flags)
+                   uint32_t octets, uint8_t tcp_flags, const struct secho_flow_prep_extra *x)
 {
 	struct keyed k;
 
 	key_prepare(t, pk, &k);
-	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags);
+	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags, x);
 }
+
+/* A packet known only by its key has no L2-L4 fields: zeros. */
+static const struct secho_flow_prep_extra no_extra;
 
 void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
 {
 	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
 	update(t, &p->key, p->ts_ns, p->octets,
-	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0);
+	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0, &no_extra);
 }
 
 /* ---- frames ---- */
@@ -718,9 +802,91 @@ static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k, uint
 	return false;
 }
 
+/* The kinds of the TCP options in the header at l4 (doff bytes, of which avail are in
+ * memory) as tcpOptions bits (record.h: kind k is bit 63 - k; kinds of 64 and more have no
+ * bit), and the MSS option's value (0 without one). At most 40 bytes are looked at; a
+ * malformed option (length below 2 or past the header) ends the walk. Can't fail. */
+static uint64_t tcp_options(const uint8_t *l4, unsigned doff, size_t avail, uint16_t *mss)
+{
+	unsigned end = doff < avail ? doff : (unsigned)avail;
+	uint64_t bits = 0;
+
+	*mss = 0;
+	for (unsigned i = 20; i < end;) {
+		unsigned kind = l4[i];
+		if (kind < 64)
+			bits |= 1ull << (63 - kind);
+		if (kind == 0) /* end of option list */
+			break;
+		if (kind == 1) { /* no-operation */
+			i++;
+			continue;
+		}
+		if (i + 1 >= end)
+			break;
+		unsigned len = l4[i + 1];
+		if (len < 2 || i + len > end)
+			break;
+		if (kind == 2 && len == 4)
+			*mss = (uint16_t)(l4[i + 2] << 8 | l4[i + 3]);
+		i += len;
+	}
+	return bits;
+}
+
+/* The L2-L4 fields of a described IP frame (frame[0..caplen)). Every header read here was
+ * read by the dissector, so it lies within caplen; the TCP options are bounded by caplen. */
+static void prepare_extra(const uint8_t *frame, uint32_t caplen, const struct secho_dissect *d,
+                          struct secho_flow_prep_extra *x)
+{
+	const uint8_t *ip = frame + d->l3_off;
+
+	memset(x, 0, sizeof(*x));
+	memcpy(x->dst_mac, frame, 6);
+	memcpy(x->src_mac, frame + 6, 6);
+	if (d->ip_version == 4) {
+		x->tos = ip[1];
+		x->ip_flags = ip[6] & 0xe0; /* reserved, DF, MF: fragmentFlags (197) */
+		x->ttl = ip[8];
+	} else {
+		x->tos = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+		x->ip_flags = (d->flags & SECHO_DISSECT_F_FRAG_MF) ? 0x20 : 0;
+		x->ttl = ip[7];
+	}
+	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4) &&
+	    d->frag != SECHO_FRAG_LATER) {
+		const uint8_t *l4 = frame + d->l4_off;
+		x->tcp_win = (uint16_t)(l4[14] << 8 | l4[15]);
+		size_t avail = caplen > d->l4_off ? caplen - (size_t)d->l4_off : 0;
+		x->tcp_options = tcp_options(l4, d->tcp_doff, avail, &x->tcp_mss);
+	}
+	if (d->flags & SECHO_DISSECT_F_MPLS) {
+		unsigned n = d->nmpls < SECHO_FLOW_MPLS_MAX ? d->nmpls : SECHO_FLOW_MPLS_MAX;
+		x->nmpls = (uint8_t)n;
+		for (unsigned i = 0; i < n; i++)
+			memcpy(x->mpls[i], frame + d->mpls_off + 4 * i, 3);
+	}
+	if (d->flags & SECHO_DISSECT_F_TUNNEL) {
+		const uint8_t *o = frame + d->outer_l3_off;
+		x->tun_type = d->tun_type;
+		x->tun_flags = d->tun_flags;
+		x->tun_id = d->tun_id;
+		x->outer_ip_version = d->outer_ip_version;
+		x->outer_ip_len = d->outer_ip_len;
+		if (d->outer_ip_version == 4) {
+			memcpy(x->outer_src, o + 12, 4);
+			memcpy(x->outer_dst, o + 16, 4);
+		} else if (d->outer_ip_version == 6) {
+			memcpy(x->outer_src, o + 8, 16);
+			memcpy(x->outer_dst, o + 24, 16);
+		}
+	}
+}
+
 void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
-                              enum secho_dissect_reason r, const struct secho_dissect *d,
-                              uint32_t wirelen, uint64_t ts_ns, struct secho_flow_prep *p)
+                              uint32_t caplen, enum secho_dissect_reason r,
+                              const struct secho_dissect *d, uint32_t wirelen, uint64_t ts_ns,
+                              struct secho_flow_prep *p)
 {
 	p->ts_ns = ts_ns;
 	p->clock_ns = ts_ns;
@@ -734,6 +900,7 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 	}
 	p->octets = d->ip_len;
 	p->frag_id = d->frag_id;
+	prepare_extra(frame, caplen, d, &p->x);
 	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4))
 		p->tcp_flags = d->tcp_flags;
 	if (d->frag == SECHO_FRAG_LATER) {
@@ -767,7 +934,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 			return;
 		}
 		t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED]++;
-		update(t, &k, p->ts_ns, p->octets, 0);
+		update(t, &k, p->ts_ns, p->octets, 0, &p->x);
 		return;
 	}
 	case SECHO_FLOW_PREP_FRAG_FIRST: {
@@ -780,7 +947,8 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 	default:
 		break;
 	}
-	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->clock_ns, p->octets, p->tcp_flags);
+	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->clock_ns, p->octets, p->tcp_flags,
+	             &p->x);
 }
 
 /*
@@ -823,6 +991,7 @@ PREFETCH_FN bool prefetch_named(const struct secho_flow_table *t, uint64_t h)
 		const struct flow_entry *e = &t->entries[(uint32_t)c - 1];
 		__builtin_prefetch(e, 1);
 		__builtin_prefetch((const char *)e + 64, 1);
+		__builtin_prefetch(&t->extra[(uint32_t)c - 1], 1); /* the line a packet updates */
 		return true;
 	}
 	__builtin_prefetch(&t->buckets[(uint32_t)(((h >> 32) * t->nbuckets) >> 32)]);
@@ -841,6 +1010,7 @@ PREFETCH_FN void prefetch_matched(const struct secho_flow_table *t, uint64_t h)
 			const struct flow_entry *e = &t->entries[bk->idx[s]];
 			__builtin_prefetch(e, 1);
 			__builtin_prefetch((const char *)e + 64, 1);
+			__builtin_prefetch(&t->extra[bk->idx[s]], 1);
 			return;
 		}
 }
@@ -891,7 +1061,11 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
 		n = SECHO_FLOW_TABLE_BURST;
 	/* each cache slot requested as soon as its hash is known */
 	for (unsigned i = 0; i < n; i++) {
-		secho_flow_table_prepare(t, f[i].data, f[i].reason, &f[i].d, f[i].wirelen,
+		/* the caplen a frame was dissected with is not kept: an IP packet that is not
+		 * snapped lies within it (and within wirelen); of a snapped one, only the headers
+		 * the dissector read are known to be there (no TCP options) */
+		uint32_t cap = (f[i].d.flags & SECHO_DISSECT_F_SNAPPED) ? 0 : f[i].wirelen;
+		secho_flow_table_prepare(t, f[i].data, cap, f[i].reason, &f[i].d, f[i].wirelen,
 		                         f[i].ts_ns, &p[i]);
 		if (keyed_kind(p[i].kind))
 			prefetch_slot(t, p[i].h);

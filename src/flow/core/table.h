@@ -21,6 +21,13 @@
  *               last freed first): the key (canonical order in biflow mode),
  *               per-direction counters, TCP state. The memory a table touches grows with
  *               the flows it holds, not with its capacity
+ *   extension   per entry, a second pool parallel to the entries (entry i's is extra[i], same
+ *               index, handed out and freed with it): the record's L2-L4 fields (struct
+ *               secho_flow_extra, record.h: 192 bytes, its first cache line all a packet
+ *               updates; the rest written when a direction's first packet comes). Kept
+ *               apart so that the entry stays two cache lines and a lookup reads no more
+ *               than before; the burst asks for the extension's first line with the entry
+ *               (see "The extension" below)
  *   cache       a small direct-mapped array of (signature, entry) in front of the buckets,
  *               the recently used flows (the CTT's on-chip cache); hit rate counted
  *   fragments   a bounded set-associative table: (addresses, protocol, IP id) of a first
@@ -34,6 +41,18 @@
  * starts a new connection on its key); a full bucket evicts, in this order, a record whose
  * time has passed, a TCP flow that has ended (both: no information lost), or the least
  * recently used record ("lack of resources", counted).
+ *
+ * The extension, and what comes after it (issue 21, src/flow/feature/feature.h): the pool is
+ * laid out as sections, each a fixed-size per-flow state, one after the other in a slot of
+ * stride S bytes (a multiple of 64): today one section, struct secho_flow_extra at offset 0,
+ * S = 192. The feature sets are to be more sections of the same slot: cfg gets the set of
+ * features on; init computes each section's offset (its state's size rounded up to 8, the
+ * sets in a fixed order, the stride rounded up to 64) and secho_flow_table_mem_size grows by
+ * (S' - 192) * capacity; a section is zeroed when its record starts (as `seen` is here),
+ * updated after the counters (a set's packet function, given its section and the packet's
+ * direction), and read when the record leaves (the record then carries a pointer to the
+ * slot, valid during emit, instead of a copy: the copy is for the fixed 192 bytes only). A
+ * set that is off has no section and costs nothing; entries stay 128 bytes whatever is on.
  *
  * Memory: the caller's, sized by secho_flow_table_mem_size(), zeroed by the caller (fresh
  * anonymous mmap or calloc), never allocated or freed here. Nothing is allocated per
@@ -181,6 +200,7 @@ struct secho_flow_table {
 	struct secho_flow_hasher hasher;
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
+	struct secho_flow_extra *extra; /* the extension: entry i's is extra[i] */
 	uint64_t *cache; /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
@@ -240,6 +260,25 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
 #define SECHO_FLOW_PREP_FRAG_LATER 2 /* a later fragment: joins its first fragment's flow */
 #define SECHO_FLOW_PREP_IGNORED    3 /* in no flow */
 
+/*
+ * What a frame gives its record's L2-L4 fields (struct secho_flow_extra, record.h), read from
+ * the frame where it is prepared, so that the table never touches the frame: a copy (96
+ * bytes), not a pointer, because the reader may have moved on (or unmapped the capture) by
+ * the time a worker meters it.
+ */
+struct secho_flow_prep_extra {
+	uint64_t tcp_options;  /* the bitmap of the option kinds in this packet (record.h) */
+	uint32_t outer_ip_len; /* tunnelled: the outermost IP packet's length, else 0 */
+	uint32_t tun_id;
+	uint8_t ttl, tos, ip_flags, nmpls;
+	uint16_t tcp_win, tcp_mss; /* TCP with its header, else 0; mss 0 without the option */
+	uint8_t tun_type, tun_flags, outer_ip_version, pad;
+	uint8_t dst_mac[6], src_mac[6]; /* as in the Ethernet header */
+	uint8_t mpls[SECHO_FLOW_MPLS_MAX][3];
+	uint8_t outer_src[16], outer_dst[16];
+};
+_Static_assert(sizeof(struct secho_flow_prep_extra) == 96, "a copy per frame: keep it small");
+
 struct secho_flow_prep {
 	struct secho_flow_key key; /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
 	                            * for biflows); FRAG_LATER: the packet's own direction,
@@ -255,16 +294,19 @@ struct secho_flow_prep {
 	uint8_t swapped;           /* key runs against the packet (biflows) */
 	uint8_t tcp_flags;         /* TCP with its header, else 0 */
 	uint8_t why;               /* IGNORED: the index of its ignored counter */
+	struct secho_flow_prep_extra x; /* not IGNORED: the record's L2-L4 fields */
 };
 
 /*
- * Prepare one frame, described by r and *d (secho_dissect_snap of frame; wirelen its length
- * on the wire), for a table of t's configuration (mode, hash and seed): t is only read, and
- * may be another thread's table of the same configuration. Can't fail.
+ * Prepare one frame, described by r and *d (secho_dissect_snap of frame[0..caplen); wirelen
+ * its length on the wire), for a table of t's configuration (mode, hash and seed): t is only
+ * read, and may be another thread's table of the same configuration. Reads no byte of frame
+ * at or beyond caplen (TCP options past a snap length are not seen). Can't fail.
  */
 void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
-                              enum secho_dissect_reason r, const struct secho_dissect *d,
-                              uint32_t wirelen, uint64_t ts_ns, struct secho_flow_prep *p);
+                              uint32_t caplen, enum secho_dissect_reason r,
+                              const struct secho_dissect *d, uint32_t wirelen, uint64_t ts_ns,
+                              struct secho_flow_prep *p);
 
 /*
  * Meter up to SECHO_FLOW_TABLE_BURST prepared frames, with the same result as one at a time,

@@ -35,7 +35,7 @@ static void prepare(struct meter *m, const struct secho_cap_rec *r, struct secho
 	enum secho_dissect_reason why = secho_dissect_snap(r->data, r->caplen, r->wirelen, &d);
 
 	/* every worker's table has the configuration of worker 0's, which is only read */
-	secho_flow_table_prepare(&m->w[0].t, r->data, why, &d, r->wirelen, r->ts_ns, p);
+	secho_flow_table_prepare(&m->w[0].t, r->data, r->caplen, why, &d, r->wirelen, r->ts_ns, p);
 	*owner = why == SECHO_DISSECT_OK ? secho_flow_worker_of(r->data, &d, m->split_seed, m->n)
 	                                 : 0;
 }
