@@ -23,6 +23,7 @@
 
 #include "flow/export/ipfix.h"
 #include "harness.h"
+#include "secho/dissect.h"
 
 static uint64_t rd(const uint8_t *p, unsigned n)
 {
@@ -56,7 +57,7 @@ static struct secho_flow_rec sample(int ipv)
 	struct secho_flow_rec r;
 	memset(&r, 0, sizeof(r));
 	r.key.ip_version = (uint8_t)ipv;
-	r.key.proto = 6;
+	r.key.proto = 17; /* not TCP: the plain templates (the TCP ones: test_variants) */
 	r.key.vlan = 100;
 	r.key.vlan_inner = 0;
 	r.key.sport = 1024;
@@ -82,6 +83,17 @@ static struct secho_flow_rec sample(int ipv)
 	                                .last_ns = 1767225601800000001ull,
 	                                .tcp_flags = 0x12};
 	r.end_reason = SECHO_FLOW_END_EOF;
+	static const uint8_t sm[6] = {2, 0, 0, 0, 0, 1}, dm[6] = {2, 0, 0, 0, 0, 2};
+	memcpy(r.x.src_mac, sm, 6);
+	memcpy(r.x.dst_mac, dm, 6);
+	r.x.ttl_min[0] = 63;
+	r.x.ttl_max[0] = 64;
+	r.x.tos[0] = 0x28;
+	r.x.ip_flags[0] = 0x40;
+	r.x.ttl_min[1] = 50;
+	r.x.ttl_max[1] = 52;
+	r.x.ip_flags[1] = 0x40;
+	r.x.seen = 3;
 	return r;
 }
 
@@ -90,28 +102,57 @@ static void test_templates(void)
 {
 	t_begin("ipfix: template sets, byte for byte");
 	uint8_t b[512];
-	size_t n = secho_ipfix_template_set(false, b);
-	check_hex("uniflow template set", b, n,
-	          "00020084"
-	          "0100000f"
+	/* the key and counters, then sourceMacAddress 56, destinationMacAddress 80, minimumTTL
+	 * 52, maximumTTL 53, ipClassOfService 5, fragmentFlags 197 */
+	size_t n = secho_ipfix_template_set(false, 0, b);
+	check_hex("uniflow IPv4 template set", b, n,
+	          "0002005c"
+	          "01000015"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
 	          "0020000200060002000100080002000800980008009900080088 0001"
-	          "0101000f"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001");
+	n = secho_ipfix_template_set(false, 1, b);
+	check_hex("uniflow IPv6 template set", b, n,
+	          "0002005c"
+	          "01010015"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
-	          "008b000200060002000100080002000800980008009900080088 0001");
-	n = secho_ipfix_template_set(true, b);
-	check_hex("biflow template set", b, n,
-	          "000200e4"
-	          "01020015"
+	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001");
+	n = secho_ipfix_template_set(true, 0, b);
+	check_hex("biflow IPv4 template set", b, n,
+	          "000200ac"
+	          "0102001f"
 	          "80010008 00007279 80020008 00007279 80060002 00007279"
 	          "80980008 00007279 80990008 00007279 80200002 00007279"
+	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
 	          "0020000200060002000100080002000800980008009900080088 0001"
-	          "01030015"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001");
+	n = secho_ipfix_template_set(true, 1, b);
+	check_hex("biflow IPv6 template set", b, n,
+	          "000200ac"
+	          "0103001f"
 	          "80010008 00007279 80020008 00007279 80060002 00007279"
 	          "80980008 00007279 80990008 00007279 808b0002 00007279"
+	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
-	          "008b000200060002000100080002000800980008009900080088 0001");
+	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001");
+	/* IPv4, TCP, two labels, a VXLAN VNI (variant 2 | 4 | 2 << 3 = 22, template 281):
+	 * tcpOptions 209, tcpWindowSize 186, ipfixprobe's MSS (8057/900) and SYN size
+	 * (8057/902), mplsTopLabelStackSection 70, mplsLabelStackSection2 71, layer2SegmentId
+	 * 351 */
+	n = secho_ipfix_template_set(false, 22, b);
+	check_hex("uniflow IPv4 TCP MPLS VXLAN template set", b, n,
+	          "00020080"
+	          "0119001c"
+	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
+	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001"
+	          "00d10008 00ba0002 83840004 00001f79 83860002 00001f79"
+	          "00460003 00470003 015f0008");
+	T_CHECK(secho_ipfix_template_set(false, SECHO_IPFIX_VARIANTS, b) == 0,
+	        "a variant out of range has a template");
 	n = secho_ipfix_options_template_set(b);
 	check_hex("options template set", b, n,
 	          "0003002e 01040009 0001"
@@ -128,20 +169,23 @@ static void test_records(void)
 	struct secho_flow_rec r4 = sample(4), r6 = sample(6);
 	/* IPv4: addresses, ports, protocol 6, version 4, VLAN 100, inner 0, ICMP 0, flags
 	 * 0x1b, 1500 octets, 3 packets, 1767225600123 ms, 1767225601999 ms, reason 3. */
-	static const char v4[] = "c6120001 c613ff07 0400 01bb 06 04 0064 0000 0000 001b"
+	static const char v4[] = "c6120001 c613ff07 0400 01bb 11 04 0064 0000 0000 001b"
 	                         "00000000000005dc 0000000000000003"
-	                         "0000019b76daa87b 0000019b76daafcf 03";
+	                         "0000019b76daa87b 0000019b76daafcf 03"
+	                         "020000000001 020000000002 3f 40 28 40";
 	static const char v6[] = "20010db8000100000000000000000001 20010db800ff00000000000000000007"
 	                         "0000 0000 3a 06 0064 0000 8000 001b"
 	                         "00000000000005dc 0000000000000003"
-	                         "0000019b76daa87b 0000019b76daafcf 03";
+	                         "0000019b76daa87b 0000019b76daafcf 03"
+	                         "020000000001 020000000002 3f 40 28 40";
 	/* Reverse (first in a biflow record): 80 octets, 2 packets, flags 0x12, 1767225600500
 	 * ms, 1767225601800 ms, then the reverse ICMP type and code: none for TCP (IPv4), the
 	 * echo reply 129.0 answering the forward's echo request (IPv6). */
 	static const char rev[] = "0000000000000050 0000000000000002 0012"
 	                          "0000019b76daa9f4 0000019b76daaf08";
 	static const char rev_icmp4[] = "0000", rev_icmp6[] = "8100";
-	char hex[600];
+	static const char rev_l3[] = "32 34 00 40"; /* TTLs 50..52, ToS 0, DF */
+	char hex[700];
 	size_t n = secho_ipfix_encode(false, &r4, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V4 && n == SECHO_IPFIX_REC_V4, "v4: tid %u len %zu", tid, n);
 	check_hex("IPv4 uniflow record", b, n, v4);
@@ -151,16 +195,122 @@ static void test_records(void)
 	n = secho_ipfix_encode(true, &r4, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V4_BI && n == SECHO_IPFIX_REC_V4 + SECHO_IPFIX_REC_BI_EXTRA,
 	        "v4 bi: tid %u len %zu", tid, n);
-	snprintf(hex, sizeof(hex), "%s%s%s", rev, rev_icmp4, v4);
+	snprintf(hex, sizeof(hex), "%s%s%s%s", rev, rev_icmp4, rev_l3, v4);
 	check_hex("IPv4 biflow record", b, n, hex);
 	n = secho_ipfix_encode(true, &r6, b, &tid);
 	T_CHECK(tid == SECHO_IPFIX_TID_V6_BI && n == SECHO_IPFIX_REC_V6 + SECHO_IPFIX_REC_BI_EXTRA,
 	        "v6 bi: tid %u len %zu", tid, n);
-	snprintf(hex, sizeof(hex), "%s%s%s", rev, rev_icmp6, v6);
+	snprintf(hex, sizeof(hex), "%s%s%s%s", rev, rev_icmp6, rev_l3, v6);
 	check_hex("IPv6 biflow record", b, n, hex);
 	struct secho_flow_rec bad = r4;
 	bad.key.ip_version = 5;
 	T_CHECK(secho_ipfix_encode(false, &bad, b, &tid) == 0, "ip_version 5 encoded");
+	t_end();
+}
+
+/* Where element (id, pen) lies in a record of the template in set t (one template); -1 when
+ * the template lacks it. *len its length; *total the record's length. */
+static int elem_at(const uint8_t *t, uint16_t id, uint32_t pen, unsigned *len, unsigned *total)
+{
+	unsigned nf = (unsigned)rd(t + 2, 2), o = 4, at = 0;
+	int found = -1;
+	for (unsigned i = 0; i < nf; i++) {
+		uint16_t fid = (uint16_t)rd(t + o, 2), fl = (uint16_t)rd(t + o + 2, 2);
+		uint32_t fpen = 0;
+		o += 4;
+		if (fid & 0x8000) {
+			fpen = (uint32_t)rd(t + o, 4);
+			o += 4;
+		}
+		if ((fid & 0x7fff) == id && fpen == pen && found < 0) {
+			found = (int)at;
+			*len = fl;
+		}
+		at += fl;
+	}
+	*total = at;
+	return found;
+}
+
+/* Every template variant: the record of a flow of its kind has the length its template says,
+ * goes out under its ID, and carries each field where the template puts it. */
+static void test_variants(void)
+{
+	t_begin("ipfix: template variants (TCP, MPLS depth 0-8, VXLAN VNI), uniflow and biflow");
+	uint8_t t[512], b[SECHO_IPFIX_REC_MAX];
+	for (unsigned bi = 0; bi < 2; bi++)
+		for (unsigned v = 0; v < SECHO_IPFIX_VARIANTS; v++) {
+			struct secho_flow_rec r = sample((v & 1) ? 6 : 4);
+			unsigned depth = v >> 3, len = 0, total = 0;
+			if (v & 2)
+				r.key.proto = 6;
+			if (v & 4) {
+				r.x.tun_type = SECHO_TUN_VXLAN;
+				r.x.tun_id = 0xabcdef;
+			}
+			r.x.nmpls[0] = (uint8_t)depth;
+			r.x.nmpls[1] =
+			        (uint8_t)(depth ? depth - 1 : 0); /* the reverse: one fewer */
+			for (unsigned i = 0; i < depth; i++) {
+				r.x.mpls[0][i][0] = (uint8_t)(0x10 + i);
+				r.x.mpls[0][i][2] = i + 1 == depth ? 0x01 : 0; /* bottom of stack */
+				r.x.mpls[1][i][0] = (uint8_t)(0x20 + i);
+			}
+			r.x.tcp_options[0] =
+			        0x2a00000000000000ull; /* kinds 2, 4, 6: bits 61, 59, 57 */
+			r.x.tcp_options[1] = 0x0100000000000000ull;
+			r.x.tcp_mss[0] = 1460;
+			r.x.tcp_mss[1] = 1380;
+			r.x.tcp_win[0] = 64240;
+			r.x.syn_size = 60;
+			uint16_t tid = 0;
+			size_t n = secho_ipfix_encode(bi, &r, b, &tid);
+			size_t tn = secho_ipfix_template_set(bi, v, t);
+			T_CHECK(tn > 8 && rd(t + 4, 2) == tid,
+			        "variant %u bi %u: tid %u, template %llu", v, bi, tid,
+			        tn > 8 ? (unsigned long long)rd(t + 4, 2) : 0ull);
+			if (tn <= 8)
+				continue;
+			int mac = elem_at(t + 4, 56, 0, &len, &total);
+			T_CHECK(total == n && n <= SECHO_IPFIX_REC_MAX,
+			        "variant %u bi %u: record %zu bytes, template %u", v, bi, n, total);
+			T_CHECK(mac >= 0 && len == 6 && !memcmp(b + mac, r.x.src_mac, 6),
+			        "variant %u bi %u: sourceMacAddress", v, bi);
+			int o = elem_at(t + 4, 209, 0, &len, &total);
+			T_CHECK((v & 2) ? o >= 0 && rd(b + o, 8) == r.x.tcp_options[0] : o < 0,
+			        "variant %u bi %u: tcpOptions", v, bi);
+			o = elem_at(t + 4, 900, 8057, &len, &total);
+			T_CHECK((v & 2) ? o >= 0 && rd(b + o, len) == 1460 : o < 0,
+			        "variant %u bi %u: MSS (8057/900)", v, bi);
+			o = elem_at(t + 4, 902, 8057, &len, &total);
+			T_CHECK((v & 2) ? o >= 0 && rd(b + o, len) == 60 : o < 0,
+			        "variant %u bi %u: SYN size (8057/902)", v, bi);
+			o = elem_at(t + 4, 901, 8057, &len, &total);
+			T_CHECK((v & 2) && bi ? o >= 0 && rd(b + o, len) == 1380 : o < 0,
+			        "variant %u bi %u: reverse MSS (8057/901)", v, bi);
+			o = elem_at(t + 4, 209, SECHO_IPFIX_PEN_REVERSE, &len, &total);
+			T_CHECK((v & 2) && bi ? o >= 0 && rd(b + o, 8) == r.x.tcp_options[1]
+			                      : o < 0,
+			        "variant %u bi %u: reverse tcpOptions", v, bi);
+			o = elem_at(t + 4, 351, 0, &len, &total);
+			T_CHECK((v & 4) ? o >= 0 && rd(b + o, 8) == (1ull << 56 | 0xabcdef) : o < 0,
+			        "variant %u bi %u: layer2SegmentId", v, bi);
+			for (unsigned i = 0; i <= 8; i++) {
+				o = elem_at(t + 4, (uint16_t)(70 + i), 0, &len, &total);
+				T_CHECK(i < depth ? o >= 0 && len == 3 && b[o] == 0x10 + i &&
+				                            b[o + 2] == (i + 1 == depth ? 1 : 0)
+				                  : o < 0,
+				        "variant %u bi %u: label stack section %u", v, bi, i + 1);
+				o = elem_at(t + 4, (uint16_t)(70 + i), SECHO_IPFIX_PEN_REVERSE,
+				            &len, &total);
+				/* the reverse stack is one shallower: its last section is zeros */
+				T_CHECK(bi && i < depth
+				                ? o >= 0 && b[o] == (i + 1 < depth ? 0x20 + i : 0)
+				                : o < 0,
+				        "variant %u bi %u: reverse label stack section %u", v, bi,
+				        i + 1);
+			}
+		}
 	t_end();
 }
 
@@ -236,7 +386,7 @@ static void test_messages_file(void)
 	int rc = secho_ipfix_close(x, now, &st, 1000);
 	T_CHECK(rc == 0, "close %d", rc);
 	T_CHECK(st.ncollectors == 1 && st.c[0].records == 300 && st.c[0].stats_records == 1 &&
-	                st.c[0].template_records == 3 && st.c[0].errors == 0,
+	                st.c[0].template_records == 5 && st.c[0].errors == 0,
 	        "counters: records %llu stats %llu templates %llu errors %llu",
 	        (unsigned long long)st.c[0].records, (unsigned long long)st.c[0].stats_records,
 	        (unsigned long long)st.c[0].template_records, (unsigned long long)st.c[0].errors);
@@ -248,7 +398,8 @@ static void test_messages_file(void)
 	unlink(path);
 	uint64_t msgs, data, flows, tm;
 	walk(buf, n, 576, 99, &msgs, &data, &flows, &tm);
-	T_CHECK(flows == 300 && data == 301 && tm == 1, "flows %llu data %llu template msgs %llu",
+	/* the four plain templates (IPv4, IPv6, each with and without TCP), a set each */
+	T_CHECK(flows == 300 && data == 301 && tm == 4, "flows %llu data %llu template sets %llu",
 	        (unsigned long long)flows, (unsigned long long)data, (unsigned long long)tm);
 	T_CHECK(msgs == st.c[0].messages && n == st.c[0].bytes, "messages %llu/%llu bytes %zu/%llu",
 	        (unsigned long long)msgs, (unsigned long long)st.c[0].messages, n,
@@ -318,7 +469,7 @@ static void test_udp_timers(void)
 	/* t0: the first record: templates go out at once, the record waits in its message. */
 	secho_ipfix_record(x, &r, t0);
 	int n = drain(rx, m, len, 64);
-	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 1 && count_set(m[0], len[0], 3) == 1,
+	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 4 && count_set(m[0], len[0], 3) == 1,
 	        "t0: %d messages, want the template message", n);
 	/* t0 + 0.4 s: not yet flushed; t0 + 0.6 s: flushed (flush_ms 500). */
 	secho_ipfix_tick(x, t0 + 400000000ull, NULL);
@@ -336,7 +487,7 @@ static void test_udp_timers(void)
 	        "t0+9: %d messages, want one data message, sequence 1", n);
 	secho_ipfix_record(x, &r, t0 + 10 * S);
 	n = drain(rx, m, len, 64);
-	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 1 && rd(m[0] + 8, 4) == 2,
+	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 4 && rd(m[0] + 8, 4) == 2,
 	        "t0+10: %d messages, want the templates again (sequence 2: template records do "
 	        "not count)",
 	        n);
@@ -375,7 +526,7 @@ static void test_udp_timers(void)
 	struct secho_ipfix_stats st;
 	int rc = secho_ipfix_close(x, t0 + 28 * S, &st, 100);
 	T_CHECK(rc == 0 && st.c[0].records == 4 && st.c[0].stats_records == 2 &&
-	                st.c[0].errors == 0 && st.c[0].template_records == 3 * 3,
+	                st.c[0].errors == 0 && st.c[0].template_records == 5 * 3,
 	        "close %d: records %llu stats %llu templates %llu", rc,
 	        (unsigned long long)st.c[0].records, (unsigned long long)st.c[0].stats_records,
 	        (unsigned long long)st.c[0].template_records);
@@ -474,6 +625,7 @@ int main(void)
 	test_url();
 	test_templates();
 	test_records();
+	test_variants();
 	test_messages_file();
 	test_udp_timers();
 	test_bad();

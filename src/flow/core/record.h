@@ -76,8 +76,8 @@ struct secho_flow_extra {
 	uint8_t src_mac[6], dst_mac[6]; /* sourceMacAddress (56), destinationMacAddress (80): the
 	                                 * outermost Ethernet header of the forward first packet */
 	uint32_t tun_id;                /* VNI, GRE key, GTP-U TEID, ERSPAN session (tun_type) */
-	uint8_t outer_src[16], outer_dst[16]; /* the outermost IP header's addresses (IPv4 in the
-	                                       * first 4 bytes), forward first packet */
+	uint8_t outer_src[16], outer_dst[16];    /* the outermost IP header's addresses (IPv4 in the
+	                                          * first 4 bytes), forward first packet */
 	uint8_t mpls[2][SECHO_FLOW_MPLS_MAX][3]; /* mplsTopLabelStackSection (70), then
 	                                          * mplsLabelStackSection2.. (71-77): label 20 |
 	                                          * TC 3 | S 1, as on the wire, top first */

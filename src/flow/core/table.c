@@ -176,9 +176,9 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t bdue = (nb * sizeof(uint32_t) + 63) & ~(size_t)63;
 
 	return nb * sizeof(struct flow_bucket) +
-	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + sizeof(struct secho_flow_extra)) +
-	       cache +
-	       fs * sizeof(struct flow_frag) + bdue;
+	       nb * SECHO_FLOW_BUCKET *
+	               (sizeof(struct flow_entry) + sizeof(struct secho_flow_extra)) +
+	       cache + fs * sizeof(struct flow_frag) + bdue;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,

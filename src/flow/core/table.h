@@ -201,7 +201,7 @@ struct secho_flow_table {
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
 	struct secho_flow_extra *extra; /* the extension: entry i's is extra[i] */
-	uint64_t *cache; /* sig << 32 | (entry index + 1); 0 = empty */
+	uint64_t *cache;                /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
 	uint32_t nbuckets, cache_mask, nfragsets;
@@ -280,20 +280,20 @@ struct secho_flow_prep_extra {
 _Static_assert(sizeof(struct secho_flow_prep_extra) == 96, "a copy per frame: keep it small");
 
 struct secho_flow_prep {
-	struct secho_flow_key key; /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
-	                            * for biflows); FRAG_LATER: the packet's own direction,
-	                            * without ports */
-	uint32_t octets;           /* the IP length; IGNORED: the frame's length on the wire */
-	uint64_t h;                /* PLAIN, FRAG_FIRST: the hash of key */
-	uint64_t ts_ns;            /* packet time */
-	uint64_t clock_ns;         /* the packet clock at this packet: the latest time of the
-	                            * input up to it (the reader raises it from ts_ns; the table
-	                            * judges the packet's timeouts at it, docs/FLOW.md "Time") */
-	uint32_t frag_id;          /* fragments: the IP identification */
-	uint8_t kind;              /* SECHO_FLOW_PREP_* */
-	uint8_t swapped;           /* key runs against the packet (biflows) */
-	uint8_t tcp_flags;         /* TCP with its header, else 0 */
-	uint8_t why;               /* IGNORED: the index of its ignored counter */
+	struct secho_flow_key key;      /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
+	                                 * for biflows); FRAG_LATER: the packet's own direction,
+	                                 * without ports */
+	uint32_t octets;                /* the IP length; IGNORED: the frame's length on the wire */
+	uint64_t h;                     /* PLAIN, FRAG_FIRST: the hash of key */
+	uint64_t ts_ns;                 /* packet time */
+	uint64_t clock_ns;              /* the packet clock at this packet: the latest time of the
+	                                 * input up to it (the reader raises it from ts_ns; the table
+	                                 * judges the packet's timeouts at it, docs/FLOW.md "Time") */
+	uint32_t frag_id;               /* fragments: the IP identification */
+	uint8_t kind;                   /* SECHO_FLOW_PREP_* */
+	uint8_t swapped;                /* key runs against the packet (biflows) */
+	uint8_t tcp_flags;              /* TCP with its header, else 0 */
+	uint8_t why;                    /* IGNORED: the index of its ignored counter */
 	struct secho_flow_prep_extra x; /* not IGNORED: the record's L2-L4 fields */
 };
 

@@ -16,6 +16,7 @@
  * messages again, renumbered for the new session.
  */
 #include "flow/export/ipfix.h"
+#include "secho/dissect.h"
 #include "sys/clock.h"
 
 #include <errno.h>
@@ -40,6 +41,21 @@ enum { M_TEMPLATE, M_DATA };
 #define HDR_LEN 16
 #define SET_HDR 4
 
+/*
+ * Template variants (docs/FLOW.md, "IPFIX templates"): a record goes out under the smallest
+ * template that carries what it has: bit 0 IPv6, bit 1 TCP (the TCP fields), bit 2 a VXLAN
+ * VNI (layer2SegmentId), bits 3.. the depth of the MPLS label stacks (0-8 sections). The
+ * four without labels or VNI are sent at the start of every stream; the others when a
+ * record first needs them, and again with the base ones at every refresh or reconnect.
+ */
+#define VAR_V6       1u
+#define VAR_TCP      2u
+#define VAR_L2SEG    4u
+#define VAR_DEPTH(v) ((v) >> 3)
+#define NVARIANTS    SECHO_IPFIX_VARIANTS
+#define NBASE        4u     /* variants 0-3: sent at the start */
+#define TBUF         32768u /* every template, in messages of at most the MTU */
+
 /* One message in a TCP queue. */
 struct qmsg {
 	uint32_t len;
@@ -62,7 +78,8 @@ struct coll {
 	uint64_t first_ns; /* when its first record went in */
 	uint32_t seq;      /* data records sent before it in this session */
 	bool templates_sent;
-	uint64_t tmpl_ns; /* when the templates last went out */
+	uint64_t used[(NVARIANTS + 63) / 64]; /* template variants this stream has had */
+	uint64_t tmpl_ns;                     /* when the templates last went out */
 	/* TCP */
 	uint8_t *q;
 	size_t qhead, qlen, qcap; /* bytes q[qhead .. qhead+qlen) */
@@ -82,6 +99,8 @@ struct secho_ipfix {
 	uint64_t init_ns; /* systemInitTimeMilliseconds: the first time seen */
 	uint64_t next_stats_ns;
 	uint64_t now_ns;
+	uint8_t tbuf[TBUF]; /* template messages being made */
+	size_t tlen[NVARIANTS + 2];
 };
 
 /* ---- encoding ---- */
@@ -108,10 +127,14 @@ static uint8_t *w64(uint8_t *p, uint64_t v)
 	return w32(p + 4, (uint32_t)v);
 }
 
-/* Template fields: IANA element ID (| 0x8000 with PEN 29305: reverse), length. */
+/* Template fields: IANA element ID (| 0x8000 with PEN 29305: reverse; | 0x4000: an element of
+ * ipfixprobe's PEN 8057), length. IANA's IDs are below 0x4000. */
 struct field {
 	uint16_t id, len;
 };
+
+#define PEN_IPFIXPROBE 8057u
+#define PROBE(id)      ((uint16_t)((id) | 0x4000))
 
 #define REV(id) ((uint16_t)((id) | 0x8000))
 
@@ -172,36 +195,130 @@ static const struct field f_opt[] = {
 static uint8_t *put_fields(uint8_t *p, const struct field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		p = w16(p, f[i].id);
+		p = w16(p, (uint16_t)((f[i].id & 0x3fff) | ((f[i].id & 0xc000) ? 0x8000 : 0)));
 		p = w16(p, f[i].len);
-		if (f[i].id & 0x8000)
+		if (f[i].id & 0x4000)
+			p = w32(p, PEN_IPFIXPROBE);
+		else if (f[i].id & 0x8000)
 			p = w32(p, SECHO_IPFIX_PEN_REVERSE);
 	}
 	return p;
 }
 
-static uint8_t *put_template(uint8_t *p, uint16_t tid, const struct field *a, size_t na,
-                             const struct field *rev_icmp)
+/* The record's L2-L4 fields (record.h, struct secho_flow_extra), after the base elements;
+ * their reverse twins go before them, with the other reverse elements (see f_rev). */
+/* clang-format off */
+static const struct field f_l2l3[] = {
+	{56, 6},   /* sourceMacAddress */
+	{80, 6},   /* destinationMacAddress */
+	{52, 1},   /* minimumTTL */
+	{53, 1},   /* maximumTTL */
+	{5, 1},    /* ipClassOfService */
+	{197, 1},  /* fragmentFlags */
+};
+static const struct field f_rev_l3[] = {
+	{REV(52), 1}, {REV(53), 1}, {REV(5), 1}, {REV(197), 1},
+};
+static const struct field f_tcp[] = {
+	{209, 8},                  /* tcpOptions */
+	{186, 2},                  /* tcpWindowSize */
+	{PROBE(900), 4},           /* ipfixprobe TCP_MSS */
+	{PROBE(902), 2},           /* ipfixprobe TCP_SYN_SIZE */
+};
+static const struct field f_rev_tcp[] = {
+	{REV(209), 8}, {REV(186), 2},
+	{PROBE(901), 4},           /* ipfixprobe TCP_MSS_REV */
+};
+static const struct field f_l2seg = {351, 8}; /* layer2SegmentId (RFC 7133) */
+/* clang-format on */
+
+/* The template ID of variant v: the plain IPv4 and IPv6 ones keep the IDs they always had
+ * (256-259), the others are 261-330. */
+static uint16_t variant_tid(bool biflow, unsigned v)
 {
-	p = w16(p, tid);
-	p = w16(p, (uint16_t)(na + (rev_icmp ? NF(f_rev) + 1 : 0)));
-	if (rev_icmp) { /* first: see f_rev */
-		p = put_fields(p, f_rev, NF(f_rev));
-		p = put_fields(p, rev_icmp, 1);
-	}
-	return put_fields(p, a, na);
+	if (v < 2)
+		return (uint16_t)((biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4) + v);
+	return (uint16_t)(SECHO_IPFIX_TID_OPTIONS - 1 + v);
 }
 
-size_t secho_ipfix_template_set(bool biflow, uint8_t *out)
+/* Variant v's fields into f (room for 64); returns how many. */
+static size_t variant_fields(bool biflow, unsigned v, struct field *f)
 {
+	size_t n = 0;
+	unsigned depth = VAR_DEPTH(v);
+
+#define ADD(a, na)                                                                                 \
+	do {                                                                                       \
+		memcpy(f + n, a, (na) * sizeof(*f));                                               \
+		n += (na);                                                                         \
+	} while (0)
+	if (biflow) { /* first: see f_rev */
+		ADD(f_rev, NF(f_rev));
+		ADD((v & VAR_V6) ? &f_rev_icmp6 : &f_rev_icmp4, 1);
+		ADD(f_rev_l3, NF(f_rev_l3));
+		if (v & VAR_TCP)
+			ADD(f_rev_tcp, NF(f_rev_tcp));
+		for (unsigned i = 0; i < depth; i++) /* mplsTopLabelStackSection, ...Section2.. */
+			f[n++] = (struct field){REV(70 + i), 3};
+	}
+	if (v & VAR_V6)
+		ADD(f_v6, NF(f_v6));
+	else
+		ADD(f_v4, NF(f_v4));
+	ADD(f_l2l3, NF(f_l2l3));
+	if (v & VAR_TCP)
+		ADD(f_tcp, NF(f_tcp));
+	for (unsigned i = 0; i < depth; i++)
+		f[n++] = (struct field){(uint16_t)(70 + i), 3};
+	if (v & VAR_L2SEG)
+		ADD(&f_l2seg, 1);
+#undef ADD
+	return n;
+}
+
+/* One template set holding variant v's template. */
+static size_t variant_template_set(bool biflow, unsigned v, uint8_t *out)
+{
+	struct field f[64];
+	size_t n = variant_fields(biflow, v, f);
 	uint8_t *p = out + SET_HDR;
-	p = put_template(p, biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4, f_v4, NF(f_v4),
-	                 biflow ? &f_rev_icmp4 : NULL);
-	p = put_template(p, biflow ? SECHO_IPFIX_TID_V6_BI : SECHO_IPFIX_TID_V6, f_v6, NF(f_v6),
-	                 biflow ? &f_rev_icmp6 : NULL);
+
+	p = w16(p, variant_tid(biflow, v));
+	p = w16(p, (uint16_t)n);
+	p = put_fields(p, f, n);
 	w16(out, 2);
 	w16(out + 2, (uint16_t)(p - out));
 	return (size_t)(p - out);
+}
+
+size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out)
+{
+	return variant < NVARIANTS ? variant_template_set(biflow, variant, out) : 0;
+}
+
+/* The variant record r goes out under. */
+static unsigned rec_variant(bool biflow, const struct secho_flow_rec *r)
+{
+	unsigned depth = r->x.nmpls[0];
+
+	if (biflow && r->x.nmpls[1] > depth)
+		depth = r->x.nmpls[1];
+	if (depth > SECHO_FLOW_MPLS_MAX)
+		depth = SECHO_FLOW_MPLS_MAX;
+	return (r->key.ip_version == 6 ? VAR_V6 : 0) | (r->key.proto == 6 ? VAR_TCP : 0) |
+	       (r->x.tun_type == SECHO_TUN_VXLAN ? VAR_L2SEG : 0) | depth << 3;
+}
+
+/* Direction dir's label stack, depth sections (zeros below its own). */
+static uint8_t *put_mpls(uint8_t *p, const struct secho_flow_extra *x, unsigned dir, unsigned depth)
+{
+	for (unsigned i = 0; i < depth; i++, p += 3) {
+		if (i < x->nmpls[dir])
+			memcpy(p, x->mpls[dir][i], 3);
+		else
+			memset(p, 0, 3);
+	}
+	return p;
 }
 
 size_t secho_ipfix_options_template_set(uint8_t *out)
@@ -224,29 +341,38 @@ static uint64_t ms(uint64_t ns)
 size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *out, uint16_t *tid)
 {
 	const struct secho_flow_key *k = &r->key;
+	const struct secho_flow_extra *x = &r->x;
 	uint8_t *p = out;
 	if (k->ip_version != 4 && k->ip_version != 6)
 		return 0;
-	if (biflow) { /* first: see f_rev */
+	unsigned v = rec_variant(biflow, r), depth = VAR_DEPTH(v);
+	*tid = variant_tid(biflow, v);
+	if (biflow) { /* first: see f_rev; in the order of variant_fields */
 		p = w64(p, r->rev.octets);
 		p = w64(p, r->rev.packets);
 		p = w16(p, r->rev.tcp_flags);
 		p = w64(p, ms(r->rev.first_ns));
 		p = w64(p, ms(r->rev.last_ns));
 		p = w16(p, secho_flow_rec_rev_icmp(r));
+		*p++ = x->ttl_min[1];
+		*p++ = x->ttl_max[1];
+		*p++ = x->tos[1];
+		*p++ = x->ip_flags[1];
+		if (v & VAR_TCP) {
+			p = w64(p, x->tcp_options[1]);
+			p = w16(p, x->tcp_win[1]);
+			p = w32(p, x->tcp_mss[1]);
+		}
+		p = put_mpls(p, x, 1, depth);
 	}
 	if (k->ip_version == 4) {
 		memcpy(p, k->src, 4);
 		memcpy(p + 4, k->dst, 4);
 		p += 8;
-		*tid = biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4;
-	} else if (k->ip_version == 6) {
+	} else {
 		memcpy(p, k->src, 16);
 		memcpy(p + 16, k->dst, 16);
 		p += 32;
-		*tid = biflow ? SECHO_IPFIX_TID_V6_BI : SECHO_IPFIX_TID_V6;
-	} else {
-		return 0;
 	}
 	p = w16(p, k->sport);
 	p = w16(p, k->dport);
@@ -261,6 +387,22 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 	p = w64(p, ms(r->fwd.first_ns));
 	p = w64(p, ms(r->fwd.last_ns));
 	*p++ = r->end_reason;
+	memcpy(p, x->src_mac, 6);
+	memcpy(p + 6, x->dst_mac, 6);
+	p += 12;
+	*p++ = x->ttl_min[0];
+	*p++ = x->ttl_max[0];
+	*p++ = x->tos[0];
+	*p++ = x->ip_flags[0];
+	if (v & VAR_TCP) {
+		p = w64(p, x->tcp_options[0]);
+		p = w16(p, x->tcp_win[0]);
+		p = w32(p, x->tcp_mss[0]);
+		p = w16(p, x->syn_size);
+	}
+	p = put_mpls(p, x, 0, depth);
+	if (v & VAR_L2SEG) /* RFC 7133 section 4.9: segment type 0x01 (VXLAN) in the top octet */
+		p = w64(p, 1ull << 56 | x->tun_id);
 	return (size_t)(p - out);
 }
 
@@ -394,30 +536,89 @@ static void append(struct secho_ipfix *x, struct coll *c, uint16_t tid, const ui
 	c->nflows += flow;
 }
 
-/* A message with the templates and the options template (sequence number: the data
- * records sent so far; template records do not count). */
-static size_t template_msg(struct secho_ipfix *x, struct coll *c, uint8_t *m, uint64_t now_ns)
+static void msg_header(struct secho_ipfix *x, struct coll *c, uint8_t *m, size_t n, uint64_t now_ns)
 {
-	size_t n = HDR_LEN;
-	n += secho_ipfix_template_set(x->cfg.biflow, m + n);
-	n += secho_ipfix_options_template_set(m + n);
 	w16(m, 10);
 	w16(m + 2, (uint16_t)n);
 	w32(m + 4, (uint32_t)(now_ns / 1000000000u));
 	w32(m + 8, c->seq);
 	w32(m + 12, x->cfg.odid);
-	return n;
+}
+
+static bool variant_used(const struct coll *c, unsigned v)
+{
+	return (c->used[v / 64] >> (v % 64)) & 1;
+}
+
+/* Messages with the options template and the template of every variant c has used, each
+ * at most the MTU, one after the other in x->tbuf, their lengths in x->tlen (sequence
+ * number: the data records sent so far; template records do not count). Returns how many
+ * messages; *ntmpl the templates. */
+static unsigned template_msgs(struct secho_ipfix *x, struct coll *c, uint64_t now_ns,
+                              unsigned *ntmpl)
+{
+	uint8_t one[512];
+	size_t off = 0, len = 0; /* the message being made: x->tbuf[off..off+len) */
+	unsigned nm = 0;
+
+	*ntmpl = 0;
+	for (unsigned v = 0; v <= NVARIANTS; v++) {
+		size_t tl;
+		if (v == NVARIANTS)
+			tl = secho_ipfix_options_template_set(one);
+		else if (variant_used(c, v))
+			tl = variant_template_set(x->cfg.biflow, v, one);
+		else
+			continue;
+		if (len && len + tl > x->cfg.mtu) {
+			msg_header(x, c, x->tbuf + off, len, now_ns);
+			x->tlen[nm++] = len;
+			off += len;
+			len = 0;
+		}
+		if (!len)
+			len = HDR_LEN;
+		memcpy(x->tbuf + off + len, one, tl);
+		len += tl;
+		++*ntmpl;
+	}
+	msg_header(x, c, x->tbuf + off, len, now_ns);
+	x->tlen[nm++] = len;
+	return nm;
 }
 
 static void send_templates(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 {
-	uint8_t m[512];
+	unsigned nt, nm;
+	size_t off = 0;
+
 	flush(x, c, now_ns); /* data before, in order */
-	size_t n = template_msg(x, c, m, now_ns);
-	c->st.template_records += 3;
-	deliver(x, c, m, n, M_TEMPLATE, 0, 0);
+	nm = template_msgs(x, c, now_ns, &nt);
+	c->st.template_records += nt;
+	for (unsigned i = 0; i < nm; i++) {
+		deliver(x, c, x->tbuf + off, x->tlen[i], M_TEMPLATE, 0, 0);
+		off += x->tlen[i];
+	}
 	c->templates_sent = true;
 	c->tmpl_ns = now_ns;
+}
+
+/* Variant v's template, the first time c's stream needs it (a TCP stream that is down
+ * gets it with all the others when it comes up). */
+static void variant_due(struct secho_ipfix *x, struct coll *c, unsigned v, uint64_t now_ns)
+{
+	uint8_t m[HDR_LEN + 512];
+
+	if (variant_used(c, v))
+		return;
+	c->used[v / 64] |= 1ull << (v % 64);
+	if (c->type == T_TCP && c->state != S_UP)
+		return;
+	flush(x, c, now_ns); /* data before, in order */
+	size_t n = HDR_LEN + variant_template_set(x->cfg.biflow, v, m + HDR_LEN);
+	msg_header(x, c, m, n, now_ns);
+	c->st.template_records++;
+	deliver(x, c, m, n, M_TEMPLATE, 0, 0);
 }
 
 /* Templates first on a stream that has not had them; UDP again every refresh period. */
@@ -473,19 +674,23 @@ static void tcp_up(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 	uint8_t *nq = malloc(c->qcap);
 	struct qmsg *oqm = c->qm + c->qmhead;
 	size_t onqm = c->nqm;
-	struct qmsg *nqm = malloc((onqm + 1) * sizeof(*nqm));
+	unsigned nt, ntm = template_msgs(x, c, now_ns, &nt);
+	struct qmsg *nqm = malloc((onqm + ntm) * sizeof(*nqm));
 	if (!nq || !nqm) {
 		free(nq);
 		free(nqm);
 		tcp_fail(x, c);
 		return;
 	}
-	uint8_t *tq = nq;
-	c->seq = 0;
-	size_t tn = template_msg(x, c, tq, now_ns);
-	c->st.template_records += 3;
-	size_t len = tn, n = 0, off = 0;
-	nqm[n++] = (struct qmsg){.len = (uint32_t)tn, .kind = M_TEMPLATE};
+	c->seq = 0; /* the template messages were numbered before: they carry no data records */
+	size_t len = 0, n = 0, off = 0;
+	c->st.template_records += nt;
+	for (unsigned i = 0; i < ntm; i++) {
+		memcpy(nq + len, x->tbuf + len, x->tlen[i]);
+		w32(nq + len + 8, 0);
+		nqm[n++] = (struct qmsg){.len = (uint32_t)x->tlen[i], .kind = M_TEMPLATE};
+		len += x->tlen[i];
+	}
 	for (size_t i = 0; i < onqm; i++) {
 		const struct qmsg *m = &oqm[i];
 		if (m->kind == M_DATA && len + m->len <= c->qcap) {
@@ -510,7 +715,7 @@ static void tcp_up(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 	c->qm = nqm;
 	c->qmhead = 0;
 	c->nqm = n;
-	c->qmcap = onqm + 1;
+	c->qmcap = onqm + ntm;
 	c->qsent = 0;
 	c->templates_sent = true;
 	tcp_pump(x, c);
@@ -777,6 +982,7 @@ int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err,
 	}
 	snprintf(c->st.url, sizeof(c->st.url), "%s", url);
 	c->fd = -1;
+	c->used[0] = (1u << NBASE) - 1; /* the plain variants: every stream starts with them */
 	msg_reset(c);
 	struct secho_ipfix_url u;
 	char why[128];
@@ -854,14 +1060,16 @@ static void see_time(struct secho_ipfix *x, uint64_t now_ns)
 
 int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, uint64_t now_ns)
 {
-	uint8_t r[128];
+	uint8_t r[SECHO_IPFIX_REC_MAX];
 	uint16_t tid;
 	size_t len = secho_ipfix_encode(x->cfg.biflow, rec, r, &tid);
 	if (!len)
 		return -EINVAL;
+	unsigned v = rec_variant(x->cfg.biflow, rec);
 	see_time(x, now_ns);
 	for (unsigned i = 0; i < x->nc; i++) {
 		templates_due(x, x->c[i], now_ns);
+		variant_due(x, x->c[i], v, now_ns);
 		append(x, x->c[i], tid, r, len, true, now_ns);
 	}
 	return 0;

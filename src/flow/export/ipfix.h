@@ -35,18 +35,23 @@
 #define SECHO_IPFIX_MAX_COLLECTORS 8
 #define SECHO_IPFIX_PEN_REVERSE    29305u /* RFC 5103 reverse information elements */
 
-/* Template IDs (RFC 7011: 256 and up). One pair per mode, plus the statistics. */
+/* Template IDs (RFC 7011: 256 and up). The plain IPv4 and IPv6 templates, one pair per mode,
+ * the statistics, then the variants that carry more (TCP fields, MPLS label stacks, a VXLAN
+ * VNI: 261 and up; docs/FLOW.md, "IPFIX templates"). */
 #define SECHO_IPFIX_TID_V4      256
 #define SECHO_IPFIX_TID_V6      257
 #define SECHO_IPFIX_TID_V4_BI   258
 #define SECHO_IPFIX_TID_V6_BI   259
 #define SECHO_IPFIX_TID_OPTIONS 260
 
-/* Data record sizes of each template (fixed-length elements only). */
-#define SECHO_IPFIX_REC_V4       55
-#define SECHO_IPFIX_REC_V6       79
-#define SECHO_IPFIX_REC_BI_EXTRA 36
+#define SECHO_IPFIX_VARIANTS 72 /* IPv6 1 | TCP 2 | VNI 4 | MPLS depth 0-8 << 3 */
+
+/* Data record sizes of the plain templates (fixed-length elements only), and the largest. */
+#define SECHO_IPFIX_REC_V4       71 /* 55 of the key and counters, 16 of MACs, TTLs, ToS, flags */
+#define SECHO_IPFIX_REC_V6       95
+#define SECHO_IPFIX_REC_BI_EXTRA 40 /* the reverse counters, ICMP, TTLs, ToS, flags */
 #define SECHO_IPFIX_REC_OPTIONS  68
+#define SECHO_IPFIX_REC_MAX      256
 
 struct secho_ipfix_cfg {
 	uint32_t odid; /* Observation Domain ID */
@@ -158,12 +163,14 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 
 /* ---- the encoder, for tests and tools ---- */
 
-/* The template set (set ID 2) of the data templates in use, or the options template set
- * (set ID 3), into out; returns its length (cap is enough at 256 bytes). */
-size_t secho_ipfix_template_set(bool biflow, uint8_t *out);
+/* A template set (set ID 2) with the template of variant (0..SECHO_IPFIX_VARIANTS-1; 0 and
+ * 1 are the plain IPv4 and IPv6 ones), or the options template set (set ID 3), into out;
+ * returns its length (cap is enough at 512 bytes), 0 for a variant out of range. */
+size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out);
 size_t secho_ipfix_options_template_set(uint8_t *out);
-/* Encode rec's data record for its template into out (room for 112 bytes): returns the
- * length and sets *tid, or 0 for a record that cannot be encoded. */
+/* Encode rec's data record for its template (the smallest variant that carries its fields)
+ * into out (room for SECHO_IPFIX_REC_MAX bytes): returns the length and sets *tid, or 0 for
+ * a record that cannot be encoded. */
 size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *rec, uint8_t *out,
                           uint16_t *tid);
 

@@ -8,6 +8,7 @@
  * writing; the meter goes on and says so in its summary.
  */
 #include "flow/export/json.h"
+#include "secho/dissect.h"
 #include "secho/fileio.h"
 #include "sys/names.h"
 
@@ -82,6 +83,87 @@ static char *put_addr(char *p, char *end, const char *key, int ipv, const uint8_
 	return put_str(p, end, "\"");
 }
 
+static char *put_mac(char *p, char *end, const char *key, const uint8_t *m)
+{
+	static const char hex[] = "0123456789abcdef";
+	char s[18];
+
+	for (unsigned i = 0; i < 6; i++) {
+		s[3 * i] = hex[m[i] >> 4];
+		s[3 * i + 1] = hex[m[i] & 15];
+		s[3 * i + 2] = i < 5 ? ':' : 0;
+	}
+	p = put_str(p, end, key);
+	p = put_str(p, end, s);
+	return put_str(p, end, "\"");
+}
+
+static const char *const tun_names[] = {"none",   "gre",  "erspan", "vxlan",
+                                        "geneve", "gtpu", "ipip",   "eompls"};
+
+/* "mpls_label_1":L,... (prefix "" or "rev_"): each entry's label (its top 20 bits), as
+ * FlowTest names them. */
+static char *put_mpls(char *p, char *end, const char *prefix, const uint8_t (*e)[3], unsigned n)
+{
+	for (unsigned i = 0; i < n && i < SECHO_FLOW_MPLS_MAX; i++) {
+		p = put_str(p, end, ",\"");
+		p = put_str(p, end, prefix);
+		p = put_kv(p, end, "mpls_label_", i + 1);
+		p = put_kv(p, end,
+		           "\":", (uint32_t)e[i][0] << 12 | (uint32_t)e[i][1] << 4 | e[i][2] >> 4);
+	}
+	return p;
+}
+
+/* The record's L2-L4 fields (record.h, struct secho_flow_extra; docs/FLOW.md): the TCP ones
+ * for TCP flows, the label stacks with labels, the tunnel's with a tunnel. */
+static char *put_extra(char *p, char *end, const struct secho_flow_rec *r, bool uniflow)
+{
+	const struct secho_flow_extra *x = &r->x;
+	bool tcp = r->key.proto == 6;
+
+	p = put_mac(p, end, ",\"src_mac\":\"", x->src_mac);
+	p = put_mac(p, end, ",\"dst_mac\":\"", x->dst_mac);
+	p = put_kv(p, end, ",\"ttl_min\":", x->ttl_min[0]);
+	p = put_kv(p, end, ",\"ttl_max\":", x->ttl_max[0]);
+	p = put_kv(p, end, ",\"tos\":", x->tos[0]);
+	p = put_kv(p, end, ",\"ip_flags\":", x->ip_flags[0]);
+	if (tcp) {
+		p = put_kv(p, end, ",\"tcp_options\":", x->tcp_options[0]);
+		p = put_kv(p, end, ",\"tcp_win\":", x->tcp_win[0]);
+		p = put_kv(p, end, ",\"tcp_mss\":", x->tcp_mss[0]);
+		p = put_kv(p, end, ",\"tcp_syn_size\":", x->syn_size);
+	}
+	p = put_mpls(p, end, "", x->mpls[0], x->nmpls[0]);
+	if (!uniflow) {
+		p = put_kv(p, end, ",\"rev_ttl_min\":", x->ttl_min[1]);
+		p = put_kv(p, end, ",\"rev_ttl_max\":", x->ttl_max[1]);
+		p = put_kv(p, end, ",\"rev_tos\":", x->tos[1]);
+		p = put_kv(p, end, ",\"rev_ip_flags\":", x->ip_flags[1]);
+		if (tcp) {
+			p = put_kv(p, end, ",\"rev_tcp_options\":", x->tcp_options[1]);
+			p = put_kv(p, end, ",\"rev_tcp_win\":", x->tcp_win[1]);
+			p = put_kv(p, end, ",\"rev_tcp_mss\":", x->tcp_mss[1]);
+		}
+		p = put_mpls(p, end, "rev_", x->mpls[1], x->nmpls[1]);
+	}
+	if (!x->tun_type)
+		return p;
+	p = put_str(p, end, ",\"tunnel\":\"");
+	p = put_str(p, end, SECHO_NAME_AT(tun_names, x->tun_type, "unknown"));
+	p = put_kv(p, end, "\",\"tun_id\":", x->tun_id);
+	if (x->tun_type == SECHO_TUN_VXLAN)
+		p = put_kv(p, end, ",\"vxlan_id\":", x->tun_id);
+	if (x->outer_ip_version == 4 || x->outer_ip_version == 6) {
+		p = put_addr(p, end, ",\"outer_src\":\"", x->outer_ip_version, x->outer_src);
+		p = put_addr(p, end, ",\"outer_dst\":\"", x->outer_ip_version, x->outer_dst);
+	}
+	p = put_kv(p, end, ",\"bytes_outer\":", x->bytes_outer[0]);
+	if (!uniflow)
+		p = put_kv(p, end, ",\"rev_bytes_outer\":", x->bytes_outer[1]);
+	return p;
+}
+
 size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char *buf, size_t cap)
 {
 	char *p = buf, *end = buf + cap;
@@ -112,6 +194,7 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 		p = put_kv(p, end, ",\"rev_icmp_type\":", ri >> 8);
 		p = put_kv(p, end, ",\"rev_icmp_code\":", ri & 0xff);
 	}
+	p = put_extra(p, end, r, uniflow);
 	p = put_kv(p, end, ",\"end_reason\":", r->end_reason);
 	p = put_str(p, end, ",\"end\":\"");
 	p = put_str(p, end, secho_flow_end_name(r->end_reason));
@@ -141,7 +224,7 @@ static int json_record(void *ctx, const struct secho_flow_rec *rec, uint64_t now
 {
 	struct secho_flow_json *j = ctx;
 	(void)now_ns;
-	if (JSON_BUF - j->used < 512)
+	if (JSON_BUF - j->used < SECHO_FLOW_JSON_MAX)
 		json_flush(j);
 	size_t n =
 	        secho_flow_json_format(rec, j->uniflow, j->buf + j->used, JSON_BUF - j->used - 1);
