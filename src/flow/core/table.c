@@ -82,8 +82,8 @@ struct flow_frag {
 	uint32_t tun_id;
 	uint16_t vlan, vlan_inner;
 	uint8_t ip_version, kproto, tun_type; /* kproto: the lookup key's protocol */
-	uint8_t proto;               /* the first fragment's transport protocol */
-	uint16_t sport, dport, icmp; /* what the later fragments' flow key gets */
+	uint8_t proto;                        /* the first fragment's transport protocol */
+	uint16_t sport, dport, icmp;          /* what the later fragments' flow key gets */
 	uint16_t used;
 	uint64_t expires_ns;
 };
