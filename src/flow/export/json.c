@@ -8,6 +8,7 @@
  * writing; the meter goes on and says so in its summary.
  */
 #include "flow/export/json.h"
+#include "secho/dissect.h"
 #include "secho/fileio.h"
 #include "sys/names.h"
 
@@ -97,6 +98,11 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 	p = put_kv(p, end, ",\"dport\":", k->dport);
 	p = put_kv(p, end, ",\"icmp_type\":", k->icmp_type_code >> 8);
 	p = put_kv(p, end, ",\"icmp_code\":", k->icmp_type_code & 0xff);
+	if (k->tun_type) {
+		p = put_str(p, end, ",\"tunnel_type\":\"");
+		p = put_str(p, end, secho_tun_name(k->tun_type));
+		p = put_kv(p, end, "\",\"tunnel_id\":", k->tun_id);
+	}
 	p = put_kv(p, end, ",\"packets\":", r->fwd.packets);
 	p = put_kv(p, end, ",\"octets\":", r->fwd.octets);
 	p = put_kv(p, end, ",\"first_ns\":", r->fwd.first_ns);
