@@ -105,7 +105,17 @@ extern "C" {
 	X(TCP_SHORT, "tcp_short", "IP payload ends inside the TCP header")                         \
 	X(TCP_DOFF, "tcp_doff", "TCP data offset below 5 words or past the IP payload")            \
 	X(UDP_SHORT, "udp_short", "IP payload ends inside the UDP header")                         \
-	X(ICMP_SHORT, "icmp_short", "IP payload ends inside the 8-byte ICMP/ICMPv6 header")
+	X(ICMP_SHORT, "icmp_short", "IP payload ends inside the 8-byte ICMP/ICMPv6 header")        \
+	X(GRE_SHORT, "gre_short", "packet ends inside the GRE header or the Ethernet after it")    \
+	X(ERSPAN_SHORT, "erspan_short",                                                            \
+	  "packet ends inside the ERSPAN header or the Ethernet after it")                         \
+	X(VXLAN_SHORT, "vxlan_short",                                                              \
+	  "frame ends inside the VXLAN header or the Ethernet after it")                           \
+	X(GENEVE_SHORT, "geneve_short", "frame ends inside the Geneve header or what it carries")  \
+	X(GTPU_SHORT, "gtpu_short", "frame ends inside the GTP-U header or its extension headers") \
+	X(EOMPLS_SHORT, "eompls_short",                                                            \
+	  "frame ends inside the pseudowire control word or the Ethernet after it")                \
+	X(TUN_DEPTH, "tun_depth", "more encapsulations than followed (4)")
 
 enum secho_dissect_reason {
 #define SECHO_DISSECT_X(name, id, text) SECHO_DISSECT_##name,
@@ -120,25 +130,25 @@ enum secho_dissect_reason {
 #define SECHO_FRAG_LATER 2 /* offset > 0: no transport header */
 
 /* flags */
-#define SECHO_DISSECT_F_IP4_OPTIONS 0x01 /* IPv4 header longer than 20 bytes */
-#define SECHO_DISSECT_F_IP6_EXT     0x02 /* IPv6 extension headers were followed */
-#define SECHO_DISSECT_F_FRAG_MF     0x04 /* more-fragments bit set */
-#define SECHO_DISSECT_F_ATOMIC      0x08 /* IPv6 fragment header with offset 0 and M clear */
-#define SECHO_DISSECT_F_SNAPPED     0x10 /* the IP packet goes on beyond caplen */
-#define SECHO_DISSECT_F_L4          0x20 /* the transport fields below were filled */
-#define SECHO_DISSECT_F_MPLS        0x40 /* inside an MPLS label stack (mpls_top, nmpls) */
-#define SECHO_DISSECT_F_PPPOE       0x80 /* inside a PPPoE session (pppoe_sid) */
+#define SECHO_DISSECT_F_IP4_OPTIONS 0x01  /* IPv4 header longer than 20 bytes */
+#define SECHO_DISSECT_F_IP6_EXT     0x02  /* IPv6 extension headers were followed */
+#define SECHO_DISSECT_F_FRAG_MF     0x04  /* more-fragments bit set */
+#define SECHO_DISSECT_F_ATOMIC      0x08  /* IPv6 fragment header with offset 0 and M clear */
+#define SECHO_DISSECT_F_SNAPPED     0x10  /* the IP packet goes on beyond caplen */
+#define SECHO_DISSECT_F_L4          0x20  /* the transport fields below were filled */
+#define SECHO_DISSECT_F_MPLS        0x40  /* inside an MPLS label stack (mpls_top, nmpls) */
+#define SECHO_DISSECT_F_PPPOE       0x80  /* inside a PPPoE session (pppoe_sid) */
 #define SECHO_DISSECT_F_TUNNEL      0x100 /* inside a tunnel (ntun, tun_type, tun_id, outer_*) */
 
 /* Tunnels the flow meter's dissector follows (tun_type; docs/FLOW.md, "The dissector"). */
 #define SECHO_TUN_NONE   0
-#define SECHO_TUN_GRE    1 /* GRE, RFC 2784/2890 (IPv4, IPv6 or Ethernet inside) */
-#define SECHO_TUN_ERSPAN 2 /* ERSPAN type II or III over GRE (mirrored Ethernet inside) */
-#define SECHO_TUN_VXLAN  3 /* VXLAN, RFC 7348, UDP 4789 */
-#define SECHO_TUN_GENEVE 4 /* Geneve, RFC 8926, UDP 6081 */
-#define SECHO_TUN_GTPU   5 /* GTP-U, 3GPP TS 29.281, UDP 2152 */
-#define SECHO_TUN_IPIP   6 /* IP in IP: 4in4, 6in4, 4in6, 6in6 (RFC 2003, 4213, 2473) */
-#define SECHO_TUN_EOMPLS 7 /* Ethernet over MPLS (RFC 4448), with or without control word */
+#define SECHO_TUN_GRE    1    /* GRE, RFC 2784/2890 (IPv4, IPv6 or Ethernet inside) */
+#define SECHO_TUN_ERSPAN 2    /* ERSPAN type II or III over GRE (mirrored Ethernet inside) */
+#define SECHO_TUN_VXLAN  3    /* VXLAN, RFC 7348, UDP 4789 */
+#define SECHO_TUN_GENEVE 4    /* Geneve, RFC 8926, UDP 6081 */
+#define SECHO_TUN_GTPU   5    /* GTP-U, 3GPP TS 29.281, UDP 2152 */
+#define SECHO_TUN_IPIP   6    /* IP in IP: 4in4, 6in4, 4in6, 6in6 (RFC 2003, 4213, 2473) */
+#define SECHO_TUN_EOMPLS 7    /* Ethernet over MPLS (RFC 4448), with or without control word */
 #define SECHO_TUN_F_KEY  0x01 /* tun_id was present (a GRE key of 0 is a key) */
 
 #define SECHO_DISSECT_MAX_TUN 4 /* encapsulations followed at most (tun_depth) */
@@ -184,6 +194,7 @@ struct secho_dissect {
 	uint8_t outer_ip_version; /* 4 or 6 */
 	uint8_t tun_flags;        /* SECHO_TUN_F_* */
 	uint32_t outer_ip_len;    /* the outermost IP packet's length (FlowTest's bytes_outer) */
+	uint16_t inner_l2_off;    /* the innermost tunnel's Ethernet header; 0 = none (IP inside) */
 };
 
 /*
@@ -202,6 +213,10 @@ enum secho_dissect_reason secho_dissect_snap(const uint8_t *frame, size_t caplen
 const char *secho_dissect_reason_name(enum secho_dissect_reason r);
 /* One line of text for logs. */
 const char *secho_dissect_reason_text(enum secho_dissect_reason r);
+
+/* Short name of a tunnel type ("gre", "vxlan", ...; SECHO_TUN_*): "none" for 0, "unknown"
+ * when out of range. */
+const char *secho_tun_name(unsigned tun_type);
 
 /* The VID of a tag control information field. */
 static inline uint16_t secho_vlan_vid(uint16_t tci)

@@ -8,6 +8,17 @@
 static const char *const reason_ids[] = {SECHO_DISSECT_REASONS(SECHO_X_ID)};
 static const char *const reason_texts[] = {SECHO_DISSECT_REASONS(SECHO_X_TEXT)};
 
+static const char *const tun_names[] = {
+        [SECHO_TUN_NONE] = "none",   [SECHO_TUN_GRE] = "gre",       [SECHO_TUN_ERSPAN] = "erspan",
+        [SECHO_TUN_VXLAN] = "vxlan", [SECHO_TUN_GENEVE] = "geneve", [SECHO_TUN_GTPU] = "gtpu",
+        [SECHO_TUN_IPIP] = "ipip",   [SECHO_TUN_EOMPLS] = "eompls",
+};
+
+const char *secho_tun_name(unsigned tun_type)
+{
+	return SECHO_NAME_AT(tun_names, tun_type, "unknown");
+}
+
 const char *secho_dissect_reason_name(enum secho_dissect_reason r)
 {
 	return SECHO_NAME_AT(reason_ids, r, "unknown");
@@ -20,11 +31,11 @@ const char *secho_dissect_reason_text(enum secho_dissect_reason r)
 
 enum secho_dissect_reason secho_dissect(const uint8_t *frame, size_t len, struct secho_dissect *d)
 {
-	return secho_dissect_inline(frame, len, len, d);
+	return dis_frame(frame, len, len, d, 1);
 }
 
 enum secho_dissect_reason secho_dissect_snap(const uint8_t *frame, size_t caplen, size_t wirelen,
                                              struct secho_dissect *d)
 {
-	return secho_dissect_inline(frame, caplen, wirelen < caplen ? caplen : wirelen, d);
+	return dis_frame(frame, caplen, wirelen < caplen ? caplen : wirelen, d, 1);
 }

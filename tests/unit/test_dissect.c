@@ -12,6 +12,8 @@
 
 #include <secho/dissect.h>
 
+#include "wire/wire_inner.h" /* the endpoint's dissector: secho_dissect_inline */
+
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,12 @@ struct fb {
 	int ipv;    /* 4 or 6 */
 	size_t pad; /* bytes of Ethernet padding after the packet (not in the IP length) */
 	int no_fix; /* leave the IP length as written */
+	/* tunnels: the outer IP headers and the tunnels' UDP headers, fixed up too */
+	size_t outer_l3[8];
+	int outer_v[8];
+	unsigned nouter;
+	size_t udp_at[8];
+	unsigned nudp;
 };
 
 static void put(struct fb *f, const void *p, size_t n)
@@ -70,9 +78,19 @@ static void eth(struct fb *f, const uint16_t (*tags)[2], unsigned ntags, unsigne
 	put16(f, type);
 }
 
+/* A new IP header at f->n: the one before it (if any) becomes an outer one. */
+static void new_l3(struct fb *f)
+{
+	if (f->ipv && f->nouter < 8) {
+		f->outer_l3[f->nouter] = f->l3;
+		f->outer_v[f->nouter++] = f->ipv;
+	}
+}
+
 /* IPv4 198.18.0.1 -> 198.18.0.2, optlen bytes of options (NOP), fragment field fr, id. */
 static void ip4(struct fb *f, unsigned proto, unsigned optlen, unsigned fr, unsigned id)
 {
+	new_l3(f);
 	f->l3 = f->n;
 	f->ipv = 4;
 	put8(f, 0x40 | (5 + optlen / 4));
@@ -92,6 +110,7 @@ static void ip4(struct fb *f, unsigned proto, unsigned optlen, unsigned fr, unsi
 /* IPv6 2001:db8::1 -> 2001:db8::2, next header nh. */
 static void ip6(struct fb *f, unsigned nh)
 {
+	new_l3(f);
 	f->l3 = f->n;
 	f->ipv = 6;
 	put32(f, 0x60000000);
@@ -201,13 +220,136 @@ static void data(struct fb *f, size_t n)
 		put8(f, (unsigned)(i * 13));
 }
 
-/* Fix the IP length to the bytes written after l3 (minus padding, appended now). */
+/* ---- tunnels ---- */
+
+/* Set the source and destination of the IP header just written (host order IPv4, or the
+ * last byte of 2001:db8::x). */
+static void addrs(struct fb *f, uint32_t src, uint32_t dst)
+{
+	uint8_t *ip = f->b + f->l3;
+	if (f->ipv == 4) {
+		uint32_t s = htonl(src), d = htonl(dst);
+		memcpy(ip + 12, &s, 4);
+		memcpy(ip + 16, &d, 4);
+	} else {
+		ip[23] = (uint8_t)src;
+		ip[39] = (uint8_t)dst;
+	}
+}
+
+/* A tunnel's UDP header (length fixed up by done()). */
+static void tudp(struct fb *f, unsigned sport, unsigned dport)
+{
+	if (f->nudp < 8)
+		f->udp_at[f->nudp++] = f->n;
+	udp(f, sport, dport, 0);
+}
+
+/* An inner Ethernet header: tags, then type; MACs 0x02... (or first byte mac0). */
+static void ieth(struct fb *f, unsigned mac0, const uint16_t (*tags)[2], unsigned ntags,
+                 unsigned type)
+{
+	put8(f, mac0);
+	for (int i = 1; i < 12; i++)
+		put8(f, (unsigned)i);
+	for (unsigned i = 0; i < ntags; i++) {
+		put16(f, tags[i][0]);
+		put16(f, tags[i][1]);
+	}
+	put16(f, type);
+}
+
+#define GRE_C 0x8000
+#define GRE_K 0x2000
+#define GRE_S 0x1000
+
+/* GRE (RFC 2784/2890) with the optional fields its flags name. */
+static void gre(struct fb *f, unsigned flags, unsigned ptype, uint32_t key)
+{
+	put16(f, flags);
+	put16(f, ptype);
+	if (flags & GRE_C)
+		put32(f, 0xabcd0000);
+	if (flags & GRE_K)
+		put32(f, key);
+	if (flags & GRE_S)
+		put32(f, 77);
+}
+
+/* ERSPAN type II (8 bytes, version 1) / III (12 bytes, version 2, sub-header with o). */
+static void erspan2(struct fb *f, unsigned session)
+{
+	put16(f, 0x1000 | 5); /* version 1, VLAN 5 */
+	put16(f, session & 0x3ff);
+	put32(f, 0x42);
+}
+
+static void erspan3(struct fb *f, unsigned session, int o, unsigned ft)
+{
+	put16(f, 0x2000 | 5);
+	put16(f, session & 0x3ff);
+	put32(f, 0x12345678);                      /* timestamp */
+	put16(f, 0);                               /* SGT */
+	put16(f, (ft & 0x1f) << 10 | (o ? 1 : 0)); /* P FT HW ID D Gra O */
+	if (o) {
+		put32(f, 0x1000000);
+		put32(f, 0x2000000);
+	}
+}
+
+static void vxlan(struct fb *f, unsigned flags, uint32_t vni)
+{
+	put32(f, flags << 24);
+	put32(f, vni << 8);
+}
+
+static void geneve(struct fb *f, unsigned optlen, unsigned ptype, uint32_t vni)
+{
+	put8(f, optlen / 4);
+	put8(f, 0);
+	put16(f, ptype);
+	put32(f, vni << 8);
+	for (unsigned i = 0; i < optlen; i++)
+		put8(f, i == 0 ? 0x01 : 0x77);
+}
+
+/* GTP-U: flags byte (0x30: version 1, PT 1; | E S PN), message type, TEID; with E, S or
+ * PN the 4 more bytes, then next (each extension header one 4-byte unit, types exts). */
+static void gtpu(struct fb *f, unsigned flags, unsigned mt, uint32_t teid, const uint8_t *exts,
+                 unsigned nexts)
+{
+	put8(f, flags);
+	put8(f, mt);
+	put16(f, 0); /* length: not read */
+	put32(f, teid);
+	if (flags & 7) {
+		put16(f, 1);
+		put8(f, 0);
+		put8(f, nexts ? exts[0] : 0);
+		for (unsigned i = 0; i < nexts; i++) {
+			put8(f, 1);
+			put16(f, 0x0909);
+			put8(f, i + 1 < nexts ? exts[i + 1] : 0);
+		}
+	}
+}
+
+/* Fix the IP length to the bytes written after l3 (minus padding, appended now); so the
+ * outer IP headers' and the tunnels' UDP headers. */
 static void done(struct fb *f)
 {
 	if (!f->no_fix && f->ipv == 4)
 		wr16(f->b + f->l3 + 2, (unsigned)(f->n - f->l3));
 	if (!f->no_fix && f->ipv == 6)
 		wr16(f->b + f->l3 + 4, (unsigned)(f->n - f->l3 - 40));
+	for (unsigned i = 0; i < f->nouter && !f->no_fix; i++) {
+		if (f->outer_v[i] == 4)
+			wr16(f->b + f->outer_l3[i] + 2, (unsigned)(f->n - f->outer_l3[i]));
+		else
+			wr16(f->b + f->outer_l3[i] + 4, (unsigned)(f->n - f->outer_l3[i] - 40));
+	}
+	for (unsigned i = 0; i < f->nudp; i++)
+		wr16(f->b + f->udp_at[i] + 4, (unsigned)(f->n - f->udp_at[i]));
 	for (size_t i = 0; i < f->pad; i++)
 		put8(f, 0);
 }
@@ -280,7 +422,7 @@ static void test_ip4(void)
 	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.icmp_type == 3 && d.icmp_code == 13,
 	        "icmp unreachable code 13");
 
-	static const unsigned others[] = {47, 50, 51, 132, 89, 255, 58};
+	static const unsigned others[] = {46, 50, 51, 132, 89, 255, 58};
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
 		eth(&f, NULL, 0, 0x0800);
 		ip4(&f, others[i], 0, 0, 7);
@@ -642,9 +784,14 @@ static void test_encap(void)
 	ip4(&f, 17, 0, 0, 1);
 	udp(&f, 1, 2, 8);
 	done(&f);
-	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 0 && d.nmpls == 1 &&
-	                d.ethertype == 0x8847,
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 4 && d.nmpls == 1 &&
+	                d.ethertype == 0x8847 && (d.flags & SECHO_DISSECT_F_TUNNEL) &&
+	                d.tun_type == SECHO_TUN_EOMPLS && d.l3_off == 18 + 4 + 14 && d.sport == 1 &&
+	                d.dport == 2,
 	        "pseudowire: v%u", d.ip_version);
+	T_CHECK(secho_dissect_inline(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 0 &&
+	                !(d.flags & SECHO_DISSECT_F_TUNNEL),
+	        "pseudowire, the endpoint's dissector: not IP");
 	/* truncated: inside the stack, right after it, inside the IP header */
 	eth(&f, NULL, 0, 0x8847);
 	mpls(&f, 16, 0);
@@ -696,6 +843,436 @@ static void test_encap(void)
 	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.ip_version == 0, "lcp");
 	for (size_t cut = 14; cut < 22; cut++)
 		T_CHECK(dis(f.b, cut, cut, &d) == R(PPPOE_SHORT), "pppoe cut at %zu", cut);
+	t_end();
+}
+
+/* ---- tunnels (the flow meter's dissector; the endpoint's follows none) ---- */
+
+#define IN_SRC 0x0a000001u /* the inner packet: 10.0.0.1 -> 10.0.0.2 */
+#define IN_DST 0x0a000002u
+
+/* An inner IPv4 TCP packet 10.0.0.1:1111 -> 10.0.0.2:2222, or IPv6 ::a -> ::b UDP. */
+static void inner4(struct fb *f)
+{
+	ip4(f, 6, 0, 0, 9);
+	addrs(f, IN_SRC, IN_DST);
+	tcp(f, 1111, 2222, 0x18, 0);
+	data(f, 20);
+}
+
+static void inner6(struct fb *f)
+{
+	ip6(f, 17);
+	addrs(f, 0xa, 0xb);
+	udp(f, 3333, 4444, 8 + 10);
+	data(f, 10);
+}
+
+/* Is d the inner packet of inner4 / inner6 (whole, ip_len as built) in tun_type/tun_id? */
+static int is_inner(const struct fb *f, const struct secho_dissect *d, int v, unsigned ntun,
+                    unsigned type, uint32_t id, unsigned tflags)
+{
+	int ok = (d->flags & SECHO_DISSECT_F_TUNNEL) && d->ntun == ntun && d->tun_type == type &&
+	         d->tun_id == id && d->tun_flags == tflags && d->ip_version == v &&
+	         (d->flags & SECHO_DISSECT_F_L4);
+	if (v == 4)
+		ok = ok && d->sport == 1111 && d->dport == 2222 && d->ip_len == 20 + 20 + 20 &&
+		     f->b[d->addr_off + 3] == 1 && f->b[d->addr_off + 7] == 2 &&
+		     f->b[d->addr_off] == 10;
+	else
+		ok = ok && d->sport == 3333 && d->dport == 4444 && d->ip_len == 40 + 18 &&
+		     f->b[d->addr_off + 15] == 0xa && f->b[d->addr_off + 31] == 0xb;
+	return ok;
+}
+
+/* The outer packet: IPv4 198.18.0.1 -> .2 (ip4()), at 14 unless told. */
+static int outer_ok(const struct fb *f, const struct secho_dissect *d, unsigned off, int v)
+{
+	return d->outer_l3_off == off && d->outer_ip_version == v && d->outer_ip_len == f->n - off;
+}
+
+static void test_tunnels(void)
+{
+	struct fb f;
+	struct secho_dissect d;
+	enum secho_dissect_reason r;
+	uint16_t tag1[1][2] = {{0x8100, 42}};
+	uint16_t two[2][2] = {{0x88a8, 7}, {0x8100, 8}};
+
+	t_begin("dissect: GRE (keys, checksum, sequence; IPv4, IPv6, Ethernet) and ERSPAN "
+	        "I/II/III");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 1);
+	gre(&f, 0, 0x0800, 0);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_GRE, 0, 0) &&
+	                outer_ok(&f, &d, 14, 4) && d.l3_off == 14 + 20 + 4 && d.inner_l2_off == 0 &&
+	                d.ethertype == 0x0800,
+	        "GRE, IPv4: %s", secho_dissect_reason_name(r));
+	T_CHECK(secho_dissect_inline(f.b, f.n, f.n, &d) == R(OK) && d.proto == 47 &&
+	                d.ip_len == f.n - 14 && !(d.flags & SECHO_DISSECT_F_TUNNEL) && d.ntun == 0,
+	        "the endpoint's dissector does not follow GRE");
+	eth(&f, tag1, 1, 0x86dd);
+	ip6(&f, 47);
+	gre(&f, GRE_C | GRE_K | GRE_S, 0x86dd, 0);
+	inner6(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_GRE, 0, SECHO_TUN_F_KEY) &&
+	                outer_ok(&f, &d, 18, 6) && d.l3_off == 18 + 40 + 16 && d.nvlan == 1,
+	        "GRE with C, K (0), S; IPv6 in IPv6: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 1);
+	gre(&f, GRE_K, 0x6558, 0xdeadbeef);
+	ieth(&f, 2, tag1, 1, 0x0800);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_GRE, 0xdeadbeef, SECHO_TUN_F_KEY) &&
+	                d.inner_l2_off == 14 + 20 + 8 && d.l3_off == 14 + 20 + 8 + 18,
+	        "GRE Ethernet bridging, a VLAN tag inside: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 1);
+	gre(&f, GRE_S, 0x88be, 0);
+	erspan2(&f, 0x155);
+	ieth(&f, 2, NULL, 0, 0x0800);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_ERSPAN, 0x155, SECHO_TUN_F_KEY) &&
+	                d.inner_l2_off == 14 + 20 + 8 + 8,
+	        "ERSPAN II: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 1);
+	gre(&f, 0, 0x88be, 0);
+	ieth(&f, 2, two, 2, 0x86dd);
+	inner6(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_ERSPAN, 0, 0) &&
+	                d.inner_l2_off == 14 + 20 + 4,
+	        "ERSPAN I, QinQ inside: %s", secho_dissect_reason_name(r));
+	for (int o = 0; o <= 1; o++) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 47, 0, 0, 1);
+		gre(&f, GRE_S, 0x22eb, 0);
+		erspan3(&f, 0x2aa, o, 0);
+		ieth(&f, 2, NULL, 0, 0x0800);
+		inner4(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) &&
+		                is_inner(&f, &d, 4, 1, SECHO_TUN_ERSPAN, 0x2aa, SECHO_TUN_F_KEY) &&
+		                d.inner_l2_off == 14 + 20 + 8 + 12 + (o ? 8 : 0),
+		        "ERSPAN III, %s the platform sub-header: %s", o ? "with" : "without",
+		        secho_dissect_reason_name(r));
+	}
+	/* not followed: the outer GRE flow */
+	static const struct {
+		unsigned flags, ptype;
+		const char *what;
+	} notf[] = {{0x0001, 0x880b, "version 1 (PPTP)"},
+	            {0x4000, 0x0800, "routing present (RFC 1701)"},
+	            {0, 0x8847, "MPLS over GRE"},
+	            {0, 0x0000, "keepalive"}};
+	for (size_t i = 0; i < sizeof(notf) / sizeof(notf[0]); i++) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 47, 0, 0, 1);
+		gre(&f, notf[i].flags, notf[i].ptype, 0);
+		inner4(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) && d.proto == 47 && d.ip_version == 4 && d.ntun == 0 &&
+		                !(d.flags & SECHO_DISSECT_F_TUNNEL) && d.ip_len == f.n - 14,
+		        "GRE %s: the outer flow (%s)", notf[i].what, secho_dissect_reason_name(r));
+	}
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 1);
+	gre(&f, GRE_S, 0x22eb, 0);
+	erspan3(&f, 1, 0, 2);
+	inner4(&f);
+	done(&f);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(OK) && d.proto == 47 && !d.ntun,
+	        "ERSPAN III frame type IP: the outer flow");
+	t_end();
+
+	t_begin("dissect: VXLAN, Geneve (options; Ethernet, IPv4), GTP-U (extension headers)");
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0x4000, 1);
+	tudp(&f, 51000, 4789);
+	vxlan(&f, 0x08, 0x123456);
+	ieth(&f, 2, tag1, 1, 0x0800);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_VXLAN, 0x123456, SECHO_TUN_F_KEY) &&
+	                outer_ok(&f, &d, 14, 4) && d.inner_l2_off == 14 + 20 + 8 + 8,
+	        "VXLAN: %s", secho_dissect_reason_name(r));
+	T_CHECK(secho_dissect_inline(f.b, f.n, f.n, &d) == R(OK) && d.proto == 17 &&
+	                d.dport == 4789 && !(d.flags & SECHO_DISSECT_F_TUNNEL),
+	        "the endpoint's dissector does not follow VXLAN");
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 17);
+	tudp(&f, 51000, 4789);
+	vxlan(&f, 0x08, 7);
+	ieth(&f, 2, two, 2, 0x86dd);
+	inner6(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_VXLAN, 7, SECHO_TUN_F_KEY) &&
+	                outer_ok(&f, &d, 14, 6),
+	        "VXLAN over IPv6, QinQ inside: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0, 1);
+	tudp(&f, 51000, 4789);
+	vxlan(&f, 0x08, 7);
+	ieth(&f, 2, NULL, 0, 0x0806);
+	data(&f, 28);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.ip_version == 0 && d.ntun == 1 && d.tun_type == SECHO_TUN_VXLAN,
+	        "VXLAN carrying ARP: not IP (%s)", secho_dissect_reason_name(r));
+	for (unsigned optlen = 0; optlen <= 12; optlen += 12) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 17, 0, 0, 1);
+		tudp(&f, 51000, 6081);
+		geneve(&f, optlen, 0x6558, 0xabcdef);
+		ieth(&f, 2, NULL, 0, 0x0800);
+		inner4(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) &&
+		                is_inner(&f, &d, 4, 1, SECHO_TUN_GENEVE, 0xabcdef,
+		                         SECHO_TUN_F_KEY) &&
+		                d.inner_l2_off == 14 + 20 + 8 + 8 + optlen,
+		        "Geneve, %u bytes of options: %s", optlen, secho_dissect_reason_name(r));
+	}
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0, 1);
+	tudp(&f, 51000, 6081);
+	geneve(&f, 4, 0x86dd, 5);
+	inner6(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_GENEVE, 5, SECHO_TUN_F_KEY) &&
+	                d.inner_l2_off == 0,
+	        "Geneve carrying IPv6: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 17, 0, 0, 1);
+	tudp(&f, 2152, 2152);
+	gtpu(&f, 0x30, 255, 0x11223344, NULL, 0);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_GTPU, 0x11223344, SECHO_TUN_F_KEY) &&
+	                d.l3_off == 14 + 20 + 8 + 8,
+	        "GTP-U: %s", secho_dissect_reason_name(r));
+	static const uint8_t exts[3] = {0x85, 0x40, 0xc0};
+	for (unsigned ne = 0; ne <= 3; ne++) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 17, 0, 0, 1);
+		tudp(&f, 2152, 2152);
+		gtpu(&f, ne ? 0x34 : 0x32, 255, 9, exts, ne);
+		inner6(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_GTPU, 9, SECHO_TUN_F_KEY) &&
+		                d.l3_off == 14 + 20 + 8 + 12 + 4 * ne,
+		        "GTP-U, %u extension headers: %s", ne, secho_dissect_reason_name(r));
+	}
+	/* on a tunnel port, not the tunnel: the outer UDP flow */
+	struct {
+		unsigned port, what;
+	} nott[] = {{4789, 0}, {4789, 1}, {6081, 2}, {6081, 3}, {2152, 4}, {2152, 5}, {2152, 6}};
+	for (size_t i = 0; i < sizeof(nott) / sizeof(nott[0]); i++) {
+		eth(&f, NULL, 0, 0x0800);
+		ip4(&f, 17, 0, 0, 1);
+		tudp(&f, 40000, nott[i].port);
+		switch (nott[i].what) {
+		case 0: /* VXLAN without the I flag */
+			vxlan(&f, 0, 1);
+			ieth(&f, 2, NULL, 0, 0x0800);
+			inner4(&f);
+			break;
+		case 1: /* too short for VXLAN and Ethernet */
+			vxlan(&f, 0x08, 1);
+			data(&f, 13);
+			break;
+		case 2: /* Geneve version 1 */
+			geneve(&f, 0, 0x6558, 1);
+			f.b[f.n - 8] |= 0x40;
+			ieth(&f, 2, NULL, 0, 0x0800);
+			inner4(&f);
+			break;
+		case 3: /* options longer than the packet */
+			geneve(&f, 0, 0x6558, 1);
+			f.b[f.n - 8] = 0x3f;
+			data(&f, 40);
+			break;
+		case 4: /* GTP-U echo request */
+			gtpu(&f, 0x32, 1, 0, NULL, 0);
+			break;
+		case 5: /* GTP' (PT 0) */
+			gtpu(&f, 0x20, 255, 1, NULL, 0);
+			inner4(&f);
+			break;
+		default: /* an extension header of length 0 */
+			gtpu(&f, 0x34, 255, 1, exts, 1);
+			f.b[f.n - 4] = 0;
+			inner4(&f);
+			break;
+		}
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) && d.proto == 17 && d.dport == nott[i].port && !d.ntun &&
+		                !(d.flags & SECHO_DISSECT_F_TUNNEL) && d.ip_len == f.n - 14,
+		        "port %u, case %u: the outer UDP flow (%s)", nott[i].port, nott[i].what,
+		        secho_dissect_reason_name(r));
+	}
+	t_end();
+
+	t_begin("dissect: IP in IP (4in4, 6in4, 4in6, 6in6), nesting, depth, fragments");
+	for (int ov = 4; ov <= 6; ov += 2)
+		for (int iv = 4; iv <= 6; iv += 2) {
+			eth(&f, NULL, 0, ov == 4 ? 0x0800 : 0x86dd);
+			if (ov == 4)
+				ip4(&f, iv == 4 ? 4 : 41, 0, 0, 1);
+			else
+				ip6(&f, iv == 4 ? 4 : 41);
+			if (iv == 4)
+				inner4(&f);
+			else
+				inner6(&f);
+			done(&f);
+			r = dis(f.b, f.n, f.n, &d);
+			T_CHECK(r == R(OK) && is_inner(&f, &d, iv, 1, SECHO_TUN_IPIP, 0, 0) &&
+			                outer_ok(&f, &d, 14, ov),
+			        "%din%d: %s", iv, ov, secho_dissect_reason_name(r));
+		}
+	/* VXLAN in GRE (with a key) in IPv6: the innermost tunnel is the one described */
+	eth(&f, NULL, 0, 0x86dd);
+	ip6(&f, 47);
+	gre(&f, GRE_K, 0x0800, 99);
+	ip4(&f, 17, 0, 0, 1);
+	tudp(&f, 1, 4789);
+	vxlan(&f, 0x08, 0x777);
+	ieth(&f, 2, NULL, 0, 0x0800);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 2, SECHO_TUN_VXLAN, 0x777, SECHO_TUN_F_KEY) &&
+	                outer_ok(&f, &d, 14, 6),
+	        "VXLAN in GRE in IPv6: %s", secho_dissect_reason_name(r));
+	/* IP in IP, 4 deep (described), 5 deep (refused) */
+	for (unsigned depth = 4; depth <= 5; depth++) {
+		eth(&f, NULL, 0, 0x0800);
+		for (unsigned i = 0; i < depth; i++)
+			ip4(&f, 4, 0, 0, i);
+		inner4(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		if (depth == 4)
+			T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 4, SECHO_TUN_IPIP, 0, 0) &&
+			                outer_ok(&f, &d, 14, 4),
+			        "four tunnels: %s", secho_dissect_reason_name(r));
+		else
+			T_CHECK(r == R(TUN_DEPTH) && d.ntun == 4, "five tunnels: %s",
+			        secho_dissect_reason_name(r));
+	}
+	/* an outer first fragment is not followed; an inner later fragment is described */
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0x2000, 5);
+	gre(&f, GRE_K, 0x0800, 3);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.proto == 47 && d.frag == SECHO_FRAG_FIRST && !d.ntun,
+	        "outer first fragment: the outer flow (%s)", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 47, 0, 0, 5);
+	gre(&f, GRE_K, 0x0800, 3);
+	ip4(&f, 6, 0, 0x0010, 6);
+	data(&f, 30);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.ntun == 1 && d.tun_id == 3 && d.frag == SECHO_FRAG_LATER &&
+	                d.frag_off == 128 && d.frag_id == 6 && d.proto == 6,
+	        "inner later fragment: %s", secho_dissect_reason_name(r));
+	/* the inner packet may not be longer than the outer one's payload */
+	eth(&f, NULL, 0, 0x0800);
+	ip4(&f, 4, 0, 0, 1);
+	inner4(&f);
+	done(&f);
+	wr16(f.b + 14 + 2, 20 + 50);
+	T_CHECK(dis(f.b, f.n, f.n, &d) == R(IP_TRUNC) && d.ntun == 1, "inner longer than outer");
+	t_end();
+
+	t_begin("dissect: Ethernet over MPLS (control word, none, IP-like MACs)");
+	for (unsigned mac0 = 0x02; mac0 <= 0x46; mac0 += 0x44) {
+		eth(&f, NULL, 0, 0x8847);
+		mpls(&f, 500, 1);
+		/* (a tag after MAC 02... would make a control word + Ethernet of it too) */
+		ieth(&f, mac0, tag1, mac0 == 0x46, 0x0800);
+		inner4(&f);
+		done(&f);
+		r = dis(f.b, f.n, f.n, &d);
+		T_CHECK(r == R(OK) && is_inner(&f, &d, 4, 1, SECHO_TUN_EOMPLS, 0, 0) &&
+		                d.outer_ip_version == 0 && d.inner_l2_off == 18 && d.nmpls == 1 &&
+		                (d.flags & SECHO_DISSECT_F_MPLS),
+		        "no control word, MAC %02x...: %s", mac0, secho_dissect_reason_name(r));
+		r = secho_dissect_inline(f.b, f.n, f.n, &d);
+		T_CHECK((r != R(OK) || d.ip_version == 0) && !d.ntun &&
+		                !(d.flags & SECHO_DISSECT_F_TUNNEL),
+		        "the endpoint's dissector: not IP or refused (%s)",
+		        secho_dissect_reason_name(r));
+	}
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 500, 0);
+	mpls(&f, 501, 1);
+	put32(&f, 0x00000017); /* control word, sequence 23 */
+	ieth(&f, 2, NULL, 0, 0x86dd);
+	inner6(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && is_inner(&f, &d, 6, 1, SECHO_TUN_EOMPLS, 0, 0) &&
+	                d.inner_l2_off == 22 + 4,
+	        "control word: %s", secho_dissect_reason_name(r));
+	/* IP after the labels stays IP; junk after the labels is not IP, not refused */
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 500, 1);
+	inner4(&f);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.ip_version == 4 && !d.ntun && d.l3_off == 18 && d.sport == 1111,
+	        "IPv4 after the labels: %s", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 500, 1);
+	put8(&f, 0x10);
+	data(&f, 60);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.ip_version == 0 && !d.ntun, "junk after the labels: %s",
+	        secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 500, 1);
+	put32(&f, 0);
+	ieth(&f, 2, NULL, 0, 0x0806);
+	data(&f, 28);
+	done(&f);
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(OK) && d.ip_version == 0 && d.ntun == 1 && d.tun_type == SECHO_TUN_EOMPLS,
+	        "control word, ARP: not IP (%s)", secho_dissect_reason_name(r));
+	eth(&f, NULL, 0, 0x8847);
+	mpls(&f, 500, 1);
+	ip4(&f, 6, 0, 0, 1);
+	tcp(&f, 1, 2, 0x10, 0);
+	done(&f);
+	f.b[18 + 20 + 12] = 0x10; /* TCP data offset 4 words */
+	r = dis(f.b, f.n, f.n, &d);
+	T_CHECK(r == R(TCP_DOFF), "IPv4 refused after the labels, no Ethernet in it: %s",
+	        secho_dissect_reason_name(r));
 	t_end();
 }
 
@@ -1068,6 +1645,116 @@ static int bad_case(unsigned i, struct bad_case *c)
 		f->n -= 5;
 		return 0;
 	}
+	CASE("gre header cut", GRE_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 0);
+		put16(f, 0);
+		done(f);
+		return 0;
+	}
+	CASE("gre key cut", GRE_SHORT)
+	{
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 47);
+		put16(f, GRE_K);
+		put16(f, 0x0800);
+		put16(f, 1);
+		done(f);
+		return 0;
+	}
+	CASE("gre ethernet cut", GRE_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 0);
+		gre(f, 0, 0x6558, 0);
+		data(f, 13);
+		done(f);
+		return 0;
+	}
+	CASE("erspan ii header cut", ERSPAN_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 0);
+		gre(f, GRE_S, 0x88be, 0);
+		put32(f, 0x10000001);
+		done(f);
+		return 0;
+	}
+	CASE("erspan iii sub-header cut", ERSPAN_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 0);
+		gre(f, GRE_S, 0x22eb, 0);
+		erspan3(f, 3, 1, 0);
+		f->n -= 4;
+		done(f);
+		return 0;
+	}
+	CASE("vxlan snapped inside its header", VXLAN_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		tudp(f, 1, 4789);
+		vxlan(f, 0x08, 1);
+		ieth(f, 2, NULL, 0, 0x0800);
+		inner4(f);
+		done(f);
+		c->caplen = 14 + 20 + 8 + 4;
+		c->wirelen = f->n;
+		return 0;
+	}
+	CASE("geneve snapped inside its options", GENEVE_SHORT)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		tudp(f, 1, 6081);
+		geneve(f, 16, 0x6558, 1);
+		ieth(f, 2, NULL, 0, 0x0800);
+		inner4(f);
+		done(f);
+		c->caplen = 14 + 20 + 8 + 8 + 10;
+		c->wirelen = f->n;
+		return 0;
+	}
+	CASE("gtp-u snapped inside its extension headers", GTPU_SHORT)
+	{
+		static const uint8_t x[2] = {0x85, 0x40};
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 0);
+		tudp(f, 2152, 2152);
+		gtpu(f, 0x34, 255, 1, x, 2);
+		inner4(f);
+		done(f);
+		c->caplen = 14 + 20 + 8 + 12 + 6;
+		c->wirelen = f->n;
+		return 0;
+	}
+	CASE("eompls control word, ethernet cut", EOMPLS_SHORT)
+	{
+		eth(f, NULL, 0, 0x8847);
+		mpls(f, 16, 1);
+		put32(f, 0);
+		data(f, 13);
+		return 0;
+	}
+	CASE("five tunnels", TUN_DEPTH)
+	{
+		eth(f, NULL, 0, 0x0800);
+		for (unsigned j = 0; j < 5; j++)
+			ip4(f, 4, 0, 0, j);
+		inner4(f);
+		done(f);
+		return 0;
+	}
+	CASE("4in4 carrying IPv6", IP4_VERSION)
+	{
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 4, 0, 0, 0);
+		inner6(f);
+		done(f);
+		return 0;
+	}
 #undef CASE
 	return -1;
 }
@@ -1197,6 +1884,56 @@ static void build_good(unsigned which, struct fb *f)
 		udp(f, 67, 68, 8 + 12);
 		data(f, 12);
 		break;
+	case 11:
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 1);
+		tudp(f, 50000, 4789);
+		vxlan(f, 0x08, 0x10203);
+		ieth(f, 2, two, 1, 0x0800);
+		inner4(f);
+		break;
+	case 12:
+		eth(f, two, 2, 0x86dd);
+		ip6(f, 47);
+		gre(f, GRE_C | GRE_K, 0x86dd, 5);
+		inner6(f);
+		break;
+	case 13: {
+		static const uint8_t x[2] = {0x85, 0x40};
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 17, 0, 0, 1);
+		tudp(f, 2152, 2152);
+		gtpu(f, 0x34, 255, 0xfeed, x, 2);
+		inner4(f);
+		break;
+	}
+	case 14:
+		eth(f, NULL, 0, 0x8847);
+		mpls(f, 900, 1);
+		put32(f, 0);
+		ieth(f, 2, NULL, 0, 0x0800);
+		inner4(f);
+		break;
+	case 15:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 17);
+		tudp(f, 50000, 6081);
+		geneve(f, 8, 0x86dd, 77);
+		inner6(f);
+		break;
+	case 16:
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 1);
+		gre(f, GRE_S, 0x22eb, 0);
+		erspan3(f, 0x99, 1, 0);
+		ieth(f, 2, NULL, 0, 0x86dd);
+		inner6(f);
+		break;
+	case 17:
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 41, 0, 0, 1);
+		inner6(f);
+		break;
 	default:
 		eth(f, two, 1, 0x86dd);
 		ip6(f, 135);
@@ -1207,7 +1944,7 @@ static void build_good(unsigned which, struct fb *f)
 	}
 	done(f);
 }
-#define NGOOD 11 /* frames build_good() makes */
+#define NGOOD 18 /* frames build_good() makes (11 and on: tunnels) */
 
 static void test_truncation(void)
 {
@@ -1265,7 +2002,8 @@ static void test_random(void)
 
 	t_begin("dissect: %u mutated frames keep the contract's invariants", iters);
 	for (unsigned it = 0; it < iters; it++) {
-		build_good((unsigned)t_randrange(0, 3), &f);
+		unsigned w = (unsigned)t_randrange(0, 5);
+		build_good(w < 4 ? w : (unsigned)t_randrange(11, NGOOD - 1), &f);
 		size_t len = f.n;
 		unsigned m = (unsigned)t_randrange(1, 4);
 		for (unsigned j = 0; j < m; j++) {
@@ -1364,6 +2102,7 @@ int main(int argc, char **argv)
 	test_vlan();
 	test_ip6();
 	test_encap();
+	test_tunnels();
 	test_reasons();
 	test_truncation();
 	test_random();

@@ -144,17 +144,45 @@ struct expect {
 	unsigned nwhy; /* reasons accepted when not keyed */
 };
 
+/* A packet the program must pass as tunnelled: the meter followed a tunnel, or the
+ * packet is on a tunnel's protocol or port (the meter may have metered it as the outer
+ * flow when the tunnel header did not hold). */
+static bool on_tunnel(const struct secho_dissect *d)
+{
+	if (d->flags & SECHO_DISSECT_F_TUNNEL)
+		return true;
+	if (d->proto == 47 || d->proto == 4 || d->proto == 41)
+		return true;
+	return d->proto == SECHO_IPPROTO_UDP && (d->flags & SECHO_DISSECT_F_L4) &&
+	       (d->dport == 4789 || d->dport == 6081 || d->dport == 2152);
+}
+
 static void expect_of(enum secho_dissect_reason r, const struct secho_dissect *d, struct expect *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (r != SECHO_DISSECT_OK) {
-		/* refused by the meter: passed, as malformed (or, for a fragment, as one) */
+		/* refused by the meter: passed, as malformed (or, for a fragment, as one; or
+		 * inside a tunnel the program does not look into) */
 		e->why[0] = SECHO_OFFLOAD_CNT_PASS_MALFORMED;
 		e->why[1] = SECHO_OFFLOAD_CNT_PASS_FRAG;
-		e->nwhy = 2;
+		e->why[2] = SECHO_OFFLOAD_CNT_PASS_TUNNEL;
+		e->nwhy = 3;
+	} else if (d->flags & SECHO_DISSECT_F_TUNNEL) {
+		/* never offloaded: passed as tunnelled (an outer IPv6 atomic fragment: as a
+		 * fragment; Ethernet over MPLS: the program sees no IP after the labels, or one
+		 * the meter's rule took for Ethernet) */
+		e->why[0] = SECHO_OFFLOAD_CNT_PASS_TUNNEL;
+		e->why[1] = SECHO_OFFLOAD_CNT_PASS_FRAG;
+		e->why[2] = SECHO_OFFLOAD_CNT_PASS_MALFORMED;
+		e->nwhy = d->tun_type == SECHO_TUN_EOMPLS ? 3 : 2;
+	} else if (on_tunnel(d) && d->frag == SECHO_FRAG_NONE &&
+	           !(d->flags & SECHO_DISSECT_F_ATOMIC)) {
+		e->why[0] = SECHO_OFFLOAD_CNT_PASS_TUNNEL;
+		e->nwhy = 1;
 	} else if (!d->ip_version) {
 		e->why[0] = SECHO_OFFLOAD_CNT_PASS_NOT_IP;
-		e->nwhy = 1;
+		e->why[1] = SECHO_OFFLOAD_CNT_PASS_TUNNEL; /* after MPLS: maybe Ethernet */
+		e->nwhy = (d->flags & SECHO_DISSECT_F_MPLS) ? 2 : 1;
 	} else if (d->frag != SECHO_FRAG_NONE || (d->flags & SECHO_DISSECT_F_ATOMIC)) {
 		e->why[0] = SECHO_OFFLOAD_CNT_PASS_FRAG;
 		e->nwhy = 1;

@@ -245,8 +245,8 @@ static void test_variants(void)
 			if (v & 2)
 				r.key.proto = 6;
 			if (v & 4) {
-				r.x.tun_type = SECHO_TUN_VXLAN;
-				r.x.tun_id = 0xabcdef;
+				r.key.tun_type = SECHO_TUN_VXLAN;
+				r.key.tun_id = 0xabcdef;
 			}
 			r.x.nmpls[0] = (uint8_t)depth;
 			r.x.nmpls[1] =

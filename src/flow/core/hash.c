@@ -1,11 +1,11 @@
 /*
  * src/flow/core/hash.c - the flow key hashes (src/flow/core/hash.h).
  *
- * XXH3 is compiled inline from Debian's xxhash.h (XXH_INLINE_ALL): for a 44-byte key of
+ * XXH3 is compiled inline from Debian's xxhash.h (XXH_INLINE_ALL): for a 52-byte key of
  * known length it is a handful of multiplies, no call. CRC32-C uses the SSE4.2 instruction,
  * enabled for its one function (the rest of the tree builds for baseline x86-64). Toeplitz
  * is table-driven: for each key byte position and value, the XOR of the 32-bit key windows
- * its set bits select, so a hash is 44 table loads.
+ * its set bits select, so a hash is 52 table loads.
  */
 #include "flow/core/hash.h"
 #include "sys/names.h"
@@ -92,15 +92,16 @@ __attribute__((target("sse4.2"))) static uint64_t crc32c_key(uint64_t seed, cons
 {
 	uint64_t c = (uint32_t)seed, c2 = (uint32_t)(seed >> 32), w;
 
-	/* 44 bytes: five 8-byte words and one 4-byte word; two independent chains give the
+	/* 52 bytes: six 8-byte words and one 4-byte word; two independent chains give the
 	 * 64 bits the table wants (bucket index and signature). */
-	for (int i = 0; i < 5; i++) {
+	_Static_assert(SECHO_FLOW_KEY_LEN == 52, "crc32c_key reads 52 bytes");
+	for (int i = 0; i < 6; i++) {
 		memcpy(&w, p + 8 * i, 8);
 		c = _mm_crc32_u64(c, w);
 		c2 = _mm_crc32_u64(c2, w ^ 0x9e3779b97f4a7c15ull);
 	}
 	uint32_t t;
-	memcpy(&t, p + 40, 4);
+	memcpy(&t, p + 48, 4);
 	c = _mm_crc32_u32((uint32_t)c, t);
 	c2 = _mm_crc32_u32((uint32_t)c2, t);
 	return c2 << 32 | c;

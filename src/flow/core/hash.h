@@ -40,7 +40,7 @@ enum secho_flow_hash_kind {
 struct secho_flow_hasher {
 	enum secho_flow_hash_kind kind;
 	uint64_t seed;
-	uint32_t toeplitz[SECHO_FLOW_KEY_LEN][256]; /* per byte position and value (44 KiB) */
+	uint32_t toeplitz[SECHO_FLOW_KEY_LEN][256]; /* per byte position and value (52 KiB) */
 };
 
 /* Set up a hasher of kind with seed. Returns 0, or -EINVAL for an unknown kind and

@@ -30,6 +30,10 @@ void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
 			k->icmp_type_code = (uint16_t)(d->icmp_type << 8 | d->icmp_code);
 		}
 	}
+	if (d->flags & SECHO_DISSECT_F_TUNNEL) {
+		k->tun_type = d->tun_type;
+		k->tun_id = d->tun_id;
+	}
 }
 
 /* ---- biflows ---- */
@@ -112,6 +116,10 @@ unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *
 	uint64_t x = fold_addr(frame + d->addr_off, al) ^ fold_addr(frame + d->addr_off + al, al);
 	uint64_t v = (uint64_t)(d->nvlan ? d->vlan_tci[0] & 0xfff : 0) << 12 |
 	             (d->nvlan > 1 ? d->vlan_tci[1] & 0xfff : 0);
-	uint64_t h = mix64(x ^ v << 40 ^ seed);
+	/* the tunnel: the same both ways, spread over the word (a VNI's low bits alike) */
+	uint64_t tn = 0;
+	if (d->flags & SECHO_DISSECT_F_TUNNEL)
+		tn = ((uint64_t)d->tun_type << 32 | d->tun_id) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = mix64(x ^ v << 40 ^ tn ^ seed);
 	return (unsigned)(((h >> 32) * n) >> 32);
 }

@@ -24,6 +24,13 @@ struct secho_flow_key {
 	uint16_t dport;           /* destinationTransportPort (11); 0 without ports */
 	uint16_t icmp_type_code;  /* icmpTypeCodeIPv4 (32) / IPv6 (139): type << 8 | code */
 	uint8_t src[16], dst[16]; /* sourceIPv4Address (8) / sourceIPv6Address (27), ... */
+	/* The tunnel the packet came in (innermost; docs/FLOW.md, "The flow key"): tenants'
+	 * address spaces overlap, so the same inner addresses in two VXLAN VNIs, GRE keys or
+	 * GTP-U TEIDs are two flows. MPLS labels and outer addresses are not in the key. */
+	uint8_t tun_type;    /* SECHO_TUN_* (secho/dissect.h); 0 = not tunnelled */
+	uint8_t tun_rsvd[3]; /* zero */
+	uint32_t tun_id;     /* VNI, GRE key, GTP-U TEID, ERSPAN session ID; 0 for IP in IP,
+	                      * GRE without a key, Ethernet over MPLS */
 };
 
 /*
@@ -54,9 +61,10 @@ static inline uint16_t secho_flow_icmp_answer(uint8_t ip_version, uint8_t proto,
 	return (uint16_t)(a << 8 | (tc & 0xff));
 }
 
-/* Key bytes hashed: the whole struct secho_flow_key (44 bytes, no padding). */
-#define SECHO_FLOW_KEY_LEN 44
+/* Key bytes hashed: the whole struct secho_flow_key (52 bytes, no padding). */
+#define SECHO_FLOW_KEY_LEN 52
 _Static_assert(sizeof(struct secho_flow_key) == SECHO_FLOW_KEY_LEN, "flow key has no padding");
+_Static_assert(__builtin_offsetof(struct secho_flow_key, tun_id) == 48, "tun_id at word 12");
 
 struct secho_dissect;
 
@@ -64,8 +72,8 @@ struct secho_dissect;
  * Put *k in canonical order into *out: the lower of (src, sport) and (dst, dport) first
  * (addresses compared as bytes, then ports). Returns true when that swapped the two ends,
  * i.e. when *k runs from the higher end to the lower. A swap reverses the key
- * (secho_flow_key_reverse: an ICMP query type becomes its answer's); VLANs, version and
- * protocol are left as they are. Can't fail.
+ * (secho_flow_key_reverse: an ICMP query type becomes its answer's); VLANs, version,
+ * protocol and the tunnel fields are left as they are. Can't fail.
  */
 bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out);
 
@@ -73,9 +81,10 @@ bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key 
  * answer's (secho_flow_icmp_answer). Can't fail. */
 void secho_flow_key_reverse(struct secho_flow_key *k);
 
-/* Which worker of n meters a frame: a symmetric hash of its VLANs and addresses (not its
- * ports: later fragments have none and must meet their first fragment). 0 for frames
- * that are not IP. Can't fail. */
+/* Which worker of n meters a frame: a symmetric hash of its VLANs, (innermost) addresses
+ * and tunnel (type and ID, the same both ways), not its ports: later fragments have none
+ * and must meet their first fragment (a tunnelled packet's inner later fragments come in
+ * the same tunnel). 0 for frames that are not IP. Can't fail. */
 unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *d, uint64_t seed,
                               unsigned n);
 

@@ -53,27 +53,38 @@ struct flow_dir_state {
 	uint64_t packets, octets, first, last;
 };
 
+/*
+ * An entry holds no signature of its own (the bucket's sig[] has it): a cache slot names
+ * only a live entry (slot_free clears the one that names it), so a cache hit is checked by
+ * the key alone. The tier's last-seen time is beside the pool (t->seen, by entry index),
+ * read only for an offloaded entry. Both left the entry when the key grew by its tunnel
+ * fields (44 to 52 bytes): start_ns cannot be derived from the directions' first times
+ * (it is the packet clock when the record started, d[].first the packets' own times, which
+ * may be earlier when time goes backwards, and reclaimed offload counters can lower them).
+ */
 struct flow_entry {
 	struct secho_flow_key key; /* canonical order (biflows) or as seen (uniflows) */
-	uint32_t sig;
-	uint8_t flags;  /* F_* */
-	uint8_t tcp[2]; /* OR of the TCP flags: [0] forward, [1] reverse */
+	uint8_t flags;             /* F_* */
+	uint8_t tcp[2];            /* OR of the TCP flags: [0] forward, [1] reverse */
 	uint8_t pad;
-	uint32_t seen;     /* offloaded: the tier's last-seen time, in ticks rounded up; 0 = none.
-	                    * A free entry: the next free one, + 1 (0: none) */
 	uint64_t start_ns; /* the record's first packet */
 	struct flow_dir_state d[2];
 };
 _Static_assert(sizeof(struct flow_entry) == 128, "two cache lines");
 
-/* A remembered first fragment: its lookup key is a flow key whose ports hold the IP id
- * (IPv4: protocol too; IPv6 fragments are tied by addresses and id, RFC 8200 4.5). */
+/* A remembered first fragment: its lookup key (frag_key: a flow key whose ports hold the
+ * IP id; IPv4: protocol too; IPv6 fragments are tied by addresses and id, RFC 8200 4.5),
+ * kept field by field without the key's always-zero parts so that it fits a cache line
+ * beside what the later fragments get (frag_match compares the two). */
 struct flow_frag {
-	struct secho_flow_key fkey;
-	uint16_t sport, dport, icmp; /* what the later fragments' flow key gets */
-	uint8_t proto;               /* the first fragment's transport protocol */
-	uint8_t used;
-	uint32_t pad;
+	uint8_t src[16], dst[16];
+	uint32_t id; /* the lookup key's ports: the IP id */
+	uint32_t tun_id;
+	uint16_t vlan, vlan_inner;
+	uint8_t ip_version, kproto, tun_type; /* kproto: the lookup key's protocol */
+	uint8_t proto;                        /* the first fragment's transport protocol */
+	uint16_t sport, dport, icmp;          /* what the later fragments' flow key gets */
+	uint16_t used;
 	uint64_t expires_ns;
 };
 _Static_assert(sizeof(struct flow_frag) == 64, "one cache line");
@@ -174,11 +185,12 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t cache = (cs * sizeof(uint64_t) + 63) & ~(size_t)63;
 
 	size_t bdue = (nb * sizeof(uint32_t) + 63) & ~(size_t)63;
+	size_t seen = nb * SECHO_FLOW_BUCKET * sizeof(uint32_t);
 
 	return nb * sizeof(struct flow_bucket) +
 	       nb * SECHO_FLOW_BUCKET *
 	               (sizeof(struct flow_entry) + sizeof(struct secho_flow_extra)) +
-	       cache + fs * sizeof(struct flow_frag) + bdue;
+	       cache + fs * sizeof(struct flow_frag) + bdue + seen;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
@@ -218,6 +230,8 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	t->frags = (struct flow_frag *)p;
 	p += (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag);
 	t->bucket_due = (uint32_t *)p;
+	p += ((size_t)t->nbuckets * sizeof(uint32_t) + 63) & ~(size_t)63;
+	t->seen = (uint32_t *)p;
 	return 0;
 }
 
@@ -241,21 +255,23 @@ static inline bool tick_le(uint32_t a, uint32_t b)
 
 /* An offloaded entry's last-seen time from the tier, in ns (rounded up to a tick), or 0.
  * The tick is taken relative to the record's start, so that its 32 bits never wrap. */
-static inline uint64_t entry_seen(const struct flow_entry *e)
+static inline uint64_t entry_seen(const struct secho_flow_table *t, const struct flow_entry *e)
 {
-	int32_t since = (int32_t)(e->seen - tick(e->start_ns));
+	uint32_t seen = t->seen[e - t->entries];
+	int32_t since = (int32_t)(seen - tick(e->start_ns));
 
-	if (!e->seen || since <= 0)
+	if (!seen || since <= 0)
 		return 0;
 	return ((e->start_ns >> TICK_SHIFT) + (uint32_t)since) << TICK_SHIFT;
 }
 
-static inline uint64_t entry_last(const struct flow_entry *e)
+static inline uint64_t entry_last(const struct secho_flow_table *t, const struct flow_entry *e)
 {
 	uint64_t l = e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
 
-	if (e->seen) {
-		uint64_t s = entry_seen(e);
+	/* only an offloaded entry has a last-seen time (offload_settle clears both) */
+	if (e->flags & F_OFFLOADED) {
+		uint64_t s = entry_seen(t, e);
 		if (s > l)
 			l = s;
 	}
@@ -265,7 +281,7 @@ static inline uint64_t entry_last(const struct flow_entry *e)
 /* When the record ends if no packet comes: the earlier of its two timeouts. */
 static inline uint64_t entry_end(const struct secho_flow_table *t, const struct flow_entry *e)
 {
-	uint64_t a = e->start_ns + t->cfg.active_ns, i = entry_last(e) + t->cfg.inactive_ns;
+	uint64_t a = e->start_ns + t->cfg.active_ns, i = entry_last(t, e) + t->cfg.inactive_ns;
 	return a < i ? a : i;
 }
 
@@ -274,7 +290,7 @@ static inline uint8_t timeout_reason(const struct secho_flow_table *t, const str
 {
 	if (e->flags & F_ENDED)
 		return SECHO_FLOW_END_EOF;
-	if (e->start_ns + t->cfg.active_ns <= entry_last(e) + t->cfg.inactive_ns)
+	if (e->start_ns + t->cfg.active_ns <= entry_last(t, e) + t->cfg.inactive_ns)
 		return SECHO_FLOW_END_ACTIVE;
 	return SECHO_FLOW_END_IDLE;
 }
@@ -297,7 +313,7 @@ static void offload_settle(struct secho_flow_table *t, struct flow_entry *e)
 	struct secho_flow_dir m[2];
 
 	e->flags = (uint8_t)((e->flags & ~F_OFFLOADED) | F_NO_OFFLOAD);
-	e->seen = 0;
+	t->seen[e - t->entries] = 0;
 	memset(m, 0, sizeof(m));
 	if (t->cfg.offload->reclaim(t->cfg.offload_ctx, &e->key, m))
 		return;
@@ -320,14 +336,15 @@ static void offload_settle(struct secho_flow_table *t, struct flow_entry *e)
 /* The tier saw offloaded e's latest packet at last_ns: e's last-seen time moves up to it
  * (rounded down to a tick: the table may think the flow idle up to a tick early, and then
  * asks the tier, never late). */
-static void seen_raise(struct flow_entry *e, uint64_t last_ns)
+static void seen_raise(struct secho_flow_table *t, const struct flow_entry *e, uint64_t last_ns)
 {
 	uint32_t st = tick(last_ns);
+	uint32_t *seen = &t->seen[e - t->entries];
 
 	if (!last_ns)
 		return;
-	if (!e->seen || tick_le(e->seen, st))
-		e->seen = st ? st : 1;
+	if (!*seen || tick_le(*seen, st))
+		*seen = st ? st : 1;
 }
 
 /* Has e's time come by now? For an offloaded flow the table's last-seen time may be behind
@@ -345,7 +362,7 @@ static bool time_has_come(struct secho_flow_table *t, struct flow_entry *e, uint
 	if (!t->cfg.offload->peek(t->cfg.offload_ctx, &e->key, &last)) {
 		uint64_t sw = e->d[0].last > e->d[1].last ? e->d[0].last : e->d[1].last;
 		uint64_t l = last > sw ? last : sw, a = e->start_ns + t->cfg.active_ns;
-		seen_raise(e, last);
+		seen_raise(t, e, last);
 		if (a > now && l + t->cfg.inactive_ns > now)
 			return false; /* busy after all: it stays in the tier */
 	}
@@ -460,11 +477,11 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 
 /* A new record in e (which may have held one before): key ck, forward swapped or not. */
 static void entry_start(struct secho_flow_table *t, struct flow_entry *e,
-                        const struct secho_flow_key *ck, uint32_t sig, bool swapped, uint64_t ts)
+                        const struct secho_flow_key *ck, bool swapped, uint64_t ts)
 {
 	memset(e, 0, sizeof(*e));
+	t->seen[e - t->entries] = 0;
 	e->key = *ck;
-	e->sig = sig;
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
 	t->extra[e - t->entries].seen = 0; /* its fields are written by its first packets */
@@ -493,7 +510,7 @@ static uint32_t entry_alloc(struct secho_flow_table *t)
 {
 	if (t->free_head) {
 		uint32_t idx = t->free_head - 1;
-		t->free_head = t->entries[idx].seen;
+		t->free_head = t->seen[idx];
 		return idx;
 	}
 	return t->pool_used++;
@@ -504,18 +521,16 @@ static void slot_free(struct secho_flow_table *t, uint32_t b, unsigned s)
 	struct flow_bucket *bk = &t->buckets[b];
 	uint32_t idx = bk->idx[s];
 	uint64_t *c = &t->cache[bk->sig[s] & t->cache_mask];
-	struct flow_entry *e = &t->entries[idx];
 
 	if ((uint32_t)*c == idx + 1)
 		*c = 0;
-	bk->sig[s] = 0;
-	e->sig = 0; /* no cache slot can name it now */
-	e->seen = t->free_head;
+	bk->sig[s] = 0;              /* no cache slot names it now */
+	t->seen[idx] = t->free_head; /* a free entry's: the next free one, + 1 (0: none) */
 	t->free_head = idx + 1;
 	t->cnt.active--;
 }
 
-/* 44 bytes compared as five 64-bit words and one 32-bit word, inline (a library memcmp
+/* 52 bytes compared as six 64-bit words and one 32-bit word, inline (a library memcmp
  * call cost more than the compare on the per-packet path). */
 static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flow_key *b)
 {
@@ -523,13 +538,14 @@ static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flo
 	uint64_t d = 0, u, v;
 	uint32_t u4, v4;
 
-	for (unsigned i = 0; i < 40; i += 8) {
+	_Static_assert(SECHO_FLOW_KEY_LEN == 52, "key_eq compares 52 bytes");
+	for (unsigned i = 0; i < 48; i += 8) {
 		memcpy(&u, x + i, 8);
 		memcpy(&v, y + i, 8);
 		d |= u ^ v;
 	}
-	memcpy(&u4, x + 40, 4);
-	memcpy(&v4, y + 40, 4);
+	memcpy(&u4, x + 48, 4);
+	memcpy(&v4, y + 48, 4);
 	return !(d | (u4 ^ v4));
 }
 
@@ -549,7 +565,7 @@ static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 		struct flow_entry *e = &t->entries[bk->idx[s]];
 		unsigned cls = time_has_come(t, e, ts) ? 0 : (e->flags & F_ENDED) ? 1 : 2;
-		uint64_t last = entry_last(e);
+		uint64_t last = entry_last(t, e);
 
 		if (cls < best_class || (cls == best_class && last < best_last)) {
 			best = s;
@@ -578,7 +594,7 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	*fresh = false;
 	if ((uint32_t)(*cs >> 32) == sig && (uint32_t)*cs) {
 		struct flow_entry *e = &t->entries[(uint32_t)*cs - 1];
-		if (e->sig == sig && key_eq(&e->key, ck)) {
+		if (key_eq(&e->key, ck)) {
 			t->cnt.c[SECHO_FLOW_CNT_CACHE_HITS]++;
 			return e;
 		}
@@ -604,7 +620,7 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	uint32_t idx = entry_alloc(t);
 	struct flow_entry *e = &t->entries[idx];
 
-	entry_start(t, e, ck, sig, swapped, ts);
+	entry_start(t, e, ck, swapped, ts);
 	bk->sig[s] = sig;
 	bk->idx[s] = idx;
 	/* The packet is not counted yet (no last time): its own time is the last. Taken from
@@ -744,6 +760,30 @@ static void frag_key(const struct secho_flow_key *k, uint32_t frag_id, struct se
 	fk->icmp_type_code = 0;
 }
 
+static void frag_store(struct flow_frag *w, const struct secho_flow_key *fk)
+{
+	memcpy(w->src, fk->src, 16);
+	memcpy(w->dst, fk->dst, 16);
+	w->id = (uint32_t)fk->sport << 16 | fk->dport;
+	w->tun_id = fk->tun_id;
+	w->vlan = fk->vlan;
+	w->vlan_inner = fk->vlan_inner;
+	w->ip_version = fk->ip_version;
+	w->kproto = fk->proto;
+	w->tun_type = fk->tun_type;
+}
+
+/* Does w hold lookup key fk (every field frag_key leaves in it)? */
+static bool frag_match(const struct flow_frag *w, const struct secho_flow_key *fk)
+{
+	_Static_assert(SECHO_FLOW_KEY_LEN == 52, "frag_store/frag_match know every key field");
+	return w->used && w->id == ((uint32_t)fk->sport << 16 | fk->dport) &&
+	       w->kproto == fk->proto && w->ip_version == fk->ip_version && w->vlan == fk->vlan &&
+	       w->vlan_inner == fk->vlan_inner && w->tun_type == fk->tun_type &&
+	       w->tun_id == fk->tun_id && !memcmp(w->src, fk->src, 16) &&
+	       !memcmp(w->dst, fk->dst, 16);
+}
+
 static struct flow_frag *frag_set(struct secho_flow_table *t, const struct secho_flow_key *fk)
 {
 	uint64_t h = secho_flow_hash(&t->hasher, fk);
@@ -759,7 +799,7 @@ static void frag_remember(struct secho_flow_table *t, const struct secho_flow_ke
 	struct flow_frag *set = frag_set(t, &fk), *w = NULL;
 
 	for (unsigned i = 0; i < FRAG_WAYS && !w; i++)
-		if (set[i].used && key_eq(&set[i].fkey, &fk))
+		if (frag_match(&set[i], &fk))
 			w = &set[i];
 	for (unsigned i = 0; i < FRAG_WAYS && !w; i++)
 		if (!set[i].used || set[i].expires_ns <= ts)
@@ -771,7 +811,7 @@ static void frag_remember(struct secho_flow_table *t, const struct secho_flow_ke
 				w = &set[i];
 		t->cnt.c[SECHO_FLOW_CNT_FRAG_REPLACED]++;
 	}
-	w->fkey = fk;
+	frag_store(w, &fk);
 	w->sport = k->sport;
 	w->dport = k->dport;
 	w->icmp = k->icmp_type_code;
@@ -791,7 +831,7 @@ static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k, uint
 
 	for (unsigned i = 0; i < FRAG_WAYS; i++) {
 		struct flow_frag *w = &set[i];
-		if (w->used && w->expires_ns > ts && key_eq(&w->fkey, &fk)) {
+		if (w->expires_ns > ts && frag_match(w, &fk)) {
 			k->proto = w->proto;
 			k->sport = w->sport;
 			k->dport = w->dport;
@@ -1250,7 +1290,7 @@ bool secho_flow_table_offload_seen(struct secho_flow_table *t, const struct sech
 			continue;
 		if (!(e->flags & F_OFFLOADED))
 			return false;
-		seen_raise(e, last_ns);
+		seen_raise(t, e, last_ns);
 		return true;
 	}
 	return false;

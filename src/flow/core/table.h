@@ -204,6 +204,8 @@ struct secho_flow_table {
 	uint64_t *cache;                /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
+	uint32_t *seen;       /* per entry: offloaded, the tier's last-seen time in ticks rounded
+	                       * up (0 = none); free, the next free entry + 1 (0 = none) */
 	uint32_t nbuckets, cache_mask, nfragsets;
 	uint32_t pool_used;    /* entries handed out from the pool at least once */
 	uint32_t free_head;    /* the last entry freed, + 1 (0: none) */

@@ -306,7 +306,7 @@ static unsigned rec_variant(bool biflow, const struct secho_flow_rec *r)
 	if (depth > SECHO_FLOW_MPLS_MAX)
 		depth = SECHO_FLOW_MPLS_MAX;
 	return (r->key.ip_version == 6 ? VAR_V6 : 0) | (r->key.proto == 6 ? VAR_TCP : 0) |
-	       (r->x.tun_type == SECHO_TUN_VXLAN ? VAR_L2SEG : 0) | depth << 3;
+	       (r->key.tun_type == SECHO_TUN_VXLAN ? VAR_L2SEG : 0) | depth << 3;
 }
 
 /* Direction dir's label stack, depth sections (zeros below its own). */
@@ -402,7 +402,7 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 	}
 	p = put_mpls(p, x, 0, depth);
 	if (v & VAR_L2SEG) /* RFC 7133 section 4.9: segment type 0x01 (VXLAN) in the top octet */
-		p = w64(p, 1ull << 56 | x->tun_id);
+		p = w64(p, 1ull << 56 | k->tun_id);
 	return (size_t)(p - out);
 }
 

@@ -98,9 +98,6 @@ static char *put_mac(char *p, char *end, const char *key, const uint8_t *m)
 	return put_str(p, end, "\"");
 }
 
-static const char *const tun_names[] = {"none",   "gre",  "erspan", "vxlan",
-                                        "geneve", "gtpu", "ipip",   "eompls"};
-
 /* "mpls_label_1":L,... (prefix "" or "rev_"): each entry's label (its top 20 bits), as
  * FlowTest names them. */
 static char *put_mpls(char *p, char *end, const char *prefix, const uint8_t (*e)[3], unsigned n)
@@ -147,13 +144,10 @@ static char *put_extra(char *p, char *end, const struct secho_flow_rec *r, bool 
 		}
 		p = put_mpls(p, end, "rev_", x->mpls[1], x->nmpls[1]);
 	}
-	if (!x->tun_type)
+	if (!r->key.tun_type) /* tunnel_type, tunnel_id: with the key */
 		return p;
-	p = put_str(p, end, ",\"tunnel\":\"");
-	p = put_str(p, end, SECHO_NAME_AT(tun_names, x->tun_type, "unknown"));
-	p = put_kv(p, end, "\",\"tun_id\":", x->tun_id);
-	if (x->tun_type == SECHO_TUN_VXLAN)
-		p = put_kv(p, end, ",\"vxlan_id\":", x->tun_id);
+	if (r->key.tun_type == SECHO_TUN_VXLAN)
+		p = put_kv(p, end, ",\"vxlan_id\":", r->key.tun_id);
 	if (x->outer_ip_version == 4 || x->outer_ip_version == 6) {
 		p = put_addr(p, end, ",\"outer_src\":\"", x->outer_ip_version, x->outer_src);
 		p = put_addr(p, end, ",\"outer_dst\":\"", x->outer_ip_version, x->outer_dst);
@@ -179,6 +173,11 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 	p = put_kv(p, end, ",\"dport\":", k->dport);
 	p = put_kv(p, end, ",\"icmp_type\":", k->icmp_type_code >> 8);
 	p = put_kv(p, end, ",\"icmp_code\":", k->icmp_type_code & 0xff);
+	if (k->tun_type) {
+		p = put_str(p, end, ",\"tunnel_type\":\"");
+		p = put_str(p, end, secho_tun_name(k->tun_type));
+		p = put_kv(p, end, "\",\"tunnel_id\":", k->tun_id);
+	}
 	p = put_kv(p, end, ",\"packets\":", r->fwd.packets);
 	p = put_kv(p, end, ",\"octets\":", r->fwd.octets);
 	p = put_kv(p, end, ",\"first_ns\":", r->fwd.first_ns);

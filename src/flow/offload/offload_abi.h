@@ -55,7 +55,7 @@ struct secho_offload_val {
 
 /* The program writes keys as 32-bit words (BPF stack stores must be aligned): the key's
  * addresses start on word boundaries. */
-_Static_assert(sizeof(struct secho_flow_key) == 44, "flow key: 11 words, no padding");
+_Static_assert(sizeof(struct secho_flow_key) == 52, "flow key: 13 words, no padding");
 _Static_assert(__builtin_offsetof(struct secho_flow_key, src) == 12, "src at word 3");
 _Static_assert(__builtin_offsetof(struct secho_flow_key, dst) == 28, "dst at word 7");
 _Static_assert(sizeof(struct secho_offload_val) == 96, "value layout");
@@ -84,6 +84,7 @@ struct secho_offload_meta {
 	X(PASS_IDLE, "pass_idle", "offloaded flows idle for the inactive timeout")                 \
 	X(PASS_FRAG, "pass_frag", "IP fragments (the meter ties them to their flow)")              \
 	X(PASS_NOT_IP, "pass_not_ip", "not IPv4 or IPv6")                                          \
+	X(PASS_TUNNEL, "pass_tunnel", "tunnelled or on a tunnel's protocol or port: to the meter") \
 	X(PASS_MALFORMED, "pass_malformed", "headers the meter's dissector refuses")               \
 	X(PASS_UNPARSED, "pass_unparsed", "headers beyond the first buffer of the frame")          \
 	X(XSK, "xsk", "packets not dropped that went to an AF_XDP socket")

@@ -88,6 +88,12 @@ const volatile uint32_t cfg_ncpus = 1;
 #define IPPROTO_AH_       51
 #define IPPROTO_DSTOPTS_  60
 #define IPPROTO_MOBILITY_ 135
+#define IPPROTO_IPIP_     4
+#define IPPROTO_IPV6_     41
+#define IPPROTO_GRE_      47
+#define UDP_VXLAN_        4789 /* the tunnel ports the meter's dissector follows */
+#define UDP_GENEVE_       6081
+#define UDP_GTPU_         2152
 #define MAX_EXT           8 /* SECHO_DISSECT_MAX_EXT */
 #define MAX_MPLS          8 /* SECHO_DISSECT_MAX_MPLS */
 
@@ -97,7 +103,7 @@ const volatile uint32_t cfg_ncpus = 1;
 /* The key as 32-bit words: the program's stack stores must be aligned. */
 union flow_key {
 	struct secho_flow_key k;
-	uint32_t w[11];
+	uint32_t w[13];
 };
 
 struct pkt {
@@ -134,6 +140,11 @@ static __always_inline uint32_t parse_l4(uint8_t *l4, void *end, uint64_t l4off,
 {
 	uint8_t proto = p->key.k.proto;
 
+	/* Tunnels are never offloaded: the meter keys a tunnelled packet by its innermost
+	 * header and its tunnel, the program does not look inside. Whatever the meter might
+	 * follow (GRE, IP in IP, VXLAN, Geneve, GTP-U ports) goes on to it. */
+	if (proto == IPPROTO_GRE_ || proto == IPPROTO_IPIP_ || proto == IPPROTO_IPV6_)
+		return SECHO_OFFLOAD_CNT_PASS_TUNNEL;
 	if (proto == IPPROTO_TCP_) {
 		if (l4_len < 20)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
@@ -154,6 +165,9 @@ static __always_inline uint32_t parse_l4(uint8_t *l4, void *end, uint64_t l4off,
 			return short_why(l4off + 8, wire);
 		p->key.k.sport = (uint16_t)(l4[0] << 8 | l4[1]);
 		p->key.k.dport = (uint16_t)(l4[2] << 8 | l4[3]);
+		if (p->key.k.dport == UDP_VXLAN_ || p->key.k.dport == UDP_GENEVE_ ||
+		    p->key.k.dport == UDP_GTPU_)
+			return SECHO_OFFLOAD_CNT_PASS_TUNNEL;
 	} else if ((proto == IPPROTO_ICMP_ && v4) || (proto == IPPROTO_ICMPV6_ && !v4)) {
 		if (l4_len < 8)
 			return SECHO_OFFLOAD_CNT_PASS_MALFORMED;
@@ -284,8 +298,8 @@ static __always_inline uint32_t parse_encap(uint8_t *data, void *end, uint64_t o
 		if (data + off + 1 > (uint8_t *)end)
 			return short_why(off + 1, wire);
 		v = data[off] >> 4;
-		if (v != 4 && v != 6)
-			return SECHO_OFFLOAD_CNT_PASS_NOT_IP;
+		if (v != 4 && v != 6) /* maybe Ethernet over MPLS: the meter's to follow */
+			return SECHO_OFFLOAD_CNT_PASS_TUNNEL;
 	}
 	if (v == 4)
 		return parse_ip4(data + off, end, off, wire, p);
