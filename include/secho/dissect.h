@@ -44,6 +44,14 @@
  * differ for captures taken with a snap length). The IP length must fit wirelen; headers
  * must fit caplen. Trailing bytes after the IP packet (Ethernet padding) are ignored.
  *
+ * Tunnels (secho_dissect and secho_dissect_snap only; the endpoint's inline dissector in
+ * src/wire/wire_inner.h follows none): GRE (IP protocol 47: IPv4, IPv6, Ethernet; ERSPAN
+ * I/II/III), VXLAN (UDP 4789), Geneve (UDP 6081), GTP-U G-PDUs (UDP 2152), IP in IP (4,
+ * 41), Ethernet over MPLS; SECHO_DISSECT_MAX_TUN deep at most (tun_depth). The IP fields
+ * then describe the innermost packet, outer_* the outermost IP packet, tun_* the innermost
+ * tunnel. A payload on a tunnel port that is not that tunnel's whole header is described as
+ * the outer UDP packet; an outer fragment is not followed. docs/FLOW.md, "Tunnels".
+ *
  * Cost: constant work per header; at most SECHO_DISSECT_MAX_EXT IPv6 extension headers.
  */
 #ifndef SECHO_DISSECT_H

@@ -416,7 +416,8 @@ static inline unsigned dis_tun_header(const uint8_t *p, size_t plen, size_t cap,
 		size_t eh = pt == 0x88be ? 8 : 12;
 		if (lim < h + eh)
 			return DIS_TUN_FAIL;
-		if ((p[h] >> 4) != (pt == 0x88be ? 1 : 2))
+		/* type II's version is 1 (some writers leave it 0), type III's 2 */
+		if ((p[h] >> 4) != (pt == 0x88be ? 1 : 2) && (pt != 0x88be || (p[h] >> 4)))
 			return DIS_TUN_NOT;
 		*id = dis_rd16(p + h + 2) & 0x03ff; /* session ID */
 		*tflags = SECHO_TUN_F_KEY;

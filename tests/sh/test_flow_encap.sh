@@ -14,6 +14,14 @@
 #     (FlowTest's ipv6_auth_header, ipv6_mobile)
 #   - ICMP echo in a biflow: the reply's type in rev_icmp_type (FlowTest's icmp), also
 #     over MPLS with different labels each way (FlowTest's mpls_double)
+#   - tunnels: GRE (with and without a key, IPv4/IPv6/Ethernet inside), ERSPAN II and III,
+#     VXLAN, Geneve, GTP-U (with an extension header), IP in IP (4in4, 6in4, 4in6, 6in6),
+#     Ethernet over MPLS (with and without a control word): every flow keyed on its
+#     innermost 5-tuple and its tunnel (tunnel_type, tunnel_id in the JSON), octets the
+#     inner IP length; the same inner addresses in two VNIs, GRE keys or TEIDs are two
+#     flows; five encapsulations are refused (tun_depth), a cut GRE header too
+#     (gre_short); a non-VXLAN payload on 4789 is the outer UDP flow; biflow and
+#     uniflow, one and two workers
 # Needs: jq, python3-scapy (scripts/deps.sh).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -84,7 +92,8 @@ pk.append(eth(0x8864) / PPPoE(sessionid=7) / PPP(proto=0x0057) / IPv6(src="2001:
 pk.append(eth(0x8864) / PPPoE(sessionid=7) / Raw(b"\x00\x57") / IPv6(src="2001:db8::5:1", dst="2001:db8::5:2") / TCP(sport=50000, dport=22, flags="A"))
 # 6. not IP inside: PPP LCP, Ethernet over MPLS with a control word
 pk.append(eth(0x8864) / PPPoE(sessionid=7) / PPP(proto=0xc021) / Raw(b"\x01\x01\x00\x04"))
-pk.append(eth(0x8847) / mpls([500]) / Raw(b"\x00\x00\x00\x00") / Ether(**E) / IP(src="198.18.6.1", dst="198.18.6.2") / UDP(sport=1, dport=2))
+pk.append(eth(0x8847) / mpls([500]) / Raw(b"\x00\x00\x00\x00") / Ether(type=0x0806, **E) / Raw(b"\x00" * 28))
+# (Ethernet over MPLS carrying IP is a tunnel: see the tunnel captures below)
 # 7. refused: nine labels, a cut label stack, a cut PPPoE header
 pk.append(eth(0x8847) / mpls(list(range(30, 39))) / IP(src="198.18.7.1", dst="198.18.7.2") / UDP(sport=1, dport=2))
 pk.append(Ether(bytes(eth(0x8847) / mpls([40, 41]))[:20]))
@@ -145,4 +154,148 @@ check $? "secho flow --workers 2: $(tail -2 "$T/w2.err")"
 jq -r '"\(.proto) \(.src) \(.dst) \(.sport) \(.dport) \(.icmp_type).\(.icmp_code) \(.packets) \(.octets) \(.rev_packets) \(.rev_octets) \(.rev_icmp_type).\(.rev_icmp_code)"' \
 	"$T/w2.json" | LC_ALL=C sort | cmp -s - "$T/got"
 check $? "two workers differ from one"
+end_group
+
+# ---- tunnels ----
+# The capture and what its records must be, both from scapy: each flow's packets are
+# listed with their inner IP packet, and the expected octets are that packet's length as
+# scapy built it. Line: proto src dst sport dport packets octets rev_packets rev_octets
+# tunnel_type tunnel_id (forward = the first packet's direction; "-" without a tunnel).
+"$PY" - "$T/tun.pcap" "$T/tun.want" <<'EOF' || { echo "FAIL flow encapsulations: scapy could not write the tunnel capture"; exit 1; }
+import sys
+from scapy.all import Ether, Dot1Q, IP, IPv6, TCP, UDP, Raw, GRE, wrpcap
+from scapy.contrib.mpls import MPLS
+from scapy.contrib.erspan import ERSPAN_II, ERSPAN_III
+from scapy.contrib.geneve import GENEVE
+from scapy.contrib.gtp import GTP_U_Header, GTP_UDPPort_ExtensionHeader
+from scapy.layers.vxlan import VXLAN
+
+E = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+O4 = ("192.0.2.1", "192.0.2.2")       # tunnel endpoints
+O6 = ("2001:db8:ff::1", "2001:db8:ff::2")
+pk, flows, order = [], {}, []
+
+def o4(rev, **kw):
+    s, d = O4[::-1] if rev else O4
+    return Ether(**E) / IP(src=s, dst=d, **kw)
+
+def o6(rev, **kw):
+    s, d = O6[::-1] if rev else O6
+    return Ether(**E) / IPv6(src=s, dst=d, **kw)
+
+def add(outer, inner, tt="-", tid="-"):
+    """One packet: outer headers (ending where the inner packet goes) and the inner IP packet."""
+    pk.append(outer / inner)
+    ip = inner
+    l4 = ip.payload
+    key = (ip.proto if ip.version == 4 else ip.nh, ip.src, ip.dst, l4.sport, l4.dport, tt, str(tid))
+    rkey = (key[0], ip.dst, ip.src, l4.dport, l4.sport, tt, str(tid))
+    n = len(bytes(ip))
+    if rkey in flows:
+        flows[rkey][2] += 1
+        flows[rkey][3] += n
+    else:
+        if key not in flows:
+            flows[key] = [0, 0, 0, 0]
+            order.append(key)
+        flows[key][0] += 1
+        flows[key][1] += n
+
+def i4(s, d, sp, dp, n=20, tcp=False):
+    l4 = TCP(sport=sp, dport=dp, flags="A") if tcp else UDP(sport=sp, dport=dp)
+    return IP(src=s, dst=d) / l4 / Raw(b"i" * n)
+
+def i6(s, d, sp, dp, n=20):
+    return IPv6(src=s, dst=d) / UDP(sport=sp, dport=dp) / Raw(b"j" * n)
+
+A, B = "198.18.10.1", "198.18.10.2"   # every tenant uses these inside
+A6, B6 = "2001:db8:10::1", "2001:db8:10::2"
+# GRE without a key, IPv4 in IPv4: 2 forward, 1 back
+for r in (0, 0, 1):
+    add(o4(r) / GRE(), i4(*((B, A, 80, 1000) if r else (A, B, 1000, 80)), n=30, tcp=True), "gre", 0)
+# GRE keys 1 and 2, the same inner flow: two flows
+for k in (1, 2, 1):
+    add(o4(0) / GRE(key_present=1, key=k), i4(A, B, 5000, 53), "gre", k)
+# GRE with checksum and sequence number, IPv6 in IPv6; GRE bridging Ethernet (a VLAN tag inside)
+add(o6(0) / GRE(chksum_present=1, seqnum_present=1, sequence_number=5), i6(A6, B6, 7, 8), "gre", 0)
+add(o4(0) / GRE(proto=0x6558) / Ether(**E) / Dot1Q(vlan=9), i4(A, B, 9, 9, n=44), "gre", 0)
+# ERSPAN II (session 77) and III (session 78), mirrored Ethernet inside
+add(o4(0) / GRE(seqnum_present=1, proto=0x88be) / ERSPAN_II(session_id=77) / Ether(**E), i4(A, B, 10, 10), "erspan", 77)
+add(o4(1) / GRE(seqnum_present=1, proto=0x88be) / ERSPAN_II(session_id=77) / Ether(**E), i4(B, A, 10, 10), "erspan", 77)
+add(o4(0) / GRE(proto=0x22eb) / ERSPAN_III(session_id=78) / Ether(**E), i4(A, B, 11, 11), "erspan", 78)
+# VXLAN VNIs 100 and 200, the same inner flow: two flows; 100 answered
+for vni, r in ((100, 0), (200, 0), (100, 1)):
+    add(o4(r) / UDP(sport=49152 + vni, dport=4789) / VXLAN(vni=vni, flags=0x08) / Ether(**E),
+        i4(*((B, A, 443, 50000) if r else (A, B, 50000, 443)), n=60, tcp=True), "vxlan", vni)
+# Geneve with an option, Ethernet inside; Geneve carrying IPv6 directly; over IPv6
+add(o4(0) / UDP(sport=50000, dport=6081) / GENEVE(vni=300, proto=0x6558, optionlen=2) / Raw(b"\x01\x02\x03\x01\x00\x00\x00\x07") / Ether(**E), i4(A, B, 12, 12), "geneve", 300)
+add(o6(0) / UDP(sport=50000, dport=6081) / GENEVE(vni=301, proto=0x86dd), i6(A6, B6, 13, 13), "geneve", 301)
+# GTP-U: TEIDs 0x1000 and 0x2000 carry the same inner flow (two flows); one with an
+# extension header; the downlink has its own TEID, so it is a flow of its own
+for teid in (0x1000, 0x2000):
+    add(o4(0) / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=teid, gtp_type=255), i4(A, B, 14, 14), "gtpu", teid)
+add(o4(0) / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=0x1000, gtp_type=255, E=1, next_ex=0x40) / GTP_UDPPort_ExtensionHeader(udp_port=2152), i4(A, B, 14, 14), "gtpu", 0x1000)
+add(o4(1) / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=0x3000, gtp_type=255), i4(B, A, 14, 14), "gtpu", 0x3000)
+# IP in IP: 4in4, 6in4, 4in6, 6in6
+add(o4(0, proto=4), i4(A, B, 15, 15), "ipip", 0)
+add(o4(0, proto=41), i6(A6, B6, 15, 15), "ipip", 0)
+add(o6(0, nh=4), i4(A, B, 16, 16), "ipip", 0)
+add(o6(0, nh=41), i6(A6, B6, 16, 16), "ipip", 0)
+# Ethernet over MPLS, with a control word and without (a MAC not starting with 0, 4 or 6)
+add(Ether(type=0x8847, **E) / MPLS(label=500, s=1) / Raw(b"\x00\x00\x00\x00") / Ether(**E), i4(A, B, 17, 17), "eompls", 0)
+add(Ether(type=0x8847, **E) / MPLS(label=501, s=1) / Ether(src="12:00:00:00:00:01", dst="12:00:00:00:00:02"), i4(A, B, 18, 18), "eompls", 0)
+# VXLAN in GRE (keyed): the innermost tunnel
+add(o4(0) / GRE(key_present=1, key=9) / IP(src="198.51.100.1", dst="198.51.100.2") / UDP(sport=1, dport=4789) / VXLAN(vni=400) / Ether(**E), i4(A, B, 19, 19), "vxlan", 400)
+# on port 4789 but not VXLAN (no I flag): the outer UDP flow
+add(Ether(**E), IP(src=O4[0], dst=O4[1]) / UDP(sport=3333, dport=4789) / Raw(b"\x00" * 40))
+# refused: five IP-in-IP encapsulations; a GRE header cut short
+x = IP(src="198.51.100.9", dst="198.51.100.10") / UDP(sport=1, dport=2)
+for i in range(5):
+    x = IP(src="198.51.100.%d" % (20 + i), dst="198.51.100.99", proto=4) / x
+pk.append(Ether(**E) / x)
+pk.append(o4(0, proto=47) / Raw(b"\x00\x00"))
+t = 1767225600.0
+for i, p in enumerate(pk):
+    p.time = t + i * 0.001
+wrpcap(sys.argv[1], pk)
+with open(sys.argv[2], "w") as f:
+    for k in order:
+        v = flows[k]
+        f.write("%s %s %s %s %s %d %d %d %d %s %s\n" % (k[0], k[1], k[2], k[3], k[4], v[0], v[1], v[2], v[3], k[5], k[6]))
+EOF
+
+tunrec='"\(.proto) \(.src) \(.dst) \(.sport) \(.dport) \(.packets) \(.octets) \(.rev_packets // 0) \(.rev_octets // 0) \(.tunnel_type // "-") \(.tunnel_id // "-")"'
+group "flow encapsulations: tunnels keyed on the innermost 5-tuple and the tunnel"
+"$S" flow --pcap "$T/tun.pcap" --json "$T/tbi.json" --json-stats --quiet >"$T/tbi.stats" 2>"$T/tbi.err"
+check $? "secho flow: $(tail -2 "$T/tbi.err")"
+jq -r "$tunrec" "$T/tbi.json" | LC_ALL=C sort >"$T/tgot"
+LC_ALL=C sort "$T/tun.want" >"$T/twant"
+[ "$(wc -l <"$T/twant")" -ge 20 ] && cmp -s "$T/twant" "$T/tgot"
+check $? "records differ: $(diff "$T/twant" "$T/tgot" | head -8 | tr '\n' ' ')"
+tst() { jq -r "select(.final) | .ignored_by$1" "$T/tbi.stats"; }
+[ "$(tst .tun_depth)" = 1 ] && [ "$(tst .gre_short)" = 1 ]
+check $? "ignored: tun_depth $(tst .tun_depth), gre_short $(tst .gre_short)"
+# a plain record carries no tunnel fields
+[ "$(jq -s '[.[] | select(.dport == 4789 and .sport == 3333 and (has("tunnel_type") | not))] | length' "$T/tbi.json")" = 1 ]
+check $? "the outer UDP flow on 4789: no tunnel fields"
+end_group
+
+group "flow encapsulations: tunnels, uniflow records, two workers"
+"$S" flow --pcap "$T/tun.pcap" --uniflow --json "$T/tuni.json" --quiet >/dev/null 2>"$T/tuni.err"
+check $? "secho flow --uniflow: $(tail -2 "$T/tuni.err")"
+awk '{print $1, $2, $3, $4, $5, $6, $7, 0, 0, $10, $11; if ($8 > 0) print $1, $3, $2, $5, $4, $8, $9, 0, 0, $10, $11}' \
+	"$T/twant" | LC_ALL=C sort >"$T/twant.uni"
+jq -r "$tunrec" "$T/tuni.json" | LC_ALL=C sort >"$T/tgot.uni"
+cmp -s "$T/twant.uni" "$T/tgot.uni"
+check $? "uniflow records differ: $(diff "$T/twant.uni" "$T/tgot.uni" | head -6 | tr '\n' ' ')"
+for w in 1 2; do
+	"$S" flow --pcap "$T/tun.pcap" --workers $w --json "$T/tw$w.json" --quiet >/dev/null 2>"$T/tw$w.err"
+	check $? "secho flow --workers $w: $(tail -2 "$T/tw$w.err")"
+	jq -r "$tunrec" "$T/tw$w.json" | LC_ALL=C sort | cmp -s - "$T/tgot"
+	check $? "--workers $w differs from the default"
+	"$S" flow --pcap "$T/tun.pcap" --workers $w --uniflow --json "$T/tuw$w.json" --quiet >/dev/null 2>"$T/tuw$w.err"
+	check $? "secho flow --workers $w --uniflow: $(tail -2 "$T/tuw$w.err")"
+	jq -r "$tunrec" "$T/tuw$w.json" | LC_ALL=C sort | cmp -s - "$T/tgot.uni"
+	check $? "--workers $w --uniflow differs"
+done
 end_group
