@@ -171,7 +171,7 @@ static volatile uint8_t sink;
 
 static double run_encode(uint32_t n)
 {
-	uint8_t b[128];
+	uint8_t b[SECHO_IPFIX_REC_MAX];
 	uint16_t tid;
 	double t0 = secho_mono_s();
 	for (uint32_t i = 0; i < n; i++) {
