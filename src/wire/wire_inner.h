@@ -561,9 +561,18 @@ dis_tunnels(const uint8_t *f, size_t caplen, struct secho_dissect *d)
 		if (t == DIS_TUN_FAIL)
 			return why;
 		size_t off = (size_t)d->l4_off + hl;
+		/* An Ethernet frame inside that is not IP (ARP, junk): the packet is the outer
+		 * one's flow (as a tunnel not followed), so its traffic is not lost. */
+		struct secho_dissect outer;
+		if (kind == DIS_IN_ETH)
+			outer = *d;
 		r = dis_tun_enter(d, type, id, tflags);
 		if (r == SECHO_DISSECT_OK)
 			r = dis_inner(f, cend, pend, off, kind, d);
+		if (kind == DIS_IN_ETH && r == SECHO_DISSECT_OK && !d->ip_version) {
+			*d = outer;
+			return SECHO_DISSECT_OK;
+		}
 	}
 	return r;
 }
