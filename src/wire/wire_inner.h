@@ -561,9 +561,18 @@ dis_tunnels(const uint8_t *f, size_t caplen, struct secho_dissect *d)
 		if (t == DIS_TUN_FAIL)
 			return why;
 		size_t off = (size_t)d->l4_off + hl;
+		/* An Ethernet frame inside that is not IP (ARP, junk): the packet is the outer
+		 * one's flow (as a tunnel not followed), so its traffic is not lost. */
+		struct secho_dissect outer;
+		if (kind == DIS_IN_ETH)
+			outer = *d;
 		r = dis_tun_enter(d, type, id, tflags);
 		if (r == SECHO_DISSECT_OK)
 			r = dis_inner(f, cend, pend, off, kind, d);
+		if (kind == DIS_IN_ETH && r == SECHO_DISSECT_OK && !d->ip_version) {
+			*d = outer;
+			return SECHO_DISSECT_OK;
+		}
 	}
 	return r;
 }
@@ -592,12 +601,31 @@ static inline enum secho_dissect_reason dis_eompls(const uint8_t *f, size_t capl
  * So an IP packet is only taken for Ethernet when the dissector would refuse it as IP,
  * and Ethernet only when it holds IP that is described whole.
  */
+/* d as dis_encap left it after the label stack, before anything after it was read: layer
+ * 2 and the labels (l3_off is where the labels start, as for a frame that is not IP). */
+static inline void dis_mpls_rewind(struct secho_dissect *d)
+{
+	struct secho_dissect z = {0};
+
+	z.ethertype = d->ethertype;
+	z.nvlan = d->nvlan;
+	for (unsigned i = 0; i < SECHO_DISSECT_MAX_VLAN; i++) {
+		z.vlan_tpid[i] = d->vlan_tpid[i];
+		z.vlan_tci[i] = d->vlan_tci[i];
+	}
+	z.flags = SECHO_DISSECT_F_MPLS;
+	z.nmpls = d->nmpls;
+	z.mpls_top = d->mpls_top;
+	z.mpls_off = d->mpls_off;
+	z.l3_off = d->mpls_off;
+	*d = z;
+}
+
 static __attribute__((noinline, unused)) enum secho_dissect_reason
 dis_mpls_payload(const uint8_t *f, size_t caplen, size_t wirelen, size_t off,
                  struct secho_dissect *d)
 {
 	unsigned v = f[off] >> 4;
-	const struct secho_dissect save = *d;
 	struct secho_dissect first;
 	enum secho_dissect_reason r = SECHO_DISSECT_OK, e;
 
@@ -614,8 +642,9 @@ dis_mpls_payload(const uint8_t *f, size_t caplen, size_t wirelen, size_t off,
 		if (r == SECHO_DISSECT_OK && d->ip_version)
 			return r;
 	}
+	/* the first reading did not hold: from here on the rare frames only */
 	first = *d;
-	*d = save;
+	dis_mpls_rewind(d);
 	if (caplen >= off + 14) {
 		e = dis_eompls(f, caplen, wirelen, off, d);
 		if (e == SECHO_DISSECT_OK && d->ip_version)
@@ -625,7 +654,7 @@ dis_mpls_payload(const uint8_t *f, size_t caplen, size_t wirelen, size_t off,
 		*d = first;
 		return r;
 	}
-	*d = save;
+	dis_mpls_rewind(d);
 	return SECHO_DISSECT_OK;
 }
 

@@ -27,6 +27,9 @@
 #      starts; a program left attached by a dead process (netlink attachment,
 #      tests/tools/offload_hold) is removed by the next start, which says so
 #   7. bad arguments exit 2 with one line on stderr
+#   8. tunnels (VXLAN, GRE, GTP-U, IP in IP; scapy-written): never offloaded (pass_tunnel),
+#      the records equal the offline meter's of the same capture (tunnel fields included),
+#      while a plain flow beside them is offloaded
 # A mode the kernel refuses is UNAVAILABLE with the meter's reason. Every wait is bounded;
 # the namespaces go in any case.
 set -u
@@ -46,7 +49,8 @@ names=("flow offload: native XDP, AF_PACKET: records, flow ends, map emptied, de
 	"flow offload: two workers, a map handle each: records"
 	"flow offload: a full map leaves flows in software, counted"
 	"flow offload: kill -9, and a start after a crash cleans up"
-	"flow offload: bad arguments")
+	"flow offload: bad arguments"
+	"flow offload: tunnelled flows go to the meter, metered exactly")
 
 # group, check, end_group (tests/unit/harness.h's format)
 G_SHOW=6
@@ -290,5 +294,55 @@ if try_start "$gname" crash1 --offload xdp --io packet; then
 		meter_stop 15
 	fi
 	end_group
+fi
+
+# ---- 8: tunnels ----
+gname=${names[7]}
+PY=/usr/bin/python3
+if "$PY" -c 'import scapy' 2>/dev/null; then
+	# 40 packets each: VXLAN VNIs 1 and 2 with the same inner flow, GRE with a key, GTP-U,
+	# 4in4, and a plain UDP flow (offloaded: the tier is at work beside the tunnels)
+	"$PY" - "$T/tun.pcap" <<'EOF'
+import sys
+from scapy.all import Ether, IP, UDP, Raw, GRE, wrpcap
+from scapy.layers.vxlan import VXLAN
+from scapy.contrib.gtp import GTP_U_Header
+E = dict(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+def o(**kw):
+    return Ether(**E) / IP(src="192.0.2.1", dst="192.0.2.2", **kw)
+inner = IP(src="198.18.20.1", dst="198.18.20.2") / UDP(sport=7000, dport=7001) / Raw(b"t" * 50)
+pk = []
+for i in range(40):
+    pk.append(o() / UDP(sport=40001, dport=4789) / VXLAN(vni=1) / Ether(**E) / inner)
+    pk.append(o() / UDP(sport=40002, dport=4789) / VXLAN(vni=2) / Ether(**E) / inner)
+    pk.append(o() / GRE(key_present=1, key=7) / inner)
+    pk.append(o() / UDP(sport=2152, dport=2152) / GTP_U_Header(teid=0x99, gtp_type=255) / inner)
+    pk.append(o(proto=4) / inner)
+    pk.append(Ether(**E) / IP(src="198.18.21.1", dst="198.18.21.2") / UDP(sport=1, dport=2) / Raw(b"p" * 50))
+wrpcap(sys.argv[1], pk)
+EOF
+	rec='"\(.proto) \(.src) \(.dst) \(.sport) \(.dport) \(.packets) \(.octets) \(.rev_packets) \(.tunnel_type // "-") \(.tunnel_id // "-")"'
+	"$S" flow --pcap "$T/tun.pcap" --json "$T/tun_off.json" --quiet >/dev/null 2>"$T/tun_off.err"
+	jq -r "$rec" "$T/tun_off.json" | LC_ALL=C sort >"$T/tun.want"
+	if [ "$(wc -l <"$T/tun.want")" != 6 ]; then
+		echo "FAIL $gname: the offline meter made $(wc -l <"$T/tun.want") records of 6: $(head -2 "$T/tun_off.err")"
+	elif try_start "$gname" tun --offload xdp --offload-threshold 10 --inactive 2 --io packet; then
+		group "$gname"
+		replay "$T/tun.pcap"
+		check $? "replay failed: $(tail -2 "$T/replay.log")"
+		sleep 3.5
+		meter_stop 15
+		check $mrc "the meter exited $mrc on SIGTERM: $(head -3 "$T/tun.err")"
+		jq -r "$rec" "$T/tun.json" | LC_ALL=C sort >"$T/tun.got"
+		cmp -s "$T/tun.got" "$T/tun.want"
+		check $? "live records differ from the offline meter's: $(diff "$T/tun.got" "$T/tun.want" | head -6 | tr '\n' ' ')"
+		pt=$(final tun .offload.pass_tunnel)
+		hit=$(final tun .offload.hit)
+		[ "$pt" = 200 ] && [ "$hit" -gt 0 ] && [ "$hit" -le 40 ] 2>/dev/null
+		check $? "pass_tunnel $pt (want 200), hit $hit (the plain flow's, 1..40)"
+		end_group
+	fi
+else
+	echo "UNAVAILABLE $gname: python3-scapy not installed (scripts/deps.sh installs it)"
 fi
 exit 0

@@ -1032,8 +1032,9 @@ static void test_tunnels(void)
 	data(&f, 28);
 	done(&f);
 	r = dis(f.b, f.n, f.n, &d);
-	T_CHECK(r == R(OK) && d.ip_version == 0 && d.ntun == 1 && d.tun_type == SECHO_TUN_VXLAN,
-	        "VXLAN carrying ARP: not IP (%s)", secho_dissect_reason_name(r));
+	T_CHECK(r == R(OK) && d.ip_version == 4 && d.proto == 17 && d.dport == 4789 && !d.ntun &&
+	                !(d.flags & SECHO_DISSECT_F_TUNNEL) && d.ip_len == f.n - 14,
+	        "VXLAN carrying ARP: the outer UDP flow (%s)", secho_dissect_reason_name(r));
 	for (unsigned optlen = 0; optlen <= 12; optlen += 12) {
 		eth(&f, NULL, 0, 0x0800);
 		ip4(&f, 17, 0, 0, 1);
@@ -1934,6 +1935,26 @@ static void build_good(unsigned which, struct fb *f)
 		ip4(f, 41, 0, 0, 1);
 		inner6(f);
 		break;
+	case 18:
+		eth(f, NULL, 0, 0x0800);
+		ip4(f, 47, 0, 0, 1);
+		gre(f, GRE_S, 0x88be, 0);
+		erspan2(f, 0x31);
+		ieth(f, 2, NULL, 0, 0x0800);
+		inner4(f);
+		break;
+	case 19:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 47);
+		gre(f, GRE_K, 0x6558, 0x5555);
+		ieth(f, 2, two, 1, 0x0800);
+		inner4(f);
+		break;
+	case 20:
+		eth(f, NULL, 0, 0x86dd);
+		ip6(f, 4);
+		inner4(f);
+		break;
 	default:
 		eth(f, two, 1, 0x86dd);
 		ip6(f, 135);
@@ -1944,7 +1965,7 @@ static void build_good(unsigned which, struct fb *f)
 	}
 	done(f);
 }
-#define NGOOD 18 /* frames build_good() makes (11 and on: tunnels) */
+#define NGOOD 21 /* frames build_good() makes (11 and on: tunnels) */
 
 static void test_truncation(void)
 {

@@ -661,6 +661,79 @@ static size_t random_frame(uint8_t *f, uint64_t *ts)
 	}
 }
 
+/* The inner IPv4 packet (proto 17, s -> d, fragment field fr, id, l4) in GRE with key
+ * `key`, from tunnel endpoint os to od. */
+static size_t gre4(uint8_t *f, uint32_t key, uint32_t os, uint32_t od, uint32_t s, uint32_t d,
+                   unsigned fr, unsigned id, const uint8_t *l4, size_t l4len)
+{
+	static uint8_t in[2048], pl[2048];
+	size_t n = frame4(in, 17, s, d, fr, id, l4, l4len);
+	wr16(pl, 0x2000); /* K */
+	wr16(pl + 2, 0x0800);
+	wr16(pl + 4, key >> 16);
+	wr16(pl + 6, key & 0xffff);
+	memcpy(pl + 8, in + 14, n - 14);
+	return frame4(f, 47, os, od, 0, 1, pl, 8 + n - 14);
+}
+
+static void test_tunnels(void)
+{
+	struct tbl x;
+	uint8_t f[2048], l4[1480];
+	struct secho_dissect d;
+	const uint32_t OA = 0xc0000201u, OB = 0xc0000202u; /* 192.0.2.1, .2 */
+
+	t_begin("table: the same inner flow in two GRE keys is two flows, fragments and both "
+	        "directions included; the worker is the same both ways and for every fragment");
+	T_CHECK(tbl_init(&x, 1024, false, 300, 30) == 0, "init");
+	memset(l4, 0xaa, sizeof(l4));
+	wr16(l4, 5000);
+	wr16(l4 + 2, 6000);
+	uint64_t seed = t_rand64();
+	unsigned wk[2][3];
+	for (uint32_t key = 1; key <= 2; key++) {
+		size_t n = gre4(f, key, OA, OB, A, B, 0x2000, 77, l4, 800); /* first fragment */
+		table_frame(&x.t, f, n, T0 + key);
+		T_CHECK(secho_dissect(f, n, &d) == SECHO_DISSECT_OK && d.tun_id == key &&
+		                d.frag == SECHO_FRAG_FIRST,
+		        "key %u: first fragment described", key);
+		wk[key - 1][0] = secho_flow_worker_of(f, &d, seed, 2);
+		n = gre4(f, key, OA, OB, A, B, 100, 77, l4, 100); /* later, same id */
+		table_frame(&x.t, f, n, T0 + 10 + key);
+		secho_dissect(f, n, &d);
+		wk[key - 1][1] = secho_flow_worker_of(f, &d, seed, 2);
+		uint8_t r4[8];
+		wr16(r4, 6000);
+		wr16(r4 + 2, 5000);
+		wr16(r4 + 4, 8);
+		wr16(r4 + 6, 0);
+		n = gre4(f, key, OB, OA, B, A, 0, 9, r4, 8); /* the answer, back the other way */
+		table_frame(&x.t, f, n, T0 + 20 + key);
+		secho_dissect(f, n, &d);
+		wk[key - 1][2] = secho_flow_worker_of(f, &d, seed, 2);
+		T_CHECK(wk[key - 1][0] == wk[key - 1][1] && wk[key - 1][0] == wk[key - 1][2],
+		        "key %u: workers %u %u %u", key, wk[key - 1][0], wk[key - 1][1],
+		        wk[key - 1][2]);
+	}
+	T_CHECK(counter(&x, SECHO_FLOW_CNT_FRAG_FIRST) == 2 &&
+	                counter(&x, SECHO_FLOW_CNT_FRAG_JOINED) == 2,
+	        "two first fragments, two joined");
+	secho_flow_table_flush(&x.t);
+	qsort(x.out.r, x.out.n, sizeof(*x.out.r), rec_cmp);
+	int ok = x.out.n == 2;
+	for (size_t i = 0; ok && i < 2; i++) {
+		const struct secho_flow_rec *r = &x.out.r[i];
+		ok = r->key.tun_type == SECHO_TUN_GRE && r->key.tun_id == i + 1 &&
+		     r->key.tun_rsvd[0] == 0 && r->key.sport == 5000 && r->key.dport == 6000 &&
+		     r->fwd.packets == 2 && r->fwd.octets == 820 + 120 && r->rev.packets == 1 &&
+		     r->rev.octets == 28;
+	}
+	T_CHECK(ok, "two records (%zu), each 2 + 1 packets in its own key", x.out.n);
+	check_invariants(&x, "tunnels");
+	tbl_free(&x);
+	t_end();
+}
+
 static void test_workers(void)
 {
 	struct tbl one, w[2];
@@ -974,6 +1047,7 @@ int main(int argc, char **argv)
 	test_flood();
 	test_directions();
 	test_fragments();
+	test_tunnels();
 	test_workers();
 	test_differential();
 	test_sweep_dates();

@@ -11,7 +11,11 @@
  *      the meter would refuse (a header it calls truncated or malformed) goes on to it
  *      untouched, and so do IP fragments (the meter ties later fragments to their first
  *      by the IP id), TCP packets with SYN, FIN or RST (the meter sees every connection
- *      start and end), and anything whose headers are not in the frame's first buffer;
+ *      start and end), anything whose headers are not in the frame's first buffer, and
+ *      anything the meter may follow into a tunnel (IP protocol 4, 41, 47; UDP to the
+ *      VXLAN, Geneve and GTP-U ports; MPLS without IP after the labels): the meter keys
+ *      those by their innermost packet and tunnel, which this program does not parse, so
+ *      it never offloads them (pass_tunnel);
  *   2. build the flow key as the meter's table keeps it (record.h; canonical order for
  *      biflows, secho_flow_key_canon: the lower (address, port) end first), and note which
  *      way the packet runs against it;
