@@ -9,7 +9,9 @@
 #      tshark: every template and record decodes, no malformed data, as many data records
 #      as JSON lines, and the values tshark reads (MACs, min/max TTL, ToS, tcpOptions,
 #      window, label stack sections, layer2SegmentId) are the capture's
-#   3. nfcapd over UDP on 127.0.0.1: `nfdump` shows the MACs and MPLS labels
+#   3. a strict collector (build/tools/ipfix_listen) reads the same file: every record
+#      under a template sent before it, equal to the JSON records
+#   4. nfcapd over UDP on 127.0.0.1: `nfdump` shows the MACs and MPLS labels
 # Needs: jq, python3-scapy, tshark, nfdump (scripts/deps.sh).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -206,6 +208,31 @@ else
 	check $? "VXLAN record: layer2SegmentId 0x01 << 56 | 123: $(grep -F '|SrcAddr: 198.18.9.1|' "$T/bi.flows" | tr '|' '\n' | grep 'Segment' | tr '\n' ';')"
 	has 2001:db8::1 "|IP ToS: 0xb8|"
 	check $? "IPv6 record: traffic class 0xb8"
+fi
+end_group
+
+# ---- 2b: a strict collector ----
+group "flow L2-L4 fields: a strict collector reads the export (templates sent when first needed)"
+B=${BUILD:-build}
+case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
+LIS=$B/tools/ipfix_listen
+if [ ! -x "$LIS" ]; then
+	check 1 "$LIS not built"
+else
+	for mode in bi uni; do
+		"$LIS" --file "$T/$mode.ipfix" --out "$T/$mode.lines" >"$T/$mode.sum" 2>&1
+		check $? "$mode: the collector saw errors: $(cat "$T/$mode.sum")"
+		# every record under a template sent before it; the variants beyond the plain four
+		# (MPLS depth 2, VXLAN) in messages of their own
+		[ "$(sed -n 's/.* records=\([0-9]*\).*/\1/p' "$T/$mode.sum")" = "$(wc -l <"$T/$mode.json")" ] &&
+			[ "$(sed -n 's/.* templates=\([0-9]*\).*/\1/p' "$T/$mode.sum")" -ge 7 ]
+		check $? "$mode: $(cat "$T/$mode.sum"); want $(wc -l <"$T/$mode.json") records, 7 templates or more"
+		sed -E 's/"(first_ns|last_ns|rev_first_ns|rev_last_ns)":([0-9]+)[0-9]{6}([,}])/"\1":\2\3/g' \
+			"$T/$mode.json" | jq -r "$FLOW_JQ" | LC_ALL=C sort >"$T/$mode.want"
+		awk -F, -v OFS=, '{ $13 = substr($13, 1, length($13) - 6); $14 = substr($14, 1, length($14) - 6); print }' \
+			"$T/$mode.lines" | LC_ALL=C sort | cmp -s - "$T/$mode.want"
+		check $? "$mode: the collector's records differ from the JSON ones"
+	done
 fi
 end_group
 
