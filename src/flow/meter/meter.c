@@ -260,6 +260,10 @@ static void finish(struct meter *m, struct secho_flow_meter_result *res)
 	res->interrupted = stopping(m);
 	if (cfg->pcap) {
 		const char *e = secho_capfile_error(&m->cf);
+		/* another worker's cursor may have met what worker 0's did not (a file
+		 * shrinking under them) */
+		for (unsigned i = 1; !e && i < m->n; i++)
+			e = secho_capfile_error(&m->w[i].cf);
 		if (e)
 			snprintf(res->input_error, sizeof(res->input_error), "%s: %s", cfg->pcap,
 			         e);
