@@ -59,6 +59,8 @@ struct secho_capfile {
 	bool drop_behind;  /* unmap pages far behind the cursor */
 	bool held;         /* drop_behind: nothing dropped at or after hold - 16 MiB */
 	size_t hold;       /* another cursor's place (secho_capfile_drop_hold) */
+	bool touch_set;    /* touch_ahead set (secho_capfile_touch_ahead), else 256 KiB */
+	size_t touch_ahead;
 	bool pcapng;
 	bool swapped; /* the file's byte order is not ours */
 	bool nanos;   /* pcap: nanosecond timestamps */
@@ -126,6 +128,10 @@ void secho_capfile_drop_behind(struct secho_capfile *c);
  * mapped again from the page cache if a cursor comes back to them, so a lagging cursor is
  * slower, never wrong. Can't fail. */
 void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos);
+
+/* Map the pages this far ahead of the cursor (default 256 KiB; 0: none, each page is
+ * mapped when a record on it is read). Can't fail. */
+void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes);
 
 /* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
 void secho_capfile_close(struct secho_capfile *c);

@@ -233,8 +233,9 @@ static int read_header(struct secho_capfile *c, const char *path, char *err, siz
 
 static inline void read_ahead(struct secho_capfile *c)
 {
-	if (c->touched < c->pos + TOUCH_AHEAD && c->touched < c->size) {
-		size_t want = c->pos + TOUCH_AHEAD < c->size ? c->pos + TOUCH_AHEAD : c->size;
+	size_t ahead = c->touch_set ? c->touch_ahead : TOUCH_AHEAD;
+	if (c->touched < c->pos + ahead && c->touched < c->size) {
+		size_t want = c->pos + ahead < c->size ? c->pos + ahead : c->size;
 		if (c->touched < c->pos)
 			c->touched = c->pos & ~(size_t)(TOUCH_STEP - 1);
 		for (; c->touched < want; c->touched += TOUCH_STEP)
@@ -520,6 +521,12 @@ void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *co
 void secho_capfile_drop_behind(struct secho_capfile *c)
 {
 	c->drop_behind = c->owner;
+}
+
+void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes)
+{
+	c->touch_set = true;
+	c->touch_ahead = bytes;
 }
 
 void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos)

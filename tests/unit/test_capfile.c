@@ -552,6 +552,8 @@ static void test_drop_hold(void)
 		if (!T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err))
 			break;
 		secho_capfile_clone(&c, &d); /* at the start, as an offline worker's */
+		if (held)
+			secho_capfile_touch_ahead(&d, 0); /* as a worker's other than 0 */
 		secho_capfile_drop_behind(&c);
 		if (held)
 			secho_capfile_drop_hold(&c, d.pos);

@@ -156,8 +156,13 @@ static int open_input(struct meter *m, char *err, size_t errlen)
 			return r;
 		secho_capfile_drop_behind(&m->cf); /* frames are not used once prepared */
 		/* several workers: each walks the file (src/flow/meter/offline.c) */
-		for (unsigned i = 1; i < m->n; i++)
+		for (unsigned i = 1; i < m->n; i++) {
 			secho_capfile_clone(&m->cf, &m->w[i].cf);
+			/* only worker 0 maps pages ahead: two cursors faulting the same
+			 * pages at once made each walk dearer than one alone (docs/FLOW.md,
+			 * "Workers") */
+			secho_capfile_touch_ahead(&m->w[i].cf, 0);
+		}
 		m->w[0].direct = m->n > 1;
 	} else {
 		r = meter_live_open(m, err, errlen);
