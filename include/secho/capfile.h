@@ -129,8 +129,9 @@ void secho_capfile_drop_behind(struct secho_capfile *c);
  * slower, never wrong. Can't fail. */
 void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos);
 
-/* Map the pages this far ahead of the cursor (default 256 KiB; 0: none, each page is
- * mapped when a record on it is read). Can't fail. */
+/* Map the pages this far ahead of the cursor (default 256 KiB; 0: nothing ahead of it,
+ * each page is mapped when the cursor reaches it: a second cursor behind the one that
+ * maps, so that two threads do not fault the same pages in at once). Can't fail. */
 void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes);
 
 /* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
