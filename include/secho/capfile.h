@@ -57,6 +57,10 @@ struct secho_capfile {
 	size_t dropped;    /* pages before this were unmapped (drop_behind) */
 	bool owner;        /* unmaps on close */
 	bool drop_behind;  /* unmap pages far behind the cursor */
+	bool held;         /* drop_behind: nothing dropped at or after hold - 16 MiB */
+	size_t hold;       /* another cursor's place (secho_capfile_drop_hold) */
+	bool touch_set;    /* touch_ahead set (secho_capfile_touch_ahead), else 256 KiB */
+	size_t touch_ahead;
 	bool pcapng;
 	bool swapped; /* the file's byte order is not ours */
 	bool nanos;   /* pcap: nanosecond timestamps */
@@ -118,6 +122,17 @@ void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *co
  * more than 16 MiB before the cursor must not be used any more. The owner only (clones
  * never unmap, and the owner's clones must then not lag behind). Can't fail. */
 void secho_capfile_drop_behind(struct secho_capfile *c);
+
+/* With drop_behind: another cursor over the mapping (a clone) is at pos, so the pages up to
+ * 16 MiB behind pos are kept too (called again as that cursor moves). Pages dropped are
+ * mapped again from the page cache if a cursor comes back to them, so a lagging cursor is
+ * slower, never wrong. Can't fail. */
+void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos);
+
+/* Map the pages this far ahead of the cursor (default 256 KiB; 0: nothing ahead of it,
+ * each page is mapped when the cursor reaches it: a second cursor behind the one that
+ * maps, so that two threads do not fault the same pages in at once). Can't fail. */
+void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes);
 
 /* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
 void secho_capfile_close(struct secho_capfile *c);

@@ -222,7 +222,8 @@ static int read_header(struct secho_capfile *c, const char *path, char *err, siz
  * form a chain of dependent loads (each length says where the next header is), so their
  * lines must be on their way before the walk gets there, and a prefetch into a page not
  * yet mapped would be dropped. Behind the cursor, when asked to, the pages more than
- * DROP_BEHIND back are unmapped (the page cache keeps them): the resident set stays small
+ * DROP_BEHIND back (and back from the other cursor's place: secho_capfile_drop_hold) are
+ * unmapped (the page cache keeps them): the resident set stays small
  * and the unmapping costs what the final munmap would have.
  */
 #define TOUCH_STEP     (64u << 10)
@@ -232,14 +233,16 @@ static int read_header(struct secho_capfile *c, const char *path, char *err, siz
 
 static inline void read_ahead(struct secho_capfile *c)
 {
-	if (c->touched < c->pos + TOUCH_AHEAD && c->touched < c->size) {
-		size_t want = c->pos + TOUCH_AHEAD < c->size ? c->pos + TOUCH_AHEAD : c->size;
+	size_t ahead = c->touch_set ? c->touch_ahead : TOUCH_AHEAD;
+	if (c->touched < c->pos + ahead && c->touched < c->size) {
+		size_t want = c->pos + ahead < c->size ? c->pos + ahead : c->size;
 		if (c->touched < c->pos)
 			c->touched = c->pos & ~(size_t)(TOUCH_STEP - 1);
 		for (; c->touched < want; c->touched += TOUCH_STEP)
 			(void)*(const volatile uint8_t *)(c->map + c->touched);
-		if (c->drop_behind && c->pos > c->dropped + 2 * (size_t)DROP_BEHIND) {
-			size_t to = (c->pos - DROP_BEHIND) & ~(size_t)4095;
+		size_t upto = c->held && c->hold < c->pos ? c->hold : c->pos;
+		if (c->drop_behind && upto > c->dropped + 2 * (size_t)DROP_BEHIND) {
+			size_t to = (upto - DROP_BEHIND) & ~(size_t)4095;
 			madvise((void *)(uintptr_t)(c->map + c->dropped), to - c->dropped,
 			        MADV_DONTNEED);
 			c->dropped = to;
@@ -518,6 +521,18 @@ void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *co
 void secho_capfile_drop_behind(struct secho_capfile *c)
 {
 	c->drop_behind = c->owner;
+}
+
+void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes)
+{
+	c->touch_set = true;
+	c->touch_ahead = bytes;
+}
+
+void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos)
+{
+	c->held = true;
+	c->hold = pos;
 }
 
 void secho_capfile_close(struct secho_capfile *c)

@@ -486,6 +486,97 @@ static void test_clone(void)
 	t_end();
 }
 
+/* Resident bytes of the mapping that starts at map (/proc/self/smaps "Rss:"), or -1. */
+static long mapped_kb(const uint8_t *map)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[256];
+	long kb = -1;
+	bool in = false;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = lo == (unsigned long)(uintptr_t)map;
+		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* Walk c to its end; the records and their bytes' sum. */
+static unsigned walk_all(struct secho_capfile *c, uint64_t *sum)
+{
+	struct secho_cap_rec r;
+	unsigned n = 0;
+	*sum = 0;
+	while (secho_capfile_next(c, &r) == 1) {
+		*sum += r.data[0] + r.data[r.caplen - 1] + r.caplen;
+		n++;
+	}
+	return n;
+}
+
+/* Dropping behind: 64 MiB of 4 KiB frames walked by the owner, then by a clone. */
+static void test_drop_hold(void)
+{
+	enum { FR = 4080, NREC = 16384 };
+	struct buf b;
+	t_begin("capfile: pages dropped behind the cursor, held for a slower cursor");
+	memset(&b, 0, sizeof(b));
+	u32(&b, 0xa1b2c3d4);
+	u16(&b, 2);
+	u16(&b, 4);
+	u32(&b, 0);
+	u32(&b, 0);
+	u32(&b, 65535);
+	u32(&b, 1);
+	static uint8_t f[FR];
+	for (unsigned i = 0; i < NREC; i++) {
+		memset(f, (int)(i & 0xff), sizeof(f));
+		u32(&b, 1767225600u + i);
+		u32(&b, 0);
+		u32(&b, FR);
+		u32(&b, FR);
+		put(&b, f, FR);
+	}
+	char *path = write_tmp(&b);
+	free(b.p);
+	for (int held = 0; held < 2; held++) {
+		struct secho_capfile c, d;
+		char err[256];
+		uint64_t s1, s2;
+		if (!T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err))
+			break;
+		secho_capfile_clone(&c, &d); /* at the start, as an offline worker's */
+		if (held)
+			secho_capfile_touch_ahead(&d, 0); /* as a worker's other than 0 */
+		secho_capfile_drop_behind(&c);
+		if (held)
+			secho_capfile_drop_hold(&c, d.pos);
+		unsigned n1 = walk_all(&c, &s1);
+		long kb = mapped_kb(c.map);
+		/* 64 MiB walked: unheld, everything more than 16-48 MiB behind is dropped */
+		if (held)
+			T_CHECK(kb >= 60 * 1024,
+			        "held at the start: %ld KiB mapped, want all 64 MiB", kb);
+		else
+			T_CHECK(kb >= 0 && kb <= 48 * 1024,
+			        "not held: %ld KiB mapped, want <= 48 MiB", kb);
+		/* the slower cursor reads every record, dropped pages or not */
+		unsigned n2 = walk_all(&d, &s2);
+		T_CHECK(n1 == NREC && n2 == NREC && s1 == s2, "held %d: %u and %u records", held,
+		        n1, n2);
+		secho_capfile_close(&d);
+		secho_capfile_close(&c);
+	}
+	unlink(path);
+	t_end();
+}
+
 /* A Linux cooked (v1) frame around frame(i): packet type 0, ARPHRD_ETHER, address
  * length 6, the address padded to 8, protocol 0x0800, then frame(i)'s bytes. */
 static size_t sll_frame(unsigned i, uint8_t *o)
@@ -641,6 +732,7 @@ int main(void)
 	test_pcapng();
 	test_cuts();
 	test_clone();
+	test_drop_hold();
 	test_cooked();
 	test_shrink();
 	return t_exit();

@@ -5,13 +5,13 @@
  *   meter.c    set-up and the run, by phase: check, open, start, run, drain, report
  *   ring.c     waiting between threads (futex waitpoints) and the record rings from the
  *              workers to the export thread
- *   offline.c  a capture file: the reader (dissects and prepares every frame once) and the
- *              offline workers (meter what the reader hands them)
+ *   offline.c  a capture file: one worker in the calling thread, or several, each walking
+ *              the whole file and metering its own share of the frames
  *   live.c     an interface: the sockets, and the live workers (read, dissect, meter)
  *   report.c   statistics, progress, the sinks' periodic tick and the totals they get
  *
- * Memory ordering of the rings is described where they are used: ring.c (records),
- * offline.c (frames and the packet clock).
+ * Memory ordering of the record rings is described in ring.c; what the offline workers
+ * share (their places in the file), in offline.c.
  */
 #ifndef SECHO_FLOW_METER_INNER_H
 #define SECHO_FLOW_METER_INNER_H
@@ -29,8 +29,6 @@
 
 #define BURST          32u
 #define RING_RECORDS   (1u << 15)
-#define RING_FRAMES    (1u << 12)  /* prepared frames per worker (80 B each: 320 KiB) */
-#define WAKE_FRAMES    256u        /* a sleeping worker is woken for this many frames */
 #define SPIN_CHECKS    64u         /* looks before a thread with nothing to do sleeps */
 #define SLEEP_NS       10000000ull /* the longest sleep of a waiting thread */
 #define MAX_IO_PER_WKR 16
@@ -53,17 +51,6 @@ struct rec_ring {
 	char pad3[56];
 };
 
-/* Prepared frames from the offline reader to one worker (offline.c). */
-struct frame_ring {
-	struct secho_flow_prep *p;
-	uint64_t head; /* written by the reader (release) */
-	char pad1[56];
-	uint64_t tail; /* written by the worker (release) */
-	char pad2[56];
-	struct waitpoint ready; /* the worker waits here for frames */
-	char pad3[56];
-};
-
 struct meter;
 
 struct worker {
@@ -75,7 +62,10 @@ struct worker {
 	struct secho_io *io[MAX_IO_PER_WKR];
 	unsigned nio;
 	struct rec_ring ring;
-	struct frame_ring frames; /* offline, workers > 1 */
+	struct secho_capfile cf; /* offline, workers > 1, not worker 0: its own cursor */
+	size_t pos;              /* of that cursor, after each burst (relaxed; offline.c) */
+	bool direct;             /* records straight to the sinks (offline worker 0 of several:
+	                          * the calling thread, which drains the rings) */
 	pthread_t th;
 	bool started;
 	uint64_t frames_read;  /* live: relaxed atomic stores, the export thread reads them */
@@ -94,14 +84,8 @@ struct meter {
 	bool threaded;
 	int halt; /* the export thread tells the workers to stop (a worker did not start) */
 	struct worker *w;
-	struct secho_capfile cf; /* offline: the file, read by the calling thread */
+	struct secho_capfile cf; /* offline: the file, worker 0's cursor (the calling thread) */
 	uint64_t frames_read;    /* offline: by the calling thread */
-	uint64_t clock;          /* offline: latest frame time (release, after the heads) */
-	char pad1[56];
-	int eof; /* offline: the reader published its last frame (release) */
-	char pad2[60];
-	struct waitpoint reader; /* offline: the reader waits here for room in a ring */
-	char pad3[56];
 	uint64_t split_seed;
 	uint64_t start_ns, start_mono, last_tick, last_stats, last_progress;
 	uint64_t progress_frames;
@@ -161,10 +145,11 @@ uint64_t meter_drain(struct meter *m);
 
 /* One worker: read, prepare and meter everything in the calling thread. */
 void meter_offline_one(struct meter *m);
-/* Several workers: the calling thread reads, prepares and hands out the frames, and
- * drains the records, until the end of the file or the stop. */
-void meter_offline_reader(struct meter *m);
-/* A worker of several, offline: meters what the reader puts in its ring, until eof. */
+/* Worker 0 of several, in the calling thread: walks the file, meters its share, and drains
+ * every worker's records, until the end of the file or the stop. */
+void meter_offline_first(struct meter *m);
+/* Worker 1.. of several, offline: walks the file with its own cursor (w->cf) and meters its
+ * share, until the end of the file or the stop. */
 void meter_offline_worker(struct worker *w);
 
 /* ---- live.c ---- */

@@ -6,7 +6,8 @@
  *   tables   the offload tier (live), then one table per worker in memory of its own
  *   input    the capture file, or the interface's sockets; the rings
  *   run      one worker offline: everything in this thread; otherwise the workers'
- *            threads, and this thread reads the file (offline) and exports the records
+ *            threads (offline: from worker 1, this thread is worker 0), and this thread
+ *            exports the records
  *   drain    wait for the workers, hand their last records to the sinks
  *   report   close the sinks with the totals, fill the result, print the summary
  */
@@ -154,14 +155,15 @@ static int open_input(struct meter *m, char *err, size_t errlen)
 		if (r)
 			return r;
 		secho_capfile_drop_behind(&m->cf); /* frames are not used once prepared */
-		for (unsigned i = 0; m->n > 1 && i < m->n; i++) {
-			m->w[i].frames.p =
-			        aligned_alloc(64, RING_FRAMES * sizeof(struct secho_flow_prep));
-			if (!m->w[i].frames.p) {
-				snprintf(err, errlen, "out of memory");
-				return -ENOMEM;
-			}
+		/* several workers: each walks the file (src/flow/meter/offline.c) */
+		for (unsigned i = 1; i < m->n; i++) {
+			secho_capfile_clone(&m->cf, &m->w[i].cf);
+			/* only worker 0 maps pages ahead: two cursors faulting the same
+			 * pages at once made each walk dearer than one alone (docs/FLOW.md,
+			 * "Workers") */
+			secho_capfile_touch_ahead(&m->w[i].cf, 0);
 		}
+		m->w[0].direct = m->n > 1;
 	} else {
 		r = meter_live_open(m, err, errlen);
 		if (r)
@@ -193,11 +195,12 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* Start the workers' threads. When one cannot start, the others are told to stop (they
- * export what they have) and -errno is returned with err; the run goes on to drain. */
+/* Start the workers' threads (offline, worker 0 is the calling thread's). When one cannot
+ * start, the others are told to stop (they export what they have) and -errno is returned
+ * with err; the run goes on to drain. */
 static int start(struct meter *m, char *err, size_t errlen)
 {
-	for (unsigned i = 0; i < m->n; i++) {
+	for (unsigned i = m->cfg->pcap ? 1 : 0; i < m->n; i++) {
 		int e = pthread_create(&m->w[i].th, NULL, worker_main, &m->w[i]);
 		if (e) {
 			snprintf(err, errlen, "pthread_create: %s", strerror(e));
@@ -207,21 +210,6 @@ static int start(struct meter *m, char *err, size_t errlen)
 		m->w[i].started = true;
 	}
 	return 0;
-}
-
-/* The input, from the calling thread: offline the reader (or, when the workers did not
- * all start, the end of the file at once, so that they stop). */
-static void run_input(struct meter *m, bool started)
-{
-	if (!m->cfg->pcap)
-		return;
-	if (started) {
-		meter_offline_reader(m);
-		return;
-	}
-	__atomic_store_n(&m->eof, 1, __ATOMIC_RELEASE);
-	for (unsigned i = 0; i < m->n; i++)
-		wp_wake(&m->w[i].frames.ready);
 }
 
 /* ---- drain ---- */
@@ -277,6 +265,10 @@ static void finish(struct meter *m, struct secho_flow_meter_result *res)
 	res->interrupted = stopping(m);
 	if (cfg->pcap) {
 		const char *e = secho_capfile_error(&m->cf);
+		/* another worker's cursor may have met what worker 0's did not (a file
+		 * shrinking under them) */
+		for (unsigned i = 1; !e && i < m->n; i++)
+			e = secho_capfile_error(&m->w[i].cf);
 		if (e)
 			snprintf(res->input_error, sizeof(res->input_error), "%s: %s", cfg->pcap,
 			         e);
@@ -307,7 +299,6 @@ static void teardown(struct meter *m)
 		if (w->mem)
 			munmap(w->mem, w->memlen);
 		free(w->ring.r);
-		free(w->frames.p);
 	}
 	free(m->w);
 	m->w = NULL;
@@ -343,7 +334,9 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 		meter_offline_one(m);
 	} else {
 		r = start(m, err, errlen);
-		run_input(m, r == 0);
+		/* offline: worker 0 (when a worker did not start, the others are stopping) */
+		if (m->cfg->pcap && !r)
+			meter_offline_first(m);
 		drain_workers(m);
 	}
 	finish(m, res);

@@ -7,14 +7,13 @@
  * store; the export thread reads the head with an acquire load (so the record's bytes are
  * visible), copies the record out, then publishes the tail with a release store (so the
  * worker may reuse the slot only after the copy). A full ring makes the worker wait: no
- * record is ever dropped between the table and the sinks.
+ * record is ever dropped between the table and the sinks. Offline, worker 0 of several
+ * runs in the thread that drains the rings and hands its own records to the sinks
+ * directly (its ring is unused).
  *
- * Waiting: a thread that finds nothing to do (a worker with an empty ring, the reader with
- * a full one, a worker with a full record ring) spins briefly, then sleeps on a futex
- * (struct waitpoint), woken by the other side when there is enough to do (a batch of
- * frames, half a ring of room, a drained record ring), with a bounded sleep in any case.
- * On a machine with as many cores as workers, the reader and the workers then share the
- * cores instead of spinning against each other.
+ * Waiting: a worker with a full record ring spins briefly, then sleeps on a futex (struct
+ * waitpoint), woken by the export thread when it has drained the ring, with a bounded
+ * sleep in any case.
  */
 #include <limits.h>
 #include <linux/futex.h>
@@ -80,7 +79,7 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 	struct worker *w = ctx;
 	struct meter *m = w->m;
 
-	if (!m->threaded) {
+	if (!m->threaded || w->direct) {
 		export_rec(m, rec);
 		return;
 	}
@@ -93,10 +92,7 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 			cpu_relax();
 			continue;
 		}
-		/* the ring is full: ask the export thread to drain it (offline it may be
-		 * asleep, waiting for room in this worker's frame ring), then sleep */
-		if (wp_waiting(&m->reader))
-			wp_wake(&m->reader);
+		/* the ring is full: the export thread drains it and wakes this worker */
 		uint32_t seq = wp_prepare(&q->space);
 		if (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) < RING_RECORDS)
 			wp_cancel(&q->space);
