@@ -850,6 +850,28 @@ static int write_seeds(const char *dir)
 	seeds[2].sel = 2;
 	seeds[2].p = cert;
 	seeds[2].n = dn;
+	/* the per-flow state: both directions' record streams as segments of 497 bytes, each
+	 * after its control byte (fuzz_tls.c: direction in bit 7, size in the low 5 bits) */
+	static uint8_t st[24576], cli[8192], srv[16384];
+	size_t cn = records(cli, ch, seeds[0].n, 300, 0x0301), sn, o = 0;
+	server_flight(srv, &sn, 16384);
+	st[o++] = 4;
+	for (size_t i = 0; i < cn; i += 497) {
+		st[o++] = 0x1f;
+		memcpy(st + o, cli + i, cn - i < 497 ? cn - i : 497);
+		o += cn - i < 497 ? cn - i : 497;
+	}
+	for (size_t i = 0; i < sn; i += 497) {
+		st[o++] = 0x9f;
+		memcpy(st + o, srv + i, sn - i < 497 ? sn - i : 497);
+		o += sn - i < 497 ? sn - i : 497;
+	}
+	snprintf(path, sizeof(path), "%s/state", dir);
+	FILE *sf = fopen(path, "wb");
+	if (!sf || fwrite(st, 1, o, sf) != o || fclose(sf) != 0) {
+		perror(path);
+		return 1;
+	}
 	for (unsigned i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, seeds[i].name);
 		FILE *fp = fopen(path, "wb");
