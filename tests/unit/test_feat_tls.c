@@ -675,7 +675,12 @@ static void test_state(void)
 	/* not TLS: refused at the first record header */
 	memset(s, 0, sizeof(*s));
 	feed(s, 0, 1, (const uint8_t *)"GET / HTTP/1.1\r\n\r\n", 18, 18);
-	T_CHECK(s->malformed == 1 && s->dir[0].state == SECHO_FEAT_TLS_DIR_DONE, "not tls");
+	T_CHECK(s->malformed == 0 && s->dir[0].state == SECHO_FEAT_TLS_DIR_DONE, "not tls");
+	/* a TLS stream whose second record header is not TLS's: counted */
+	memset(s, 0, sizeof(*s));
+	memcpy(cli, "\x16\x03\x01\x00\x02\x01\x00GET /", 12);
+	feed(s, 0, 1, cli, 12, 12);
+	T_CHECK(s->malformed == 1 && s->dir[0].state == SECHO_FEAT_TLS_DIR_DONE, "broken tls");
 	/* TLS 1.3: the server direction ends after the ServerHello */
 	memset(s, 0, sizeof(*s));
 	struct mb sh;

@@ -988,7 +988,8 @@ static void rec_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, siz
 			/* content types 20..23, version 3.x, at most 2^14 + 2048 (RFC 5246 6.2.3)
 			 */
 			if (type < 20 || type > 23 || st->rec_hdr[1] != 3 || rlen > 16384 + 2048) {
-				s->malformed = sat_inc(s->malformed);
+				if (st->records) /* a TLS stream gone wrong; else not TLS at all */
+					s->malformed = sat_inc(s->malformed);
 				dir_stop(s, d);
 				return;
 			}
@@ -997,6 +998,7 @@ static void rec_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, siz
 				dir_stop(s, d);
 				return;
 			}
+			st->records = sat_inc(st->records);
 			st->rec_type = type;
 			st->rec_left = rlen;
 			if (rlen == 0)
