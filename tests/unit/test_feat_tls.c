@@ -602,7 +602,7 @@ static void check_full(struct secho_feat_tls *s, const char *what)
 
 static void test_state(void)
 {
-	static uint8_t cli[8192], srv[16384];
+	static uint8_t cli[32768], srv[32768]; /* records of 1 byte: 6 bytes each */
 	struct mb m;
 	struct ch_spec c = spec_hello();
 	struct secho_feat_tls *s = malloc(sizeof(*s));
