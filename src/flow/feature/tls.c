@@ -883,6 +883,7 @@ static void message_done(struct secho_feat_tls *s, unsigned d)
 		const uint8_t *der;
 		size_t der_len;
 		struct secho_tls_cert c;
+		memset(&c, 0, sizeof(c));
 		int rc = secho_tls_certificate_first(m, len, &der, &der_len);
 		if (rc == 0)
 			rc = secho_tls_cert_parse(der, der_len, &c);
@@ -1089,7 +1090,10 @@ static void sb_str(struct sb *s, const char *name, const char *v, size_t len)
 			k = 2;
 		} else if (c < 0x20 || c >= 0x7f) { /* bytes as code points: valid JSON whatever
 			                                the bytes are */
-			memcpy(e, "\\u00", 4);
+			e[0] = '\\';
+			e[1] = 'u';
+			e[2] = '0';
+			e[3] = '0';
 			e[4] = hex[c >> 4];
 			e[5] = hex[c & 15];
 			k = 6;
