@@ -88,6 +88,7 @@ struct ch_spec {
 	const uint16_t *versions;
 	unsigned n_versions;
 	unsigned pad_len; /* bytes of padding (0x0015) content */
+	unsigned ks_len;  /* bytes of key_share (0x0033) content */
 };
 
 static void build_ch(struct mb *m, const struct ch_spec *c)
@@ -152,6 +153,9 @@ static void build_ch(struct mb *m, const struct ch_spec *c)
 			for (unsigned k = 0; k < c->n_versions; k++)
 				put16(m, c->versions[k]);
 			vclose(m);
+		} else if (t == 0x0033) {
+			for (unsigned k = 0; k < c->ks_len; k++)
+				put8(m, k * 7);
 		} else if (t == 0x0015) {
 			for (unsigned k = 0; k < c->pad_len; k++)
 				put8(m, 0);
@@ -194,7 +198,8 @@ static struct ch_spec spec_hello(void)
 	        .n_groups = sizeof(spec_groups) / 2,
 	        .versions = spec_versions,
 	        .n_versions = sizeof(spec_versions) / 2,
-	        .pad_len = 1200, /* a large hello, as with a post-quantum key share */
+	        .pad_len = 1200,
+	        .ks_len = 1216 + 4 + 32, /* a post-quantum key share's size (X25519MLKEM768) */
 	};
 	return c;
 }
@@ -317,6 +322,7 @@ static void test_lies(void)
 	struct secho_tls_hello h;
 	struct ch_spec c = spec_hello();
 	c.pad_len = 0;
+	c.ks_len = 0;
 	t_begin("tls clienthello: truncations and lying lengths");
 	build_ch(&m, &c);
 	for (size_t cut = 0; cut < m.n; cut++) {
@@ -662,13 +668,31 @@ static void test_state(void)
 	p.wire_len = (uint32_t)cn;
 	secho_feat_tls_packet(s, &p);
 	T_CHECK(!(s->flags & SECHO_FEAT_TLS_F_CH) && s->snapped == 1, "snapped counted");
-	/* larger than the buffer */
-	c.pad_len = SECHO_FEAT_TLS_BUF;
-	build_ch(&m, &c);
+	/* a hello whose kept bytes (here its cipher suites) exceed the buffer */
+	static uint16_t many[SECHO_FEAT_TLS_BUF / 2];
+	for (unsigned i = 0; i < SECHO_FEAT_TLS_BUF / 2; i++)
+		many[i] = (uint16_t)(0x0100 + i);
+	struct ch_spec big = c;
+	big.ciphers = many;
+	big.n_ciphers = SECHO_FEAT_TLS_BUF / 2;
+	build_ch(&m, &big);
 	cn = records(cli, m.b, m.n, 16384, 0x0301);
 	memset(s, 0, sizeof(*s));
 	feed(s, 0, 1, cli, cn, 1448);
 	T_CHECK(!(s->flags & SECHO_FEAT_TLS_F_CH) && s->oversize == 1, "oversize counted");
+	/* a hello whose message ends inside an extension left out of the buffer: the message
+	 * and extension-block lengths lowered alike; refused as the whole message would be */
+	build_ch(&m, &c);
+	T_CHECK(m.n > 2 * SECHO_FEAT_TLS_BUF, "the hello (%zu bytes) exceeds the buffer", m.n);
+	size_t cut = m.n - 100;
+	m.b[1] = (uint8_t)((cut - 4) >> 16);
+	m.b[2] = (uint8_t)((cut - 4) >> 8);
+	m.b[3] = (uint8_t)(cut - 4);
+	cn = records(cli, m.b, cut, 16384, 0x0301);
+	memset(s, 0, sizeof(*s));
+	feed(s, 0, 1, cli, cn, 1448);
+	T_CHECK(!(s->flags & SECHO_FEAT_TLS_F_CH) && s->malformed == 1,
+	        "ends inside a left-out extension: refused");
 	/* not TLS: refused at the first record header */
 	memset(s, 0, sizeof(*s));
 	feed(s, 0, 1, (const uint8_t *)"GET / HTTP/1.1\r\n\r\n", 18, 18);

@@ -828,11 +828,9 @@ static void got_client_hello(struct secho_feat_tls *s, const struct secho_tls_he
 		o += h->alpn[i].len;
 	}
 	s->alpn_offer_len = (uint8_t)o;
-	s->n_ext = (uint8_t)(h->n_exts < SECHO_FEAT_TLS_EXTS ? h->n_exts : SECHO_FEAT_TLS_EXTS);
+	/* ext_type and ext_len (the true lengths) were filled by hello_walk */
 	if (h->n_exts > SECHO_FEAT_TLS_EXTS || h->overflow)
 		s->flags |= SECHO_FEAT_TLS_F_EXT_CUT;
-	memcpy(s->ext_type, h->ext_type, s->n_ext * sizeof(s->ext_type[0]));
-	memcpy(s->ext_len, h->ext_len, s->n_ext * sizeof(s->ext_len[0]));
 	if (h->overflow) {
 		s->overflow = sat_inc(s->overflow);
 		return;
@@ -913,6 +911,134 @@ static void message_done(struct secho_feat_tls *s, unsigned d)
 	}
 }
 
+/*
+ * The hello being buffered is compacted as it arrives: extensions whose contents no field
+ * reads (key shares, padding, tickets, pre-shared keys, ECH, ...) keep their 4-byte header,
+ * with a length of 0, and their contents are not copied; their true lengths go straight to
+ * the state's ext_len. So a post-quantum key share (X25519MLKEM768: 1,216 bytes in the
+ * ClientHello, 1,120 in the ServerHello) costs 4 bytes of buffer. The lengths around them
+ * (the message's, the extension block's) are lowered by what was left out when the message
+ * ends (hello_close). The walk below follows RFC 8446 4.1.2/4.1.3's layout over the bytes
+ * kept; where a length would cross its container it stops walking and copies the rest as
+ * it is, for the parser to refuse.
+ */
+static int ext_read(uint8_t type, uint16_t ext)
+{
+	if (type == SECHO_TLS_HS_SERVER_HELLO)
+		return ext == SECHO_TLS_EXT_SUPPORTED_VERSIONS || ext == SECHO_TLS_EXT_ALPN;
+	switch (ext) {
+	case SECHO_TLS_EXT_SERVER_NAME:
+	case SECHO_TLS_EXT_SUPPORTED_GROUPS:
+	case SECHO_TLS_EXT_EC_POINT_FORMATS:
+	case SECHO_TLS_EXT_SIGNATURE_ALGS:
+	case SECHO_TLS_EXT_ALPN:
+	case SECHO_TLS_EXT_SUPPORTED_VERSIONS:
+	case SECHO_TLS_EXT_QUIC_TP:
+	case SECHO_TLS_EXT_QUIC_TP_DRAFT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+#define M_STOP 0xff /* walk over: copy as is */
+
+/* One more byte is in buf: advance the walk while the bytes it needs are there. */
+static void hello_walk(struct secho_feat_tls *s)
+{
+	const uint8_t type = s->buf[0];
+	for (;;) {
+		size_t at = s->m_next, have = s->buf_len;
+		switch (s->m_step) {
+		case 0: /* header, legacy_version, random */
+			s->m_next = 4 + 2 + 32;
+			s->m_step = 1;
+			continue;
+		case 1: /* legacy_session_id */
+		case 3: /* ClientHello: legacy_compression_methods; ServerHello: cipher + method */
+			if (type == SECHO_TLS_HS_SERVER_HELLO && s->m_step == 3) {
+				s->m_next = (uint32_t)(at + 3);
+				s->m_step = 4;
+				continue;
+			}
+			if (have < at + 1)
+				return;
+			s->m_next = (uint32_t)(at + 1 + s->buf[at]);
+			s->m_step++;
+			continue;
+		case 2: /* ClientHello: cipher_suites; ServerHello: straight to its step 3 */
+			if (type == SECHO_TLS_HS_SERVER_HELLO) {
+				s->m_step = 3;
+				continue;
+			}
+			if (have < at + 2)
+				return;
+			s->m_next = (uint32_t)(at + 2 + (s->buf[at] << 8 | s->buf[at + 1]));
+			s->m_step = 3;
+			continue;
+		case 4: /* the extension block's length */
+			if (have < at + 2)
+				return;
+			s->m_ext_at = (uint32_t)at;
+			s->m_ext_total = (uint32_t)(s->buf[at] << 8 | s->buf[at + 1]);
+			s->m_next = (uint32_t)(at + 2);
+			s->m_step = 5;
+			continue;
+		case 5: { /* one extension's header */
+			/* the block's end in buf's coordinates: what was left out is not there */
+			size_t end = (size_t)s->m_ext_at + 2 + s->m_ext_total - s->m_cut;
+			if (at >= end || at + 4 > end) {
+				s->m_step = M_STOP;
+				return;
+			}
+			if (have < at + 4)
+				return;
+			uint16_t ext = (uint16_t)(s->buf[at] << 8 | s->buf[at + 1]);
+			uint16_t len = (uint16_t)(s->buf[at + 2] << 8 | s->buf[at + 3]);
+			if (at + 4 + len > end) {
+				s->m_step = M_STOP;
+				return;
+			}
+			if (type == SECHO_TLS_HS_CLIENT_HELLO && s->n_ext < SECHO_FEAT_TLS_EXTS) {
+				s->ext_type[s->n_ext] = ext;
+				s->ext_len[s->n_ext++] = len;
+			}
+			if (ext_read(type, ext) || len == 0) {
+				s->m_next = (uint32_t)(at + 4 + len);
+			} else {
+				s->buf[at + 2] = 0;
+				s->buf[at + 3] = 0;
+				s->m_skip = len;
+				s->m_cut += len;
+				s->m_next = (uint32_t)(at + 4);
+			}
+			continue;
+		}
+		default:
+			return;
+		}
+	}
+}
+
+/* The hello is whole: its lengths lowered by what was left out. Returns 0, or -EINVAL when
+ * an extension claimed more than the message had (the parse of the uncompacted message
+ * would have refused it). */
+static int hello_close(struct secho_feat_tls *s)
+{
+	if (s->m_skip)
+		return -EINVAL;
+	uint32_t body = (uint32_t)s->buf_len - 4;
+	s->buf[1] = (uint8_t)(body >> 16);
+	s->buf[2] = (uint8_t)(body >> 8);
+	s->buf[3] = (uint8_t)body;
+	if (s->m_cut && s->m_ext_at + 2 <= s->buf_len) {
+		uint16_t t = (uint16_t)(s->m_ext_total - s->m_cut);
+		s->buf[s->m_ext_at] = (uint8_t)(t >> 8);
+		s->buf[s->m_ext_at + 1] = (uint8_t)t;
+	}
+	return 0;
+}
+
 /* Handshake bytes of direction d (record bodies of content type 22, concatenated). */
 static void hs_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, size_t n)
 {
@@ -944,27 +1070,51 @@ static void hs_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, size
 					dir_stop(s, d);
 					return;
 				}
-				if (type != SECHO_TLS_HS_CERTIFICATE &&
-				    st->hs_len + 4 > SECHO_FEAT_TLS_BUF) {
-					s->oversize = sat_inc(s->oversize);
-					dir_stop(s, d);
-					return;
-				}
 				s->buf_owner = (uint8_t)(d + 1);
 				memcpy(s->buf, st->hs_hdr, 4);
 				s->buf_len = 4;
+				s->m_step = type == SECHO_TLS_HS_CERTIFICATE ? M_STOP : 0;
+				s->m_next = s->m_ext_at = s->m_ext_total = s->m_cut = s->m_skip = 0;
+				if (type == SECHO_TLS_HS_CLIENT_HELLO)
+					s->n_ext = 0;
+				hello_walk(s);
 			}
 		} else {
 			size_t take = n < st->hs_left ? n : st->hs_left;
-			if (s->buf_owner == d + 1) {
+			if (s->buf_owner == d + 1 && st->hs_hdr[0] == SECHO_TLS_HS_CERTIFICATE) {
+				/* a prefix is all the fields need */
 				size_t room = SECHO_FEAT_TLS_BUF - s->buf_len;
 				size_t c = take < room ? take : room;
 				memcpy(s->buf + s->buf_len, b, c);
 				s->buf_len = (uint16_t)(s->buf_len + c);
+			} else if (s->buf_owner ==
+			           d + 1) { /* a hello: compacted, whole or nothing */
+				for (size_t i = 0; i < take; i++) {
+					if (s->m_skip) {
+						size_t k =
+						        take - i < s->m_skip ? take - i : s->m_skip;
+						s->m_skip -= (uint32_t)k;
+						i += k - 1;
+						continue;
+					}
+					if (s->buf_len == SECHO_FEAT_TLS_BUF) {
+						s->oversize = sat_inc(s->oversize);
+						dir_stop(s, d);
+						return;
+					}
+					s->buf[s->buf_len++] = b[i];
+					hello_walk(s);
+				}
 			}
 			st->hs_left -= (uint32_t)take;
 			b += take;
 			n -= take;
+		}
+		if (st->hs_have == 4 && s->buf_owner == d + 1 && st->hs_left == 0 &&
+		    st->hs_hdr[0] != SECHO_TLS_HS_CERTIFICATE && hello_close(s)) {
+			s->malformed = sat_inc(s->malformed);
+			dir_stop(s, d);
+			return;
 		}
 		if (st->hs_have == 4 && s->buf_owner == d + 1 &&
 		    (st->hs_left == 0 || s->buf_len == SECHO_FEAT_TLS_BUF))

@@ -48,7 +48,7 @@
  * Counted, never guessed: tls_gap (a direction stopped at a missing or out-of-order segment),
  * tls_snapped (captured bytes shorter than the wire's), tls_malformed (a message that does
  * not parse; a stream whose first record header is not TLS's is only stopped, not counted:
- * a flow that is not TLS exports nothing), tls_oversize (a ClientHello or ServerHello larger than
+ * a flow that is not TLS exports nothing), tls_oversize (a hello whose kept bytes exceed
  * the reassembly buffer), tls_overflow (a ClientHello list longer than the parser's bounds: no
  * fingerprints).
  */
@@ -199,12 +199,14 @@ int secho_tls_oid_name(const uint8_t *oid, size_t len, char *buf, size_t cap);
 #define SECHO_FEAT_TLS_EXTS 30 /* extension types/lengths kept (ipfixprobe keeps 30) */
 /*
  * The reassembly buffer: one handshake message at a time (the ClientHello is whole before
- * the server answers it, so both directions share it). A ClientHello with a post-quantum
- * key share (X25519MLKEM768: 1,216 bytes of share) is about 1,800 bytes; larger hellos are
- * counted (tls_oversize). Of a Certificate message, only its first bytes are kept: the
+ * the server answers it, so both directions share it). A hello is kept compacted: the
+ * contents of extensions no field reads (key shares, padding, tickets, ECH, ...) are left
+ * out as they arrive (tls.c, hello_walk), so a post-quantum key share costs nothing and a
+ * browser's hello needs some 400-700 bytes; a hello whose kept bytes exceed the buffer is
+ * counted (tls_oversize). Of a Certificate message only its first bytes are kept: the
  * first certificate's fields sit in its first few hundred bytes.
  */
-#define SECHO_FEAT_TLS_BUF 2048
+#define SECHO_FEAT_TLS_BUF 1024
 
 /* One direction's record-stream position. */
 struct secho_feat_tls_dir {
@@ -251,6 +253,9 @@ struct secho_feat_tls {
 	uint8_t gap, snapped, malformed, oversize, overflow;
 	uint8_t buf_owner; /* direction + 1 holding buf, 0 when free */
 	uint16_t buf_len;
+	/* the walk over the hello in buf (tls.c, hello_walk) */
+	uint32_t m_next, m_ext_at, m_ext_total, m_cut, m_skip;
+	uint8_t m_step;
 	int64_t not_before, not_after;
 	uint8_t ja3[16];
 	char ja4[SECHO_TLS_JA4_LEN];
@@ -266,8 +271,8 @@ struct secho_feat_tls {
 	uint8_t buf[SECHO_FEAT_TLS_BUF];
 };
 
-/* 568 bytes of fields and stream state, plus the reassembly buffer. */
-#define SECHO_FEAT_TLS_SIZE (568 + SECHO_FEAT_TLS_BUF)
+/* 592 bytes of fields and stream state, plus the reassembly buffer: 1,616 bytes a flow. */
+#define SECHO_FEAT_TLS_SIZE (592 + SECHO_FEAT_TLS_BUF)
 _Static_assert(sizeof(struct secho_feat_tls) == SECHO_FEAT_TLS_SIZE, "tls state size");
 
 /* Feed one packet of the flow (struct secho_feat_pkt; TCP payloads in tcp_seq order per
