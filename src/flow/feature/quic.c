@@ -122,8 +122,8 @@ int secho_quic_parse_long(const uint8_t *b, size_t len, struct secho_quic_hdr *h
 		h->pkt_len = (uint32_t)len; /* unknown layout: the rest of the datagram */
 		return -ENOTSUP;
 	}
-	if (!(b[0] & 0x40)) /* the fixed bit (RFC 9000 17.2) */
-		return -EINVAL;
+	/* the fixed bit (RFC 9000 17.2) is not checked: a peer that advertised
+	 * grease_quic_bit gets packets with it clear (RFC 9287; ngtcp2 does this) */
 	unsigned bits = (b[0] >> 4) & 3;
 	for (uint8_t t = 0; t < 4; t++)
 		if (qv->type_bits[t] == bits)
