@@ -354,6 +354,26 @@ static size_t make_client_hello(uint8_t *b, size_t cap)
 	return o + bo;
 }
 
+/* The JA4 of make_client_hello's ClientHello (FoxIO's JA4.md), computed here with EVP's
+ * SHA-256: QUIC, TLS 1.3, SNI, 1 cipher, 5 extensions, ALPN h3; the cipher "1301"; the
+ * extensions but SNI and ALPN, sorted: "002b,0033,0039" (no signature algorithms: no "_"). */
+static int ja4_expected(char out[40])
+{
+	static const char *in[2] = {"1301", "002b,0033,0039"};
+	char h[2][13];
+	for (int i = 0; i < 2; i++) {
+		uint8_t md[32];
+		unsigned int mdl = 0;
+		if (EVP_Digest(in[i], strlen(in[i]), md, &mdl, EVP_sha256(), NULL) != 1 ||
+		    mdl != 32)
+			return -1;
+		for (int b = 0; b < 6; b++)
+			snprintf(h[i] + 2 * b, 3, "%02x", md[b]);
+	}
+	snprintf(out, 40, "q13d0105h3_%s_%s", h[0], h[1]);
+	return 0;
+}
+
 /* CRYPTO frame [off, off + n) of ch into f: its length. */
 static size_t crypto_frame(uint8_t *f, const uint8_t *ch, size_t off, size_t n)
 {
@@ -487,6 +507,19 @@ static void test_round_trip(void)
 		T_CHECK(st.done && st.ch_done && !st.ch_truncated, "done");
 		T_CHECK(st.server_port == 4433 && st.zero_rtt == 0, "port");
 
+		/* the ClientHello's fields (tls.h's parser): what make_client_hello wrote */
+		T_CHECK(st.hello & SECHO_QUIC_H_PARSED, "the ClientHello parsed (%#x)", st.hello);
+		T_CHECK(st.sni_len == 17 && memcmp(st.sni, "quic.example.test", 17) == 0, "SNI");
+		T_CHECK(st.alpn_len == 2 && memcmp(st.alpn, "h3", 2) == 0, "ALPN");
+		T_CHECK(st.ua_len == 12 && memcmp(st.ua, "secho-test/1", 12) == 0, "user agent");
+		char ja4[40];
+		T_CHECK(ja4_expected(ja4) == 0 && (st.hello & SECHO_QUIC_H_JA4) &&
+		                memcmp(st.ja4, ja4, SECHO_TLS_JA4_LEN) == 0,
+		        "JA4 %.36s, computed here %s", st.ja4, ja4);
+		T_CHECK(st.n_ext == 5 && st.ext_type[0] == 0 && st.ext_type[4] == 0x39 &&
+		                st.ext_len[3] == 1216 + 6,
+		        "extension list");
+
 		char js[1024];
 		int jn = secho_feat_quic_json(&st, js, sizeof(js));
 		T_CHECK(jn > 0 && (size_t)jn == strlen(js), "json written (%d)", jn);
@@ -505,6 +538,15 @@ static void test_round_trip(void)
 			        "json ch length");
 			T_CHECK(json_integer_value(json_object_get(j, "quic_ch_parsed")) == 1,
 			        "parsed");
+			T_CHECK(strcmp(json_string_value(json_object_get(j, "quic_sni")) ?: "",
+			               "quic.example.test") == 0,
+			        "json sni");
+			T_CHECK(strcmp(json_string_value(json_object_get(j, "quic_user_agent"))
+			                       ?: "",
+			               "secho-test/1") == 0,
+			        "json user agent");
+			T_CHECK(json_array_size(json_object_get(j, "quic_tls_ext_type")) == 5,
+			        "json extension types");
 			json_decref(j);
 		}
 		T_CHECK(secho_feat_quic_json(&st, js, 40) == -ENOSPC, "a short buffer: -ENOSPC");

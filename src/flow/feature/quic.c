@@ -448,6 +448,91 @@ bad:
 
 /* ---- the per-flow state ---- */
 
+/* Copy span to dst[0..cap): the bytes kept; *flags |= cut when it did not fit. */
+static uint8_t keep(char *dst, size_t cap, const uint8_t *p, size_t len, uint16_t *flags,
+                    uint16_t cut)
+{
+	if (len > cap) {
+		len = cap;
+		*flags |= cut;
+	}
+	memcpy(dst, p, len);
+	return (uint8_t)len;
+}
+
+/* Google's user agent: transport parameter 0x3129 (RFC 9000 18: id and length varints) in
+ * the quic_transport_parameters extension's body tp[0..len). */
+static void tp_user_agent(struct secho_feat_quic *s, const uint8_t *tp, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		uint64_t id, vl;
+		size_t n = secho_quic_varint(tp + off, len - off, &id);
+		size_t m = n ? secho_quic_varint(tp + off + n, len - off - n, &vl) : 0;
+		if (n == 0 || m == 0 || vl > len - off - n - m) {
+			s->hello |= SECHO_QUIC_H_TP_BAD;
+			return;
+		}
+		off += n + m;
+		if (id == 0x3129 && !(s->hello & SECHO_QUIC_H_UA)) {
+			s->hello |= SECHO_QUIC_H_UA;
+			s->ua_len = keep(s->ua, sizeof(s->ua), tp + off, (size_t)vl, &s->hello,
+			                 SECHO_QUIC_H_UA_CUT);
+		}
+		off += (size_t)vl;
+	}
+}
+
+/* The reassembled ClientHello through the tls feature set's parser (tls.h): SNI, the
+ * client's ALPN list, the user agent, JA4 with the 'q' prefix, the extension list. */
+static void ch_fields(struct secho_feat_quic *s)
+{
+	struct secho_tls_hello h;
+	if (s->ch_truncated || secho_tls_client_hello_parse(s->crypto.buf, s->ch_len, &h) != 0) {
+		s->hello |= SECHO_QUIC_H_BAD;
+		return;
+	}
+	s->hello |= SECHO_QUIC_H_PARSED;
+	if (h.has_sni) {
+		s->hello |= SECHO_QUIC_H_SNI;
+		s->sni_len = keep(s->sni, sizeof(s->sni), h.sni.p, h.sni.len, &s->hello,
+		                  SECHO_QUIC_H_SNI_CUT);
+	}
+	if (h.has_alpn) {
+		size_t o = 0;
+		s->hello |= SECHO_QUIC_H_ALPN;
+		for (size_t i = 0; i < h.n_alpn; i++) {
+			size_t need = (i ? 1 : 0) + h.alpn[i].len;
+			if (o + need > sizeof(s->alpn)) {
+				s->hello |= SECHO_QUIC_H_ALPN_CUT;
+				break;
+			}
+			if (i)
+				s->alpn[o++] = ',';
+			memcpy(s->alpn + o, h.alpn[i].p, h.alpn[i].len);
+			o += h.alpn[i].len;
+		}
+		s->alpn_len = (uint8_t)o;
+	}
+	if (h.has_quic_tp)
+		tp_user_agent(s, h.quic_tp.p, h.quic_tp.len);
+	char ja4[SECHO_TLS_JA4_LEN + 1];
+	if (secho_tls_ja4(&h, 'q', ja4) == 0) {
+		memcpy(s->ja4, ja4, SECHO_TLS_JA4_LEN);
+		s->hello |= SECHO_QUIC_H_JA4;
+	}
+	size_t ne = h.n_exts;
+	if (ne > SECHO_QUIC_EXTS || h.overflow) {
+		s->hello |= SECHO_QUIC_H_EXT_CUT;
+		ne = ne > SECHO_QUIC_EXTS ? SECHO_QUIC_EXTS : ne;
+	}
+	for (size_t i = 0; i < ne; i++) {
+		s->ext_type[i] = h.ext_type[i];
+		s->ext_len[i] = h.ext_len[i];
+	}
+	s->n_ext = (uint8_t)ne;
+}
+
 /* The ClientHello is whole when the handshake message at offset 0 is: type 1, its 24-bit
  * length (RFC 8446 4). A first message of another type is not a ClientHello: done. */
 static void ch_check(struct secho_feat_quic *s)
@@ -470,6 +555,7 @@ static void ch_check(struct secho_feat_quic *s)
 	if (have >= want) {
 		s->ch_len = (uint32_t)want;
 		s->ch_done = 1;
+		ch_fields(s);
 	}
 }
 
@@ -621,6 +707,31 @@ __attribute__((format(printf, 2, 3))) static void jput(struct jbuf *j, const cha
 	j->n += (size_t)r;
 }
 
+/* A JSON string member, escaped (RFC 8259 7): quote, backslash and control bytes as
+ * \u00XX; other bytes as they are (the fields are names the peer sent: not checked UTF-8). */
+static void jstr(struct jbuf *j, const char *name, const char *p, size_t n)
+{
+	jput(j, ",\"%s\":\"", name);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+		if (c == '"' || c == '\\')
+			jput(j, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			jput(j, "\\u%04x", c);
+		else
+			jput(j, "%c", c);
+	}
+	jput(j, "\"");
+}
+
+static void jlist(struct jbuf *j, const char *name, const uint16_t *v, size_t n)
+{
+	jput(j, ",\"%s\":[", name);
+	for (size_t i = 0; i < n; i++)
+		jput(j, "%s%u", i ? "," : "", v[i]);
+	jput(j, "]");
+}
+
 static void jhex(struct jbuf *j, const char *name, const uint8_t *b, size_t n)
 {
 	jput(j, "%s\"%s\":\"", j->n ? "," : "", name);
@@ -646,7 +757,27 @@ int secho_feat_quic_json(const struct secho_feat_quic *s, char *buf, size_t cap)
 	if (s->retry_scid_len)
 		jhex(&j, "quic_retry_scid", s->retry_scid, s->retry_scid_len);
 	jput(&j, ",\"quic_zero_rtt\":%u,\"quic_server_port\":%u", s->zero_rtt, s->server_port);
-	jput(&j, ",\"quic_ch_parsed\":%u", s->ch_done && !s->ch_truncated ? 1u : 0u);
+	if (s->hello & SECHO_QUIC_H_SNI)
+		jstr(&j, "quic_sni", s->sni, s->sni_len);
+	if (s->hello & SECHO_QUIC_H_SNI_CUT)
+		jput(&j, ",\"quic_sni_cut\":1");
+	if (s->hello & SECHO_QUIC_H_ALPN)
+		jstr(&j, "quic_alpn", s->alpn, s->alpn_len);
+	if (s->hello & SECHO_QUIC_H_ALPN_CUT)
+		jput(&j, ",\"quic_alpn_cut\":1");
+	if (s->hello & SECHO_QUIC_H_UA)
+		jstr(&j, "quic_user_agent", s->ua, s->ua_len);
+	if (s->hello & SECHO_QUIC_H_UA_CUT)
+		jput(&j, ",\"quic_user_agent_cut\":1");
+	if (s->hello & SECHO_QUIC_H_JA4)
+		jstr(&j, "quic_ja4", s->ja4, SECHO_TLS_JA4_LEN);
+	if (s->hello & SECHO_QUIC_H_PARSED) {
+		jlist(&j, "quic_tls_ext_type", s->ext_type, s->n_ext);
+		jlist(&j, "quic_tls_ext_len", s->ext_len, s->n_ext);
+	}
+	if (s->hello & SECHO_QUIC_H_EXT_CUT)
+		jput(&j, ",\"quic_tls_ext_cut\":1");
+	jput(&j, ",\"quic_ch_parsed\":%u", (s->hello & SECHO_QUIC_H_PARSED) ? 1u : 0u);
 	if (s->ch_done)
 		jput(&j, ",\"quic_ch_length\":%u", s->ch_len);
 	if (s->ch_truncated)

@@ -53,6 +53,7 @@
 #define SECHO_FLOW_FEATURE_QUIC_H
 
 #include "flow/feature/feature.h"
+#include "flow/feature/tls.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,24 @@
 #define SECHO_QUIC_MAX_COALESCED 4    /* long-header packets read per datagram */
 #define SECHO_QUIC_MAX_DGRAMS    32   /* datagrams looked at per flow, then done */
 #define SECHO_QUIC_PT_MAX        4096 /* a packet's plaintext bound (larger: counted) */
+
+#define SECHO_QUIC_SNI  64 /* bytes of server name kept */
+#define SECHO_QUIC_ALPN 32 /* bytes of the client's ALPN list kept */
+#define SECHO_QUIC_UA   64 /* bytes of user agent kept */
+#define SECHO_QUIC_EXTS 30 /* TLS extension types/lengths kept (as ipfixprobe) */
+
+/* hello flags */
+#define SECHO_QUIC_H_PARSED   0x0001 /* the ClientHello parsed (tls.h) */
+#define SECHO_QUIC_H_SNI      0x0002
+#define SECHO_QUIC_H_SNI_CUT  0x0004
+#define SECHO_QUIC_H_ALPN     0x0008
+#define SECHO_QUIC_H_ALPN_CUT 0x0010
+#define SECHO_QUIC_H_UA       0x0020 /* transport parameter 0x3129 present */
+#define SECHO_QUIC_H_UA_CUT   0x0040
+#define SECHO_QUIC_H_JA4      0x0080
+#define SECHO_QUIC_H_EXT_CUT  0x0100 /* more than SECHO_QUIC_EXTS extensions */
+#define SECHO_QUIC_H_BAD      0x0200 /* the reassembled bytes are no ClientHello tls.h takes */
+#define SECHO_QUIC_H_TP_BAD   0x0400 /* the transport parameters lie about a length */
 
 /* Long-header packet types, the same numbers for every version (the bits differ). */
 enum secho_quic_type {
@@ -135,11 +154,18 @@ struct secho_feat_quic {
 	uint8_t close_seen;   /* a CONNECTION_CLOSE frame in a client Initial */
 	uint8_t done;         /* nothing more to learn: stop feeding this flow */
 	uint16_t cut;         /* datagrams cut by the capture inside a long header */
-	uint8_t pad[2];
+	uint16_t hello;       /* SECHO_QUIC_H_*: what the ClientHello gave */
+	/* the ClientHello's fields (tls.h's parser), once ch_done */
+	uint8_t sni_len, alpn_len, ua_len, n_ext;
+	char sni[SECHO_QUIC_SNI];
+	char alpn[SECHO_QUIC_ALPN]; /* the client's list, comma separated */
+	char ua[SECHO_QUIC_UA];
+	char ja4[SECHO_TLS_JA4_LEN];
+	uint16_t ext_type[SECHO_QUIC_EXTS], ext_len[SECHO_QUIC_EXTS];
 };
 
 /* The state's size, asserted in quic.c. */
-#define SECHO_FEAT_QUIC_BYTES 4352
+#define SECHO_FEAT_QUIC_BYTES 4672
 
 /* One packet of the flow (feature.h's contract). Never fails; what it cannot read is
  * counted. */
