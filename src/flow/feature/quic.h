@@ -34,16 +34,28 @@
  *   quic_retry_scid     8057/898  bytes   a Retry packet's source CID (<= 20)
  *   quic_zero_rtt       8057/889  uint8   0-RTT packets seen (saturates at 255)
  *   quic_server_port    8057/887  uint16  the destination port of the client's first Initial
- *   quic_ch_parsed      8057/886  uint8   1 when the ClientHello was reassembled whole
+ *   quic_sni            8057/890  string  server_name, cut at SECHO_QUIC_SNI (quic_sni_cut)
+ *   quic_user_agent     8057/891  string  transport parameter 0x3129 (Google's) in the
+ *                                         quic_transport_parameters extension (0x39), cut
+ *                                         at SECHO_QUIC_UA (quic_user_agent_cut)
+ *   quic_alpn           (none)    string  the client's ALPN list, comma separated, cut at
+ *                                         SECHO_QUIC_ALPN (quic_alpn_cut)
+ *   quic_ja4            (none)    string  JA4 with the `q` prefix (tls.h's secho_tls_ja4)
+ *   quic_tls_ext_type   0/291 basicList of 8057/885  uint16[]  the ClientHello's extension
+ *                                         types in order, first SECHO_QUIC_EXTS (quic_tls_ext_cut)
+ *   quic_tls_ext_len    0/291 basicList of 8057/884  uint16[]  their lengths
+ *   quic_ch_parsed      8057/886  uint8   1 when the ClientHello was whole and tls.h's parser
+ *                                         took it
  *   quic_ch_length      (none)    uint32  bytes of the ClientHello reassembled (<= 4096,
  *                                         quic_ch_truncated when the message is longer)
  *   quic_initials       (none)    uint16  client Initial packets decrypted
  *   quic_initials_failed (none)   uint16  client Initial packets that did not decrypt
- * The ClientHello's own fields (quic_sni 8057/890, quic_user_agent 8057/891, the TLS
- * extension lists 8057/883-885, JA4 with the `q` prefix) come from the tls feature set's
- * ClientHello parser over secho_feat_quic_client_hello()'s bytes: not in this module yet.
+ *   quic_close_code     (none)    uint64  a CONNECTION_CLOSE's error code in a client Initial
+ * The ClientHello's fields come from the tls feature set's parser (tls.h) over
+ * secho_feat_quic_client_hello()'s bytes; ipfixprobe's QUIC_TLS_EXT (8057/883, raw extension
+ * bytes), QUIC_PACKETS (8057/888) and QUIC_MULTIPLEXED (8057/899) are not kept.
  *
- * Per-flow state: 4,352 bytes, of which SECHO_QUIC_CH_MAX (4,096) are the reassembly
+ * Per-flow state: 4,672 bytes, of which SECHO_QUIC_CH_MAX (4,096) are the reassembly
  * buffer, needed only until the ClientHello is whole. A table that wires this set should
  * lend those buffers from a bounded shared pool (QUIC flows whose Initial is in flight)
  * rather than keep one in every flow; this module keeps it inline so that it stays
