@@ -579,6 +579,63 @@ static void test_round_trip(void)
 		t_end();
 	}
 
+	t_begin("quic: a Retry, then an Initial keyed from the Retry's connection ID");
+	{
+		static uint8_t d0[1500], retry[64], d1[1500], pl[1300];
+		static const uint8_t rscid[] = {0x77, 0x66, 0x55, 0x44, 0x33};
+		struct secho_quic_keys ka, kb;
+		size_t chl = 0, o;
+		T_CHECK(build_trip(SECHO_QUIC_V1, &trip) == 0, "built");
+		T_CHECK(secho_quic_initial_keys(SECHO_QUIC_V1, t_dcid, sizeof(t_dcid), 0, &ka) ==
+		                        0 &&
+		                secho_quic_initial_keys(SECHO_QUIC_V1, rscid, sizeof(rscid), 0,
+		                                        &kb) == 0,
+		        "keys");
+		/* Initial 0 (DCID t_dcid): the ClientHello's first 100 bytes only */
+		o = crypto_frame(pl, trip.ch, 0, 100);
+		memset(pl + o, 0, 1150 - o);
+		size_t n0 = seal_initial(SECHO_QUIC_V1, &ka, t_dcid, sizeof(t_dcid), t_scid,
+		                         sizeof(t_scid), 0, pl, 1150, d0);
+		/* the server's Retry: SCID rscid, a token, a (not checked) integrity tag */
+		size_t r = 0;
+		retry[r++] = 0xf0, retry[r++] = 0, retry[r++] = 0, retry[r++] = 0, retry[r++] = 1;
+		retry[r++] = sizeof(t_scid);
+		memcpy(retry + r, t_scid, sizeof(t_scid)), r += sizeof(t_scid);
+		retry[r++] = sizeof(rscid);
+		memcpy(retry + r, rscid, sizeof(rscid)), r += sizeof(rscid);
+		memset(retry + r, 0xee, 24), r += 24;
+		/* Initial 1 (DCID rscid, keyed from it): the rest, up to the end */
+		o = crypto_frame(pl, trip.ch, 100,
+		                 trip.ch_len - 100 > 1100 ? 1100 : trip.ch_len - 100);
+		size_t n1 = seal_initial(SECHO_QUIC_V1, &kb, rscid, sizeof(rscid), t_scid,
+		                         sizeof(t_scid), 1, pl, o, d1);
+		T_CHECK(n0 && n1, "sealed");
+		memset(&st, 0, sizeof(st));
+		struct secho_feat_pkt p = pkt_of(d0, n0, SECHO_FEAT_FWD, 40000, 443);
+		secho_feat_quic_packet(&st, &p);
+		p = pkt_of(retry, r, SECHO_FEAT_REV, 443, 40000);
+		secho_feat_quic_packet(&st, &p);
+		p = pkt_of(d1, n1, SECHO_FEAT_FWD, 40000, 443);
+		secho_feat_quic_packet(&st, &p);
+		T_CHECK(st.retry_scid_len == sizeof(rscid) &&
+		                memcmp(st.retry_scid, rscid, sizeof(rscid)) == 0,
+		        "the Retry's SCID");
+		T_CHECK(st.initials == 2 && st.initials_failed == 0,
+		        "both Initials opened (%u, %u)", st.initials, st.initials_failed);
+		T_CHECK(st.oscid_len == sizeof(t_dcid) && !st.server_seen,
+		        "oscid the first DCID; a Retry is not the server's Initial");
+		T_CHECK(secho_quic_crypto_prefix(&st.crypto) == 1200 ||
+		                secho_feat_quic_client_hello(&st, &chl) != NULL,
+		        "the ClientHello's bytes from both keys (prefix %zu)",
+		        secho_quic_crypto_prefix(&st.crypto));
+		/* a long header with the fixed bit clear (RFC 9287 greasing) still parses */
+		struct secho_quic_hdr h;
+		d1[0] &= (uint8_t)~0x40;
+		T_CHECK(secho_quic_parse_long(d1, n1, &h) == 0 && h.type == SECHO_QUIC_INITIAL,
+		        "a greased fixed bit parses");
+	}
+	t_end();
+
 	t_begin("quic: not QUIC, or not from its start");
 	memset(&st, 0, sizeof(st));
 	uint8_t junk[64] = {0x16, 3, 1};
