@@ -588,10 +588,21 @@ static void client_initial(struct secho_feat_quic *s, const uint8_t *pkt,
 	if (keys_for(s, h->version, dcid, dlen) == 0)
 		rc = secho_quic_open_initial(&s->keys, pkt, h, s->largest_pn, s->initials > 0, pt,
 		                             sizeof(pt), &pt_len, &pn);
+	/* this packet's own DCID (a Retry's SCID): adopted only when it opens the packet, so
+	 * a forged Initial cannot push the connection's keys out */
+	struct secho_quic_keys k2;
 	if (rc == -EBADMSG && (h->dcid_len != dlen || memcmp(h->dcid, dcid, dlen) != 0) &&
-	    keys_for(s, h->version, h->dcid, h->dcid_len) == 0)
-		rc = secho_quic_open_initial(&s->keys, pkt, h, s->largest_pn, s->initials > 0, pt,
+	    secho_quic_initial_keys(h->version, h->dcid, h->dcid_len, 0, &k2) == 0) {
+		rc = secho_quic_open_initial(&k2, pkt, h, s->largest_pn, s->initials > 0, pt,
 		                             sizeof(pt), &pt_len, &pn);
+		if (rc == 0) {
+			s->keys = k2;
+			memcpy(s->keys_dcid, h->dcid, h->dcid_len);
+			s->keys_dcid_len = h->dcid_len;
+			s->keys_version = h->version;
+			s->keys_set = 1;
+		}
+	}
 	if (rc != 0) {
 		sat16(&s->initials_failed);
 		return;
@@ -636,8 +647,7 @@ void secho_feat_quic_packet(struct secho_feat_quic *s, const struct secho_feat_p
 		int from_client;
 		if (!s->quic) {
 			if (h.type != SECHO_QUIC_INITIAL) {
-				s->done = 1; /* only a client's Initial starts a connection we
-				                follow */
+				s->done = 1; /* a connection starts with a client Initial */
 				return;
 			}
 			s->quic = 1;
