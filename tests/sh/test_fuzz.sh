@@ -11,6 +11,8 @@
 #                  time and in bursts, every frame accounted for   (tests/fuzz/corpus-flow)
 #   fuzz_capfile   the capture reader: pcap and pcapng blocks, interface options (if_tsresol,
 #                  if_tsoffset), Linux cooked records       (tests/fuzz/corpus-capfile)
+#   fuzz_tls       the tls feature set: ClientHello (with JA3/JA4), ServerHello, Certificate
+#                  and DER parses, the per-flow state over segments   (tests/fuzz/corpus-tls)
 #   fuzz_quic      the quic feature set: datagrams of a flow, the header and frame
 #                  parsers, Initials sealed here that must open   (tests/fuzz/corpus-quic)
 #
@@ -80,6 +82,8 @@ run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every
 	tests/fuzz/corpus-flow
 run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
 	tests/fuzz/corpus-capfile
+run_target fuzz_tls "$TEN" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
+	tests/fuzz/corpus-tls
 run_target fuzz_quic "$TEN" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
 	tests/fuzz/corpus-quic
 exit $rc_all

@@ -883,6 +883,7 @@ static void message_done(struct secho_feat_tls *s, unsigned d)
 		const uint8_t *der;
 		size_t der_len;
 		struct secho_tls_cert c;
+		memset(&c, 0, sizeof(c));
 		int rc = secho_tls_certificate_first(m, len, &der, &der_len);
 		if (rc == 0)
 			rc = secho_tls_cert_parse(der, der_len, &c);
@@ -988,7 +989,8 @@ static void rec_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, siz
 			/* content types 20..23, version 3.x, at most 2^14 + 2048 (RFC 5246 6.2.3)
 			 */
 			if (type < 20 || type > 23 || st->rec_hdr[1] != 3 || rlen > 16384 + 2048) {
-				s->malformed = sat_inc(s->malformed);
+				if (st->records) /* a TLS stream gone wrong; else not TLS at all */
+					s->malformed = sat_inc(s->malformed);
 				dir_stop(s, d);
 				return;
 			}
@@ -997,6 +999,7 @@ static void rec_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, siz
 				dir_stop(s, d);
 				return;
 			}
+			st->records = sat_inc(st->records);
 			st->rec_type = type;
 			st->rec_left = rlen;
 			if (rlen == 0)
@@ -1087,7 +1090,10 @@ static void sb_str(struct sb *s, const char *name, const char *v, size_t len)
 			k = 2;
 		} else if (c < 0x20 || c >= 0x7f) { /* bytes as code points: valid JSON whatever
 			                                the bytes are */
-			memcpy(e, "\\u00", 4);
+			e[0] = '\\';
+			e[1] = 'u';
+			e[2] = '0';
+			e[3] = '0';
 			e[4] = hex[c >> 4];
 			e[5] = hex[c & 15];
 			k = 6;

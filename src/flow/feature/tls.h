@@ -47,8 +47,10 @@
  *
  * Counted, never guessed: tls_gap (a direction stopped at a missing or out-of-order segment),
  * tls_snapped (captured bytes shorter than the wire's), tls_malformed (a message that does
- * not parse), tls_oversize (a ClientHello or ServerHello larger than the reassembly buffer),
- * tls_overflow (a ClientHello list longer than the parser's bounds: no fingerprints).
+ * not parse; a stream whose first record header is not TLS's is only stopped, not counted:
+ * a flow that is not TLS exports nothing), tls_oversize (a ClientHello or ServerHello larger than
+ * the reassembly buffer), tls_overflow (a ClientHello list longer than the parser's bounds: no
+ * fingerprints).
  */
 #ifndef SECHO_FLOW_FEATURE_TLS_H
 #define SECHO_FLOW_FEATURE_TLS_H
@@ -216,7 +218,8 @@ struct secho_feat_tls_dir {
 	uint8_t rec_hdr[5]; /* type, version, length */
 	uint8_t hs_have;    /* bytes of the handshake header gathered */
 	uint8_t hs_hdr[4];  /* type, length */
-	uint8_t pad[3];
+	uint8_t records;    /* record headers accepted (saturating) */
+	uint8_t pad[2];
 };
 
 #define SECHO_FEAT_TLS_DIR_IDLE 0 /* no payload yet */
