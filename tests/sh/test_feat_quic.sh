@@ -14,7 +14,8 @@
 # the SNI the test chose, ALPN h3, no user agent (gtlsclient sends none), JA4 equal to one
 # computed here from tshark's fields; its random and length equal to what tshark decodes of
 # the same capture (an independent QUIC decryptor). Every wait is bounded; server, capture
-# and files go on any exit.
+# and files go on any exit (KEEP=1 keeps the directory; SECHO_QUIC_VERIFY=DIR runs only the
+# checks on the captures such a run kept).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -124,7 +125,13 @@ run() {
 	kill "$SP" 2>/dev/null
 	wait 2>/dev/null
 	SP= DP=
+	verify "$cap" "$port" "$sni" "${1:-}"
+	end_group
+}
 
+# verify CAPTURE PORT SNI [-V]: the checks on one capture (of the group begun)
+verify() {
+	local cap=$1 port=$2 sni=$3 retry=$4
 	local out js ch
 	out=$(SECHO_QUIC_PCAP="$cap" "$DRV")
 	check $? "the driver failed on $cap"
@@ -157,12 +164,22 @@ run() {
 		"random ${ch:12:64}, tshark's $rnd"
 	check $([ -n "$len" ] && [ "$(jf .quic_ch_length)" = $((len + 4)) ]; echo $?) \
 		"length $(jf .quic_ch_length), tshark's $len + 4"
-	if [ "${1:-}" = -V ]; then
+	if [ "$retry" = -V ]; then
 		check $([ "$(jf .quic_retry_scid)" != none ]; echo $?) "no Retry seen: $js"
 	fi
-	end_group
 }
 
+# SECHO_QUIC_VERIFY=DIR: only the checks, on DIR/44461.pcap ... kept by an earlier run
+# (KEEP=1 keeps the run's directory), without starting anything
+if [ -n "${SECHO_QUIC_VERIFY:-}" ]; then
+	group "${names[0]} (kept)" && verify "$SECHO_QUIC_VERIFY/44461.pcap" 44461 \
+		quic-sni.secho.test "" && end_group
+	group "${names[1]} (kept)" && verify "$SECHO_QUIC_VERIFY/44462.pcap" 44462 \
+		quic6.secho.test "" && end_group
+	group "${names[2]} (kept)" && verify "$SECHO_QUIC_VERIFY/44463.pcap" 44463 \
+		retry.secho.test -V && end_group
+	exit $g_failed
+fi
 run "${names[0]}" 127.0.0.1 44461 quic-sni.secho.test
 run "${names[1]}" ::1 44462 quic6.secho.test
 run "${names[2]}" 127.0.0.1 44463 retry.secho.test -V
