@@ -636,6 +636,29 @@ static void test_round_trip(void)
 	}
 	t_end();
 
+	t_begin("quic: JSON strings escaped");
+	{
+		memset(&st, 0, sizeof(st));
+		st.quic = 1;
+		st.hello = SECHO_QUIC_H_PARSED | SECHO_QUIC_H_SNI | SECHO_QUIC_H_UA;
+		static const char sni[] = "a\"b\\c\x01\x7f\xc3\xa9";
+		st.sni_len = sizeof(sni) - 1;
+		memcpy(st.sni, sni, st.sni_len);
+		st.ua_len = 3;
+		memcpy(st.ua, "x\ny", 3);
+		char js[1024], w[1100];
+		int jn = secho_feat_quic_json(&st, js, sizeof(js));
+		snprintf(w, sizeof(w), "{%s}", js);
+		json_t *j = jn > 0 ? json_loads(w, 0, NULL) : NULL;
+		T_CHECK(j != NULL, "parses: %s", w);
+		T_CHECK(strstr(js, "\"quic_sni\":\"a\\\"b\\\\c\\u0001\\u007f\\u00c3\\u00a9\"") !=
+		                NULL,
+		        "escaped: %s", js);
+		T_CHECK(j && strcmp(jstr_of(j, "quic_user_agent"), "x\ny") == 0, "a newline");
+		json_decref(j);
+	}
+	t_end();
+
 	t_begin("quic: not QUIC, or not from its start");
 	memset(&st, 0, sizeof(st));
 	uint8_t junk[64] = {0x16, 3, 1};

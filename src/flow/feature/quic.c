@@ -717,8 +717,9 @@ __attribute__((format(printf, 2, 3))) static void jput(struct jbuf *j, const cha
 	j->n += (size_t)r;
 }
 
-/* A JSON string member, escaped (RFC 8259 7): quote, backslash and control bytes as
- * \u00XX; other bytes as they are (the fields are names the peer sent: not checked UTF-8). */
+/* A JSON string member, escaped (RFC 8259 7): quote and backslash with a backslash; control
+ * bytes, DEL and every byte >= 0x80 as \u00XX (a byte stands for the code point of its value:
+ * the output is always valid UTF-8, whatever the peer sent). */
 static void jstr(struct jbuf *j, const char *name, const char *p, size_t n)
 {
 	jput(j, ",\"%s\":\"", name);
@@ -726,7 +727,7 @@ static void jstr(struct jbuf *j, const char *name, const char *p, size_t n)
 		unsigned char c = (unsigned char)p[i];
 		if (c == '"' || c == '\\')
 			jput(j, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c >= 0x7f)
 			jput(j, "\\u%04x", c);
 		else
 			jput(j, "%c", c);
