@@ -48,7 +48,6 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T
 	{ echo "FAIL quic: no certificate"; exit 1; }
 mkdir -p "$T/htdocs" && echo hello >"$T/htdocs/index.html"
 
-hex() { printf '%s' "$1" | xxd -p | tr -d '\n'; }
 
 # JA4 (FoxIO's technical_details/JA4.md) of the capture's first ClientHello, computed here
 # from the fields tshark decodes (its 4.0 has no JA4 of its own): q, TLS version, d/i (SNI),
