@@ -13,6 +13,8 @@
 #                  if_tsoffset), Linux cooked records       (tests/fuzz/corpus-capfile)
 #   fuzz_tls       the tls feature set: ClientHello (with JA3/JA4), ServerHello, Certificate
 #                  and DER parses, the per-flow state over segments   (tests/fuzz/corpus-tls)
+#   fuzz_quic      the quic feature set: datagrams of a flow, the header and frame
+#                  parsers, Initials sealed here that must open   (tests/fuzz/corpus-quic)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -82,4 +84,6 @@ run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, inte
 	tests/fuzz/corpus-capfile
 run_target fuzz_tls "$TEN" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
 	tests/fuzz/corpus-tls
+run_target fuzz_quic "$TEN" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
+	tests/fuzz/corpus-quic
 exit $rc_all
