@@ -25,6 +25,7 @@ PKGS=(
   libfixbuf-dev       # bench/ipfix_encode: libfixbuf, the IPFIX library measured beside ours
   python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   python3-scapy       # flow encapsulation tests: MPLS, PPPoE... captures built by an independent tool
+  dnsmasq-base bind9-dnsutils  # dns feature test: a local resolver (dnsmasq) and its client (dig)
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

@@ -11,6 +11,8 @@
 #                  time and in bursts, every frame accounted for   (tests/fuzz/corpus-flow)
 #   fuzz_capfile   the capture reader: pcap and pcapng blocks, interface options (if_tsresol,
 #                  if_tsoffset), Linux cooked records       (tests/fuzz/corpus-capfile)
+#   fuzz_dns       the dns feature set: messages, names, UDP and TCP flows, JSON
+#                  (tests/fuzz/corpus-dns)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -78,4 +80,6 @@ run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every
 	tests/fuzz/corpus-flow
 run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
 	tests/fuzz/corpus-capfile
+run_target fuzz_dns "$TEN" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
+	tests/fuzz/corpus-dns
 exit $rc_all
