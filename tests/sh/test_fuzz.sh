@@ -13,6 +13,8 @@
 #                  if_tsoffset), Linux cooked records       (tests/fuzz/corpus-capfile)
 #   fuzz_dns       the dns feature set: messages, names, UDP and TCP flows, JSON
 #                  (tests/fuzz/corpus-dns)
+#   fuzz_http      the http feature set: first lines, field lines, TCP flows, JSON
+#                  (tests/fuzz/corpus-http)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -82,4 +84,6 @@ run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, inte
 	tests/fuzz/corpus-capfile
 run_target fuzz_dns "$TEN" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
 	tests/fuzz/corpus-dns
+run_target fuzz_http "$TEN" 4096 "http feature set: heads, lines, TCP streams, JSON" \
+	tests/fuzz/corpus-http
 exit $rc_all
