@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/sh/test_feat_dns.sh - the dns feature set on a real resolver and client: dnsmasq
-# (dnsmasq-base) on 127.0.0.1 with records this test writes, asked by dig (bind9-dnsutils)
-# for A, AAAA, a CNAME chain, MX, a name that does not exist (NXDOMAIN) and TXT over TCP,
-# captured on lo by dumpcap and fed flow by flow to the feature set (build/tests/
+# (dnsmasq-base) on 127.0.0.1 with records this test writes, asked by dig (bind9-dnsutils;
+# EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX, a name that does
+# not exist (NXDOMAIN) and TXT over TCP, captured on lo by dumpcap and fed flow by flow to the feature set (build/tests/
 # test_feat_dns in its SECHO_FEAT_PCAP mode). Expected: what the configuration says, and
 # each message ID as dig itself reports it. Every wait bounded; dnsmasq, the capture and the
 # files go on any exit.
@@ -46,7 +46,7 @@ local=/secho.test/
 CONF
 dnsmasq --no-daemon --conf-file="$T/dnsmasq.conf" --pid-file= >"$T/dnsmasq.log" 2>&1 &
 DM_PID=$!
-DIG=(dig -p "$PORT" @127.0.0.1 +time=2 +tries=1)
+DIG=(dig -p "$PORT" @127.0.0.1 +time=2 +tries=1 +bufsize=1400)
 ready=1
 for _ in $(seq 1 50); do
 	"${DIG[@]}" +short a.secho.test A 2>/dev/null | grep -q 198.18.0.10 && { ready=0; break; }
@@ -62,12 +62,12 @@ cap_start "$T/dns.pcapng" "port $PORT" || { echo "FAIL $NAME: dumpcap did not st
 
 # ask: name type [+tcp]; keep dig's output (its ID) per question
 ask() {
-	"${DIG[@]}" ${3:-} "$1" "$2" >"$T/dig.$1.$2" 2>&1
+	"${DIG[@]}" ${3:-} ${4:-} "$1" "$2" >"$T/dig.$1.$2" 2>&1
 }
 ask a.secho.test A
 ask h.secho.test AAAA
 ask www.secho.test A
-ask secho.test MX
+ask secho.test MX +dnssec
 ask nx.secho.test A
 ask t.secho.test TXT +tcp
 cap_stop
@@ -98,8 +98,8 @@ check "$([ "$(wc -l <"$T/flows.json")" -eq 6 ] && echo 0 || echo 1)" \
 	"6 flows expected, got $(wc -l <"$T/flows.json")"
 common='.dns_id == $id and .done == 1 and .refused == 0 and .dns_req_query_class == 1
 	and (.dns_flags / 32768 | floor) == 0 and (.rev_dns_flags / 32768 | floor) == 1
-	and .dns_psize == 1232 and .dns_do == 0 and (has("dns_truncated") | not)'
-expect a.secho.test A 1 "$common and .proto == 17 and .dns_resp_rcode == 0 and
+	and .dns_psize == 1400 and (has("dns_truncated") | not)'
+expect a.secho.test A 1 "$common and .dns_do == 0 and .proto == 17 and .dns_resp_rcode == 0 and
 	.dns_answers == 1 and .dns_resp_rr == [{name:\"a.secho.test\",type:1,class:1,ttl:300,
 	data:\"198.18.0.10\"}] and .dns_rdata == \"198.18.0.10\" and .dns_rlength == 11 and
 	.dns_rr_ttl == 300" "A"
@@ -108,7 +108,7 @@ expect h.secho.test AAAA 28 "$common and .dns_answers == 1 and
 expect www.secho.test A 1 "$common and .dns_answers == 2 and .dns_resp_rr == [
 	{name:\"www.secho.test\",type:5,class:1,ttl:300,data:\"h.secho.test\"},
 	{name:\"h.secho.test\",type:1,class:1,ttl:300,data:\"198.18.0.11\"}]" "CNAME chain"
-expect secho.test MX 15 "$common and .dns_answers == 1 and
+expect secho.test MX 15 "$common and .dns_do == 1 and .dns_answers == 1 and
 	.dns_resp_rr[0].data == \"10 mail.secho.test\" and .dns_resp_rr[0].type == 15" "MX"
 expect nx.secho.test A 1 "$common and .dns_resp_rcode == 3 and .dns_answers == 0 and
 	.dns_resp_rr == [] and (has(\"dns_rdata\") | not)" "NXDOMAIN"
