@@ -4,8 +4,8 @@
 # EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX, a name that does
 # not exist (NXDOMAIN) and TXT over TCP, captured on lo by dumpcap and fed flow by flow to
 # the feature set (build/tests/test_feat_dns in its SECHO_FEAT_PCAP mode). Expected: what
-# the configuration and dig's options say, and each message ID as dig itself reports it. Every wait bounded; dnsmasq, the capture and the
-# files go on any exit.
+# the configuration and dig's options say, and each message ID as dig itself reports it.
+# Every wait bounded; dnsmasq, the capture and the files go on any exit.
 #
 #   dig --(UDP/TCP 127.0.0.1:PORT)--> dnsmasq      (dumpcap on lo, "port PORT")
 set -u
