@@ -109,8 +109,8 @@ expect GET /index.html "$common and .http_url == \"/index.html?q=1\" and
 expect POST /submit "$common and .http_url == \"/submit\" and .http_agent == \"secho-poster/1\"
 	and (has(\"http_referer\") | not) and .http_status_code == 201
 	and .http_content_type == \"application/json\"" "POST"
-expect GET /missing "$common and .http_status_code == 404 and .http_content_type == \"text/plain\"" \
-	"404"
+expect GET /missing "$common and .http_status_code == 404 and
+	.http_content_type == \"text/plain\"" "404"
 expect GET /long/ "$common and .http_url_cut == true and (.http_url | length) == 128 and
 	.http_url == (\"$LONG\" | .[0:128]) and .http_status_code == 200" "URL cut at 128 bytes"
 end_group
