@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tests/sh/test_feat_dns.sh - the dns feature set on a real resolver and client: dnsmasq
 # (dnsmasq-base) on 127.0.0.1 with records this test writes, asked by dig (bind9-dnsutils;
-# EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX, a name that does
-# not exist (NXDOMAIN) and TXT over TCP, captured on lo by dumpcap and fed flow by flow to
-# the feature set (build/tests/test_feat_dns in its SECHO_FEAT_PCAP mode). Expected: what
-# the configuration and dig's options say, and each message ID as dig itself reports it.
+# EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX, SRV, a name that
+# does not exist (NXDOMAIN) and TXT over TCP, captured on lo by dumpcap and fed flow by
+# flow to the feature set (build/tests/test_feat_dns in its SECHO_FEAT_PCAP mode).
+# Expected: what the configuration and dig's options say, and each message ID as dig
+# itself reports it.
 # Every wait bounded; dnsmasq, the capture and the files go on any exit.
 #
 #   dig --(UDP/TCP 127.0.0.1:PORT)--> dnsmasq      (dumpcap on lo, "port PORT")
@@ -42,6 +43,7 @@ host-record=h.secho.test,198.18.0.11,2001:db8::11
 cname=www.secho.test,h.secho.test
 mx-host=secho.test,mail.secho.test,10
 txt-record=t.secho.test,"hello world","two"
+srv-host=_ldap._tcp.secho.test,ldap.secho.test,389,1,5
 local=/secho.test/
 CONF
 dnsmasq --no-daemon --conf-file="$T/dnsmasq.conf" --pid-file= >"$T/dnsmasq.log" 2>&1 &
@@ -68,6 +70,7 @@ ask a.secho.test A
 ask h.secho.test AAAA
 ask www.secho.test A
 ask secho.test MX +dnssec
+ask _ldap._tcp.secho.test SRV
 ask nx.secho.test A
 ask t.secho.test TXT +tcp
 cap_stop
@@ -94,8 +97,8 @@ expect() {
 
 group "$NAME"
 check "$rc" "the test program failed on the capture: $(cat "$T/flows.err")"
-check "$([ "$(wc -l <"$T/flows.json")" -eq 6 ] && echo 0 || echo 1)" \
-	"6 flows expected, got $(wc -l <"$T/flows.json")"
+check "$([ "$(wc -l <"$T/flows.json")" -eq 7 ] && echo 0 || echo 1)" \
+	"7 flows expected, got $(wc -l <"$T/flows.json")"
 common='.dns_id == $id and .done == 1 and .refused == 0 and .dns_req_query_class == 1
 	and (.dns_flags / 32768 | floor) == 0 and (.rev_dns_flags / 32768 | floor) == 1
 	and .dns_psize == 1400 and (has("dns_truncated") | not)'
@@ -110,6 +113,8 @@ expect www.secho.test A 1 "$common and .dns_answers == 2 and .dns_resp_rr == [
 	{name:\"h.secho.test\",type:1,class:1,ttl:300,data:\"198.18.0.11\"}]" "CNAME chain"
 expect secho.test MX 15 "$common and .dns_do == 1 and .dns_answers == 1 and
 	.dns_resp_rr[0].data == \"10 mail.secho.test\" and .dns_resp_rr[0].type == 15" "MX"
+expect _ldap._tcp.secho.test SRV 33 "$common and .dns_answers == 1 and
+	.dns_resp_rr[0].data == \"1 5 389 ldap.secho.test\"" "SRV"
 expect nx.secho.test A 1 "$common and .dns_resp_rcode == 3 and .dns_answers == 0 and
 	.dns_resp_rr == [] and (has(\"dns_rdata\") | not)" "NXDOMAIN"
 expect t.secho.test TXT 16 "$common and .proto == 6 and .dns_answers == 1 and

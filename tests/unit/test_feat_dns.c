@@ -37,6 +37,10 @@ static const char *r_mx =
         "046d61696c05736563686f04746573740000002904d0000000000000";
 static const char *r_nx = "f55c81830001000000000001026e7805736563686f0474657374000001000100002904"
                           "d0000000000000";
+/* _ldap._tcp.secho.test SRV: priority 1, weight 5, port 389, ldap.secho.test */
+static const char *r_srv =
+        "262785800001000100000001055f6c646170045f74637005736563686f04746573740000210001c00c0021"
+        "0001000000000017000100050185046c64617005736563686f04746573740000002904d0000000000000";
 /* over TCP: the 2-byte length prefix, then the message */
 static const char *tq_txt = "0035489501200001000000000001017405736563686f047465737400001000010000"
                             "2904d000000000000c000a000894091c00af4d8f03";
@@ -103,6 +107,11 @@ static void test_real(void)
 	T_CHECK(streq(m.rr[0].data, m.rr[0].data_len, "10 mail.secho.test"), "MX data %.*s",
 	        m.rr[0].data_len, m.rr[0].data);
 
+	n = unhex(r_srv, b, sizeof(b));
+	T_CHECK(secho_dns_parse(b, n, &m) == 0 && m.nrr == 1 && m.rr[0].type == 33, "SRV response");
+	T_CHECK(streq(m.rr[0].data, m.rr[0].data_len, "1 5 389 ldap.secho.test"), "SRV data %.*s",
+	        m.rr[0].data_len, m.rr[0].data);
+
 	n = unhex(r_nx, b, sizeof(b));
 	T_CHECK(secho_dns_parse(b, n, &m) == 0 && (m.flags & 0xf) == 3 && m.nrr == 0,
 	        "NXDOMAIN: rcode 3, no answers");
@@ -117,7 +126,7 @@ static void test_real(void)
 	/* Every shorter length: the header refused below 12 bytes, else what fits is kept and
 	 * the rest is said to be missing. */
 	t_begin("dns: every vector at every shorter length");
-	const char *all[] = {q_a, r_a, r_aaaa, r_cname, r_mx, r_nx};
+	const char *all[] = {q_a, r_a, r_aaaa, r_cname, r_mx, r_srv, r_nx};
 	for (size_t v = 0; v < sizeof(all) / sizeof(all[0]); v++) {
 		size_t full = unhex(all[v], b, sizeof(b));
 		struct secho_dns_msg whole;
@@ -246,14 +255,37 @@ static void test_hostile(void)
 	fl = 0;
 	tl = secho_dns_rdata(txt, 4, 0, SECHO_DNS_T_TXT, 4, out, sizeof(out), &fl);
 	T_CHECK(streq(out, tl, "05616263") && (fl & SECHO_DNS_RR_DATA_HEX), "bad TXT as hex");
-	/* a type not decoded (SRV, 33), long: hex cut at the bound */
+	/* a type not decoded (65280, private use), long: hex cut at the bound */
 	uint8_t big[200];
 	memset(big, 0xab, sizeof(big));
 	fl = 0;
-	tl = secho_dns_rdata(big, sizeof(big), 0, 33, 200, out, SECHO_DNS_RDATA_MAX, &fl);
+	tl = secho_dns_rdata(big, sizeof(big), 0, 65280, 200, out, SECHO_DNS_RDATA_MAX, &fl);
 	T_CHECK(tl == SECHO_DNS_RDATA_MAX && (fl & SECHO_DNS_RR_DATA_CUT) &&
 	                (fl & SECHO_DNS_RR_DATA_HEX),
 	        "long hex cut: %zu", tl);
+	/* SOA (RFC 1035 3.3.13), hand-built: ns1.x. hostmaster.x. then five numbers */
+	static const uint8_t soa[] = {3,    'n',  's',  '1',  1,    'x',  0,    10,   'h',  'o',
+	                              's',  't',  'm',  'a',  's',  't',  'e',  'r',  0xc0, 4,
+	                              0x77, 0xed, 0x54, 0x41, 0,    0,    0x70, 0x80, 0,    0,
+	                              0x1c, 0x20, 0,    9,    0x3a, 0x80, 0,    1,    0x51, 0x80};
+	fl = 0;
+	tl = secho_dns_rdata(soa, sizeof(soa), 0, SECHO_DNS_T_SOA, sizeof(soa), out, sizeof(out),
+	                     &fl);
+	T_CHECK(streq(out, tl, "ns1.x hostmaster.x 2012042305 28800 7200 604800 86400") && !fl,
+	        "SOA: %.*s", (int)tl, out);
+	fl = 0;
+	tl = secho_dns_rdata(soa, sizeof(soa) - 1, 0, SECHO_DNS_T_SOA, sizeof(soa) - 1, out,
+	                     sizeof(out), &fl);
+	T_CHECK((fl & SECHO_DNS_RR_DATA_HEX) && tl == 2 * (sizeof(soa) - 1), "short SOA as hex");
+	/* a CNAME whose name ends before its data does: hex */
+	static const uint8_t cn[] = {1, 'a', 0, 0xff};
+	fl = 0;
+	tl = secho_dns_rdata(cn, sizeof(cn), 0, SECHO_DNS_T_CNAME, sizeof(cn), out, sizeof(out),
+	                     &fl);
+	T_CHECK(streq(out, tl, "016100ff") && (fl & SECHO_DNS_RR_DATA_HEX), "CNAME with a tail");
+	fl = 0;
+	tl = secho_dns_rdata(cn, sizeof(cn), 0, SECHO_DNS_T_CNAME, 3, out, sizeof(out), &fl);
+	T_CHECK(streq(out, tl, "a") && !fl, "CNAME");
 	/* data claimed past the buffer: nothing */
 	fl = 0;
 	T_CHECK(secho_dns_rdata(big, 10, 8, 1, 4, out, sizeof(out), &fl) == 0, "rdata past end");

@@ -94,13 +94,15 @@ int secho_dns_name(const uint8_t *msg, size_t len, size_t off, char *out, size_t
 	return 0;
 }
 
+/* The name at msg[off..) as text, its uncompressed part within msg[..end); *next after it. */
 static void put_name_at(struct text *t, const uint8_t *msg, size_t len, size_t off, size_t end,
-                        bool *ok)
+                        bool *ok, size_t *next)
 {
 	char tmp[256 + 64]; /* 255 bytes of wire name make at most 254 bytes of text */
-	size_t n, next;
+	size_t n;
 	bool cut;
-	*ok = secho_dns_name(msg, len, off, tmp, sizeof(tmp), &n, &cut, &next) == 0 && next <= end;
+	*ok = off < end && secho_dns_name(msg, len, off, tmp, sizeof(tmp), &n, &cut, next) == 0 &&
+	      *next <= end;
 	if (*ok)
 		text_put(t, tmp, n);
 }
@@ -120,7 +122,8 @@ size_t secho_dns_rdata(const uint8_t *msg, size_t len, size_t off, uint16_t type
 	struct text t = {out, cap, 0, false};
 	size_t end = off + rdlen;
 	const uint8_t *d = msg + off;
-	char tmp[INET6_ADDRSTRLEN + 8];
+	char tmp[INET6_ADDRSTRLEN + 64];
+	size_t next = 0;
 	bool ok = false;
 
 	if (off > len || rdlen > len - off)
@@ -142,15 +145,44 @@ size_t secho_dns_rdata(const uint8_t *msg, size_t len, size_t off, uint16_t type
 	case SECHO_DNS_T_NS:
 	case SECHO_DNS_T_CNAME:
 	case SECHO_DNS_T_PTR:
-		put_name_at(&t, msg, len, off, end, &ok);
+		put_name_at(&t, msg, len, off, end, &ok, &next);
+		ok = ok && next == end;
 		break;
 	case SECHO_DNS_T_MX:
 		if (rdlen >= 3) {
 			int n = snprintf(tmp, sizeof(tmp), "%u ", be16(d));
 			text_put(&t, tmp, (size_t)n);
-			put_name_at(&t, msg, len, off + 2, end, &ok);
+			put_name_at(&t, msg, len, off + 2, end, &ok, &next);
+			ok = ok && next == end;
 		}
 		break;
+	case SECHO_DNS_T_SRV:
+		/* priority weight port target (RFC 2782), as FlowTest writes it */
+		if (rdlen >= 7) {
+			int n = snprintf(tmp, sizeof(tmp), "%u %u %u ", be16(d), be16(d + 2),
+			                 be16(d + 4));
+			text_put(&t, tmp, (size_t)n);
+			put_name_at(&t, msg, len, off + 6, end, &ok, &next);
+			ok = ok && next == end;
+		}
+		break;
+	case SECHO_DNS_T_SOA: {
+		/* mname rname serial refresh retry expire minimum (RFC 1035 3.3.13) */
+		size_t mid;
+		put_name_at(&t, msg, len, off, end, &ok, &mid);
+		if (ok) {
+			text_put(&t, " ", 1);
+			put_name_at(&t, msg, len, mid, end, &ok, &next);
+		}
+		ok = ok && end - next == 20;
+		if (ok) {
+			const uint8_t *v = msg + next;
+			int n = snprintf(tmp, sizeof(tmp), " %u %u %u %u %u", be32(v), be32(v + 4),
+			                 be32(v + 8), be32(v + 12), be32(v + 16));
+			text_put(&t, tmp, (size_t)n);
+		}
+		break;
+	}
 	case SECHO_DNS_T_TXT: {
 		/* character-strings: a length byte, then that many bytes (RFC 1035 3.3.14) */
 		size_t i = 0;

@@ -61,10 +61,12 @@
 #define SECHO_DNS_T_A     1
 #define SECHO_DNS_T_NS    2
 #define SECHO_DNS_T_CNAME 5
+#define SECHO_DNS_T_SOA   6
 #define SECHO_DNS_T_PTR   12
 #define SECHO_DNS_T_MX    15
 #define SECHO_DNS_T_TXT   16
 #define SECHO_DNS_T_AAAA  28
+#define SECHO_DNS_T_SRV   33
 #define SECHO_DNS_T_OPT   41
 
 /* secho_dns_rr.flags */
@@ -138,7 +140,9 @@ int secho_dns_name(const uint8_t *msg, size_t len, size_t off, char *out, size_t
 /*
  * Write the data of a record of type type at msg[off..off+rdlen) as text into out[0..cap):
  * A and AAAA as addresses, NS/CNAME/PTR as names, MX as "preference name", TXT as its
- * strings joined by a space; other types, and data whose length does not fit its type, as
+ * strings joined by a space, SRV as "priority weight port target", SOA as "mname rname
+ * serial refresh retry expire minimum" (FlowTest's forms); other types, and data whose
+ * length does not fit its type (a name must end exactly where the data does), as
  * lowercase hex. Returns the text's length (<= cap), sets *flags' DATA_CUT and DATA_HEX.
  */
 size_t secho_dns_rdata(const uint8_t *msg, size_t len, size_t off, uint16_t type, uint16_t rdlen,
