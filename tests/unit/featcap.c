@@ -62,7 +62,7 @@ int featcap_run(const char *path, featcap_fn fn, void *arg, char *err, size_t er
 		}
 		if (f == nflows) {
 			if (nflows == FEATCAP_MAX_FLOWS) {
-				snprintf(err, errlen, "%s: more than %u flows", path,
+				snprintf(err, errlen, "%s: more than %d flows", path,
 				         FEATCAP_MAX_FLOWS);
 				secho_capfile_close(&c);
 				return -E2BIG;

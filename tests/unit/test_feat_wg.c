@@ -156,7 +156,7 @@ static void test_flow(void)
 	secho_feat_wg_packet(&s, &p[0]);
 	secho_feat_wg_packet(&s, &q);
 	n = secho_feat_wg_json(&s, js, sizeof(js));
-	T_CHECK(s.done && s.seen && s.conf == 0 && strstr(js, "\"wg_conf_level\":0"),
+	T_CHECK(n > 0 && s.done && s.seen && s.conf == 0 && strstr(js, "\"wg_conf_level\":0"),
 	        "then not: conf 0, %s", js);
 	memset(&s, 0, sizeof(s));
 	q = p[0];

@@ -53,17 +53,34 @@ bool secho_feat_bstats_keep(uint64_t packets)
 	return packets > SECHO_BSTATS_MIN_PKTS;
 }
 
-static void list(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
-                 const uint32_t *v32, const uint64_t *v64)
+static void list_open(struct secho_fjson *j, const char *pre, const char *name)
 {
 	secho_fjson_raw(j, ",\"");
 	secho_fjson_raw(j, pre);
 	secho_fjson_raw(j, name);
 	secho_fjson_raw(j, "\":[");
+}
+
+static void list32(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
+                   const uint32_t *v)
+{
+	list_open(j, pre, name);
 	for (unsigned i = 0; i < n; i++) {
 		if (i)
 			secho_fjson_raw(j, ",");
-		secho_fjson_u(j, v32 ? v32[i] : v64[i]);
+		secho_fjson_u(j, v[i]);
+	}
+	secho_fjson_raw(j, "]");
+}
+
+static void list64(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
+                   const uint64_t *v)
+{
+	list_open(j, pre, name);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			secho_fjson_raw(j, ",");
+		secho_fjson_u(j, v[i]);
 	}
 	secho_fjson_raw(j, "]");
 }
@@ -78,10 +95,10 @@ int secho_feat_bstats_json(const struct secho_feat_bstats *s, char *buf, size_t 
 	for (unsigned dir = 0; dir < 2; dir++) {
 		const struct secho_bstats_dir *d = &s->d[dir];
 		const char *pre = dir ? "dbi_brst_" : "sbi_brst_";
-		list(&j, pre, "packets", n[dir], d->pkts, NULL);
-		list(&j, pre, "bytes", n[dir], d->bytes, NULL);
-		list(&j, pre, "time_start", n[dir], NULL, d->start_ns);
-		list(&j, pre, "time_stop", n[dir], NULL, d->stop_ns);
+		list32(&j, pre, "packets", n[dir], d->pkts);
+		list32(&j, pre, "bytes", n[dir], d->bytes);
+		list64(&j, pre, "time_start", n[dir], d->start_ns);
+		list64(&j, pre, "time_stop", n[dir], d->stop_ns);
 	}
 	return secho_fjson_end(&j);
 }

@@ -50,10 +50,10 @@ void secho_fjson_str(struct secho_fjson *j, const uint8_t *s, size_t n)
 	put(j, "\"", 1);
 }
 
-static void name(struct secho_fjson *j, const char *n)
+static void put_name(struct secho_fjson *j, const char *name)
 {
 	put(j, ",\"", 2);
-	secho_fjson_raw(j, n);
+	secho_fjson_raw(j, name);
 	put(j, "\":", 2);
 }
 
@@ -71,27 +71,27 @@ void secho_fjson_i(struct secho_fjson *j, int64_t v)
 	put(j, t, (size_t)n);
 }
 
-void secho_fjson_mem_u(struct secho_fjson *j, const char *n, uint64_t v)
+void secho_fjson_mem_u(struct secho_fjson *j, const char *name, uint64_t v)
 {
-	name(j, n);
+	put_name(j, name);
 	secho_fjson_u(j, v);
 }
 
-void secho_fjson_mem_i(struct secho_fjson *j, const char *n, int64_t v)
+void secho_fjson_mem_i(struct secho_fjson *j, const char *name, int64_t v)
 {
-	name(j, n);
+	put_name(j, name);
 	secho_fjson_i(j, v);
 }
 
-void secho_fjson_mem_s(struct secho_fjson *j, const char *n, const char *s, size_t len)
+void secho_fjson_mem_s(struct secho_fjson *j, const char *name, const char *s, size_t n)
 {
-	name(j, n);
-	secho_fjson_str(j, (const uint8_t *)s, len);
+	put_name(j, name);
+	secho_fjson_str(j, (const uint8_t *)s, n);
 }
 
-void secho_fjson_mem_b(struct secho_fjson *j, const char *n, bool v)
+void secho_fjson_mem_b(struct secho_fjson *j, const char *name, bool v)
 {
-	name(j, n);
+	put_name(j, name);
 	secho_fjson_raw(j, v ? "true" : "false");
 }
 

@@ -62,7 +62,7 @@ static bool request_line(const char *l, size_t n, bool cut, size_t *mlen, size_t
 		*tlen = (size_t)(sp - t);
 		size_t rest = n - (size_t)(sp + 1 - l);
 		if (*tlen == 0 || (rest < 5 && !cut) ||
-		    memcmp(sp + 1, "HTTP/", rest < 5 ? rest : 5))
+		    memcmp(sp + 1, "HTTP/", rest < 5 ? rest : 5) != 0)
 			return false;
 	}
 	*mlen = m;
