@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # tests/sh/test_feat_dns.sh - the dns feature set on a real resolver and client: dnsmasq
-# (dnsmasq-base) on 127.0.0.1 with records this test writes, asked by dig (bind9-dnsutils;
-# EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX, SRV, a name that
-# does not exist (NXDOMAIN) and TXT over TCP, captured on lo by dumpcap and fed flow by
-# flow to the feature set (build/tests/test_feat_dns in its SECHO_FEAT_PCAP mode).
-# Expected: what the configuration and dig's options say, and each message ID as dig
-# itself reports it.
-# Every wait bounded; dnsmasq, the capture and the files go on any exit.
+# (dnsmasq-base) on 127.0.0.1 and ::1 with records this test writes, asked by dig
+# (bind9-dnsutils; EDNS payload size 1400, DO set on one) for A, AAAA, a CNAME chain, MX,
+# SRV, a name that does not exist (NXDOMAIN), TXT over TCP and A over IPv6, captured on lo
+# by dumpcap and fed flow by flow to the feature set (build/tests/test_feat_dns in its
+# SECHO_FEAT_PCAP mode). Expected: what the configuration and dig's options say, and each
+# message ID as dig itself reports it. Every wait bounded; dnsmasq, the capture and the
+# files go on any exit.
 #
-#   dig --(UDP/TCP 127.0.0.1:PORT)--> dnsmasq      (dumpcap on lo, "port PORT")
+#   dig --(UDP/TCP 127.0.0.1:PORT, UDP [::1]:PORT)--> dnsmasq   (dumpcap on lo, "port PORT")
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -35,10 +35,11 @@ cat >"$T/dnsmasq.conf" <<CONF
 no-resolv
 no-hosts
 port=$PORT
-listen-address=127.0.0.1
+listen-address=127.0.0.1,::1
 bind-interfaces
 local-ttl=300
 address=/a.secho.test/198.18.0.10
+address=/v6.secho.test/198.18.0.16
 host-record=h.secho.test,198.18.0.11,2001:db8::11
 cname=www.secho.test,h.secho.test
 mx-host=secho.test,mail.secho.test,10
@@ -73,6 +74,8 @@ ask secho.test MX +dnssec
 ask _ldap._tcp.secho.test SRV
 ask nx.secho.test A
 ask t.secho.test TXT +tcp
+# one over IPv6
+dig -p "$PORT" @::1 +time=2 +tries=1 +bufsize=1400 v6.secho.test A >"$T/dig.v6.secho.test.A" 2>&1
 cap_stop
 feat_flows "$PROG" "$T/dns.pcapng" >"$T/flows.json" 2>"$T/flows.err"
 rc=$?
@@ -97,8 +100,8 @@ expect() {
 
 group "$NAME"
 check "$rc" "the test program failed on the capture: $(cat "$T/flows.err")"
-check "$([ "$(wc -l <"$T/flows.json")" -eq 7 ] && echo 0 || echo 1)" \
-	"7 flows expected, got $(wc -l <"$T/flows.json")"
+check "$([ "$(wc -l <"$T/flows.json")" -eq 8 ] && echo 0 || echo 1)" \
+	"8 flows expected, got $(wc -l <"$T/flows.json")"
 common='.dns_id == $id and .done == 1 and .refused == 0 and .dns_req_query_class == 1
 	and (.dns_flags / 32768 | floor) == 0 and (.rev_dns_flags / 32768 | floor) == 1
 	and .dns_psize == 1400 and (has("dns_truncated") | not)'
@@ -119,6 +122,9 @@ expect nx.secho.test A 1 "$common and .dns_resp_rcode == 3 and .dns_answers == 0
 	.dns_resp_rr == [] and (has(\"dns_rdata\") | not)" "NXDOMAIN"
 expect t.secho.test TXT 16 "$common and .proto == 6 and .dns_answers == 1 and
 	.dns_resp_rr[0].data == \"hello world two\"" "TXT over TCP"
+expect v6.secho.test A 1 "$common and .proto == 17 and
+	.dns_resp_rr == [{name:\"v6.secho.test\",type:1,class:1,ttl:300,data:\"198.18.0.16\"}]" \
+	"A over IPv6 (::1)"
 # dig's own view of the answers agrees (an independent decoder of the same messages)
 check "$(grep -q 'status: NXDOMAIN' "$T/dig.nx.secho.test.A" && echo 0 || echo 1)" \
 	"dig did not see NXDOMAIN"
