@@ -2,13 +2,63 @@
  * tests/unit/test_feat_pstats.c - the pstats feature set (src/flow/feature/pstats.h): a TCP
  * flow's handshake, data both ways and its end, with the lists worked out by hand below;
  * the include-zeroes option, the bound of 30, the export rule, the JSON.
+ *
+ * With SECHO_FEAT_PCAP=file set, it instead prints one JSON line per flow of that capture
+ * with the pstats, phists and bstats members (default options), for
+ * tests/sh/test_feat_stats.sh, which compares them with its own computation from tshark.
  */
+#include "featcap.h"
 #include "harness.h"
 
+#include "flow/feature/bstats.h"
+#include "flow/feature/phists.h"
 #include "flow/feature/pstats.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define PC_FLOWS FEATCAP_MAX_FLOWS
+static struct {
+	struct secho_feat_pstats ps;
+	struct secho_feat_phists ph;
+	struct secho_feat_bstats bs;
+	struct secho_feat_pkt first;
+	unsigned pkts;
+} pc[PC_FLOWS];
+
+static void pc_fn(void *arg, unsigned f, const struct secho_feat_pkt *p)
+{
+	(void)arg;
+	if (!pc[f].pkts++)
+		pc[f].first = *p;
+	secho_feat_pstats_packet(&pc[f].ps, p);
+	secho_feat_phists_packet(&pc[f].ph, p);
+	secho_feat_bstats_packet(&pc[f].bs, p);
+}
+
+static int pcap_mode(const char *path)
+{
+	char err[256];
+	static char a[16384], b[4096], c[16384];
+	int n = featcap_run(path, pc_fn, NULL, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	for (int f = 0; f < n; f++) {
+		if (secho_feat_pstats_json(&pc[f].ps, a, sizeof(a)) < 0 ||
+		    secho_feat_phists_json(&pc[f].ph, b, sizeof(b)) < 0 ||
+		    secho_feat_bstats_json(&pc[f].bs, c, sizeof(c)) < 0)
+			return 1;
+		printf("{\"flow\":%d,\"proto\":%u,\"sport\":%u,\"dport\":%u,\"packets\":%u%s%s%s}"
+		       "\n",
+		       f, pc[f].first.proto, pc[f].first.sport, pc[f].first.dport, pc[f].pkts, a, b,
+		       c);
+	}
+	return 0;
+}
 
 #define S 1000000000ull /* ns per second */
 
@@ -25,6 +75,9 @@ static struct secho_feat_pkt tcp(uint64_t ts, uint32_t len, uint8_t dir, uint8_t
 
 int main(void)
 {
+	const char *pcap = getenv("SECHO_FEAT_PCAP");
+	if (pcap && *pcap)
+		return pcap_mode(pcap);
 	static struct secho_feat_pstats s;
 	char js[8192];
 	/* a connection: SYN, SYN-ACK, ACK (no payload), a request of 120 bytes (PSH ACK), its ACK,
