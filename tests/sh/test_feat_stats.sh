@@ -178,8 +178,9 @@ while read -r ref; do
 done <"$T/ref.json"
 # the UDP flow has the bursts the client timed: 4, 3, 5, 3 each way (the pair is none), and
 # its 34 datagrams fill pstats (30)
-check "$(jq -e --argjson u "$UPORT" 'select(.dport == $u) | .sbi_brst_packets == [4,3,5,3]
-	and .dbi_brst_packets == [4,3,5,3] and (.ppi_pkt_lengths | length) == 30' "$T/ours.json" >/dev/null && echo 0 || echo 1)" \
+udp_ok='select(.dport == $u) | .sbi_brst_packets == [4,3,5,3] and
+	.dbi_brst_packets == [4,3,5,3] and (.ppi_pkt_lengths | length) == 30'
+check "$(jq -e --argjson u "$UPORT" "$udp_ok" "$T/ours.json" >/dev/null && echo 0 || echo 1)" \
 	"UDP bursts: $(jq -c --argjson u "$UPORT" 'select(.dport == $u) | .sbi_brst_packets' \
 	"$T/ours.json")"
 end_group
