@@ -54,7 +54,10 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 [ "$ready" -eq 0 ] || { echo "FAIL $NAME: the server did not answer"; exit 1; }
-cap_start "$T/s.pcapng" "port $PORT or port $UPORT" || { echo "FAIL $NAME: dumpcap did not start"; exit 1; }
+if ! cap_start "$T/s.pcapng" "port $PORT or port $UPORT"; then
+	echo "FAIL $NAME: dumpcap did not start"
+	exit 1
+fi
 for f in small medium large; do
 	curl -s -m 5 -o /dev/null "http://127.0.0.1:$PORT/$f"
 done
