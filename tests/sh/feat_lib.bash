@@ -10,10 +10,10 @@
 CAP_PID=
 
 cap_start() { # file filter
-	local log=$1.log i
+	local log=$1.log
 	dumpcap -q -i lo -f "$2" -w "$1" >"$log" 2>&1 &
 	CAP_PID=$!
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		grep -q "Capturing on" "$log" 2>/dev/null && return 0
 		kill -0 "$CAP_PID" 2>/dev/null || break
 		sleep 0.1
@@ -26,8 +26,7 @@ cap_stop() {
 	[ -n "$CAP_PID" ] || return 0
 	sleep 0.3 # the last packets through the kernel's ring
 	kill -INT "$CAP_PID" 2>/dev/null
-	local i
-	for i in $(seq 1 50); do
+	for _ in $(seq 1 50); do
 		kill -0 "$CAP_PID" 2>/dev/null || break
 		sleep 0.1
 	done

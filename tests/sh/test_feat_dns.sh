@@ -63,9 +63,11 @@ if [ "$ready" -ne 0 ]; then
 fi
 cap_start "$T/dns.pcapng" "port $PORT" || { echo "FAIL $NAME: dumpcap did not start"; exit 1; }
 
-# ask: name type [+tcp]; keep dig's output (its ID) per question
+# ask NAME TYPE [DIG-OPTION...]; keep dig's output (its ID) per question
 ask() {
-	"${DIG[@]}" ${3:-} ${4:-} "$1" "$2" >"$T/dig.$1.$2" 2>&1
+	local name=$1 type=$2
+	shift 2
+	"${DIG[@]}" "$@" "$name" "$type" >"$T/dig.$name.$type" 2>&1
 }
 ask a.secho.test A
 ask h.secho.test AAAA
