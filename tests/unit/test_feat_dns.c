@@ -346,6 +346,23 @@ static void test_flow(void)
 		T_CHECK(secho_feat_dns_json(&s, js, cap) == -ENOSPC, "cap %zu: -ENOSPC", cap);
 	t_end();
 
+	t_begin("dns: data not decoded, in JSON");
+	memset(&s, 0, sizeof(s));
+	/* the A response with its answer's type changed to 99 (SPF): its 4 bytes as hex */
+	rn = unhex(r_a, r, sizeof(r));
+	r[12 + 18 + 2 + 1] = 99;
+	p = pkt(r, rn, 17, SECHO_FEAT_REV, 0);
+	secho_feat_dns_packet(&s, &p);
+	jn = secho_feat_dns_json(&s, js, sizeof(js));
+	T_CHECK(jn > 0 && strstr(js, "{\"name\":\"a.secho.test\",\"type\":99,\"class\":1,"
+	                             "\"ttl\":0,\"data\":\"c612000a\",\"data_hex\":true,"
+	                             "\"rdlength\":4}"),
+	        "hex answer: %s", js);
+	T_CHECK(strstr(js, "\"dns_id\":28980") && !strstr(js, "\"dns_flags\"") &&
+	                strstr(js, "\"rev_dns_flags\":34176"),
+	        "a response alone: its ID, no query flags");
+	t_end();
+
 	t_begin("dns: names escaped in JSON");
 	memset(&s, 0, sizeof(s));
 	uint8_t b[64];

@@ -427,8 +427,10 @@ static void json_rr(struct secho_fjson *j, const struct secho_dns_rr *rr)
 	secho_fjson_mem_u(j, "class", rr->rclass);
 	secho_fjson_mem_u(j, "ttl", rr->ttl);
 	secho_fjson_mem_s(j, "data", rr->data, rr->data_len);
-	if (rr->flags & SECHO_DNS_RR_DATA_HEX)
+	if (rr->flags & SECHO_DNS_RR_DATA_HEX) {
 		secho_fjson_mem_b(j, "data_hex", true);
+		secho_fjson_mem_u(j, "rdlength", rr->rdlength);
+	}
 	if (rr->flags & (SECHO_DNS_RR_NAME_CUT | SECHO_DNS_RR_DATA_CUT))
 		secho_fjson_mem_b(j, "cut", true);
 	secho_fjson_raw(j, "}");

@@ -19,7 +19,8 @@
  *   dns_answers          8057:14     u16      the response's ANCOUNT (as the header says)
  *   dns_resp_rr          -           list     the response's answers, the first
  *                                             SECHO_DNS_RR_MAX: {name, type, class, ttl,
- *                                             data} (data as text, see secho_dns_rdata)
+ *                                             data} (data as text, see secho_dns_rdata;
+ *                                             hex data also has data_hex and rdlength)
  *   dns_rr_ttl           8057:5      u32      the first answer's TTL
  *   dns_rlength          8057:6      u16      the first answer's data text length
  *   dns_rdata            8057:7      string   the first answer's data text
