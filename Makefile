@@ -214,6 +214,9 @@ FUZZ_LIB_fuzz_flow     := $(wildcard src/wire/*.c src/flow/core/*.c)
 FUZZ_LIB_fuzz_capfile  := src/io/capfile.c
 FUZZ_LIB_fuzz_tls      := src/flow/feature/tls.c
 FUZZ_LIB_fuzz_quic     := src/flow/feature/quic.c src/flow/feature/tls.c
+FUZZ_LIB_fuzz_dns      := src/flow/feature/dns.c src/flow/feature/fjson.c
+FUZZ_LIB_fuzz_http     := src/flow/feature/http.c src/flow/feature/fjson.c
+FUZZ_LIB_fuzz_wg       := src/flow/feature/wg.c src/flow/feature/fjson.c
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 fuzz: $(FUZZ_BINS)
 .SECONDEXPANSION:

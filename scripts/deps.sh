@@ -26,6 +26,7 @@ PKGS=(
   python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   python3-scapy       # flow encapsulation tests: MPLS, PPPoE... captures built by an independent tool
   ngtcp2-client ngtcp2-server  # quic feature test: a real QUIC client and server (gtlsclient, gtlsserver)
+  dnsmasq-base bind9-dnsutils  # dns feature test: a local resolver (dnsmasq) and its client (dig)
   nodejs npm chromium # dashboard browser test (playwright-core from npm drives chromium)
 )
 

@@ -15,6 +15,11 @@
 #                  and DER parses, the per-flow state over segments   (tests/fuzz/corpus-tls)
 #   fuzz_quic      the quic feature set: datagrams of a flow, the header and frame
 #                  parsers, Initials sealed here that must open   (tests/fuzz/corpus-quic)
+#   fuzz_dns       the dns feature set: messages, names, UDP and TCP flows, JSON
+#                  (tests/fuzz/corpus-dns)
+#   fuzz_http      the http feature set: first lines, field lines, TCP flows, JSON
+#                  (tests/fuzz/corpus-http)
+#   fuzz_wg        the wg feature set: messages, datagram flows   (tests/fuzz/corpus-wg)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -86,4 +91,9 @@ run_target fuzz_tls "$TEN" 4096 "tls: hello, certificate and DER parses, the per
 	tests/fuzz/corpus-tls
 run_target fuzz_quic "$TEN" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
 	tests/fuzz/corpus-quic
+run_target fuzz_dns "$TEN" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
+	tests/fuzz/corpus-dns
+run_target fuzz_http "$TEN" 4096 "http feature set: heads, lines, TCP streams, JSON" \
+	tests/fuzz/corpus-http
+run_target fuzz_wg "$TEN" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
 exit $rc_all

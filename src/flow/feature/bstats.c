@@ -1,0 +1,104 @@
+/*
+ * src/flow/feature/bstats.c - the bstats feature set (src/flow/feature/bstats.h).
+ */
+#include "flow/feature/bstats.h"
+#include "flow/feature/fjson.h"
+
+static void start(struct secho_bstats_dir *d, const struct secho_feat_pkt *p)
+{
+	d->pkts[d->count] = 1;
+	d->bytes[d->count] = p->wire_len;
+	d->start_ns[d->count] = p->ts_ns;
+	d->stop_ns[d->count] = p->ts_ns;
+	d->started = 1;
+}
+
+void secho_feat_bstats_packet(struct secho_feat_bstats *s, const struct secho_feat_pkt *p)
+{
+	struct secho_bstats_dir *d = &s->d[p->dir & 1];
+	if (s->done || p->wire_len == 0 || d->count >= SECHO_BSTATS_MAX)
+		return;
+	if (!d->started) {
+		start(d, p);
+		return;
+	}
+	unsigned c = d->count;
+	/* microseconds, as timevals: the gap is (now - last) < 1 s, strictly */
+	uint64_t now_us = p->ts_ns / 1000u, last_us = d->stop_ns[c] / 1000u;
+	if (now_us < last_us + SECHO_BSTATS_GAP_US) {
+		d->pkts[c]++;
+		d->bytes[c] += p->wire_len;
+		d->stop_ns[c] = p->ts_ns;
+		return;
+	}
+	if (d->pkts[c] >= SECHO_BSTATS_MIN_PKTS)
+		d->count++;
+	if (d->count < SECHO_BSTATS_MAX)
+		start(d, p);
+	if (s->d[0].count >= SECHO_BSTATS_MAX && s->d[1].count >= SECHO_BSTATS_MAX)
+		s->done = 1;
+}
+
+unsigned secho_feat_bstats_count(const struct secho_feat_bstats *s, unsigned dir)
+{
+	const struct secho_bstats_dir *d = &s->d[dir & 1];
+	unsigned c = d->count;
+	if (c < SECHO_BSTATS_MAX && d->started && d->pkts[c] >= SECHO_BSTATS_MIN_PKTS)
+		c++;
+	return c;
+}
+
+bool secho_feat_bstats_keep(uint64_t packets)
+{
+	return packets > SECHO_BSTATS_MIN_PKTS;
+}
+
+static void list_open(struct secho_fjson *j, const char *pre, const char *name)
+{
+	secho_fjson_raw(j, ",\"");
+	secho_fjson_raw(j, pre);
+	secho_fjson_raw(j, name);
+	secho_fjson_raw(j, "\":[");
+}
+
+static void list32(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
+                   const uint32_t *v)
+{
+	list_open(j, pre, name);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			secho_fjson_raw(j, ",");
+		secho_fjson_u(j, v[i]);
+	}
+	secho_fjson_raw(j, "]");
+}
+
+static void list64(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
+                   const uint64_t *v)
+{
+	list_open(j, pre, name);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			secho_fjson_raw(j, ",");
+		secho_fjson_u(j, v[i]);
+	}
+	secho_fjson_raw(j, "]");
+}
+
+int secho_feat_bstats_json(const struct secho_feat_bstats *s, char *buf, size_t cap)
+{
+	struct secho_fjson j;
+	unsigned n[2] = {secho_feat_bstats_count(s, 0), secho_feat_bstats_count(s, 1)};
+	secho_fjson_init(&j, buf, cap);
+	if (!n[0] && !n[1])
+		return secho_fjson_end(&j);
+	for (unsigned dir = 0; dir < 2; dir++) {
+		const struct secho_bstats_dir *d = &s->d[dir];
+		const char *pre = dir ? "dbi_brst_" : "sbi_brst_";
+		list32(&j, pre, "packets", n[dir], d->pkts);
+		list32(&j, pre, "bytes", n[dir], d->bytes);
+		list64(&j, pre, "time_start", n[dir], d->start_ns);
+		list64(&j, pre, "time_stop", n[dir], d->stop_ns);
+	}
+	return secho_fjson_end(&j);
+}

@@ -1,0 +1,105 @@
+/*
+ * src/flow/feature/fjson.c - JSON members of the feature sets (src/flow/feature/fjson.h).
+ */
+#include "flow/feature/fjson.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+void secho_fjson_init(struct secho_fjson *j, char *buf, size_t cap)
+{
+	j->buf = buf;
+	j->cap = cap;
+	j->used = 0;
+	j->full = false;
+}
+
+static void put(struct secho_fjson *j, const char *s, size_t n)
+{
+	if (j->full || n > j->cap - j->used) {
+		j->full = true;
+		return;
+	}
+	memcpy(j->buf + j->used, s, n);
+	j->used += n;
+}
+
+void secho_fjson_raw(struct secho_fjson *j, const char *s)
+{
+	put(j, s, strlen(s));
+}
+
+void secho_fjson_str(struct secho_fjson *j, const uint8_t *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	put(j, "\"", 1);
+	for (size_t i = 0; i < n && !j->full; i++) {
+		uint8_t c = s[i];
+		if (c == '"' || c == '\\') {
+			char e[2] = {'\\', (char)c};
+			put(j, e, 2);
+		} else if (c < 0x20 || c >= 0x7f) {
+			char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			put(j, e, 6);
+		} else {
+			put(j, (const char *)&s[i], 1);
+		}
+	}
+	put(j, "\"", 1);
+}
+
+static void put_name(struct secho_fjson *j, const char *name)
+{
+	put(j, ",\"", 2);
+	secho_fjson_raw(j, name);
+	put(j, "\":", 2);
+}
+
+void secho_fjson_u(struct secho_fjson *j, uint64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%" PRIu64, v);
+	put(j, t, (size_t)n);
+}
+
+void secho_fjson_i(struct secho_fjson *j, int64_t v)
+{
+	char t[24];
+	int n = snprintf(t, sizeof(t), "%" PRId64, v);
+	put(j, t, (size_t)n);
+}
+
+void secho_fjson_mem_u(struct secho_fjson *j, const char *name, uint64_t v)
+{
+	put_name(j, name);
+	secho_fjson_u(j, v);
+}
+
+void secho_fjson_mem_i(struct secho_fjson *j, const char *name, int64_t v)
+{
+	put_name(j, name);
+	secho_fjson_i(j, v);
+}
+
+void secho_fjson_mem_s(struct secho_fjson *j, const char *name, const char *s, size_t n)
+{
+	put_name(j, name);
+	secho_fjson_str(j, (const uint8_t *)s, n);
+}
+
+void secho_fjson_mem_b(struct secho_fjson *j, const char *name, bool v)
+{
+	put_name(j, name);
+	secho_fjson_raw(j, v ? "true" : "false");
+}
+
+int secho_fjson_end(struct secho_fjson *j)
+{
+	if (j->full)
+		return -ENOSPC;
+	if (j->used < j->cap)
+		j->buf[j->used] = '\0';
+	return (int)j->used;
+}

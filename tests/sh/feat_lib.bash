@@ -1,0 +1,40 @@
+# tests/sh/feat_lib.bash - what the feature sets' shell tests share: a loopback capture
+# (dumpcap, from tshark's package) started and stopped with every wait bounded, and the
+# capture's flows run through a feature set's test program (SECHO_FEAT_PCAP mode: one JSON
+# line per flow, tests/unit/featcap.h).
+#   cap_start FILE FILTER   capture lo into FILE (pcapng); returns once dumpcap captures
+#   cap_stop                stop it and wait for the file to be complete
+#   feat_flows PROG FILE    PROG's JSON lines for FILE's flows (on stdout)
+# The caller's EXIT trap calls cap_stop (harmless when nothing runs).
+# Not run by tests/run.sh itself (no .sh suffix).
+CAP_PID=
+
+cap_start() { # file filter
+	local log=$1.log
+	dumpcap -q -i lo -f "$2" -w "$1" >"$log" 2>&1 &
+	CAP_PID=$!
+	for _ in $(seq 1 100); do
+		grep -q "Capturing on" "$log" 2>/dev/null && return 0
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	cat "$log" >&2
+	return 1
+}
+
+cap_stop() {
+	[ -n "$CAP_PID" ] || return 0
+	sleep 0.3 # the last packets through the kernel's ring
+	kill -INT "$CAP_PID" 2>/dev/null
+	for _ in $(seq 1 50); do
+		kill -0 "$CAP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$CAP_PID" 2>/dev/null
+	wait "$CAP_PID" 2>/dev/null
+	CAP_PID=
+}
+
+feat_flows() { # prog file
+	SECHO_FEAT_PCAP=$2 "$1"
+}

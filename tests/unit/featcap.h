@@ -1,0 +1,25 @@
+/*
+ * tests/unit/featcap.h - a capture file's flows fed to a feature set, for the feature tests
+ * whose shell halves capture real clients and servers (tests/sh/test_feat_*.sh).
+ *
+ * Every Ethernet/IP TCP or UDP packet of the file (pcap or pcapng, through secho's own
+ * reader and dissector) becomes a struct secho_feat_pkt; packets are grouped into flows by
+ * their 5-tuple (either direction), the forward direction being the flow's first packet's,
+ * and handed to fn in file order with the flow's index (0.., at most FEATCAP_MAX_FLOWS).
+ */
+#ifndef SECHO_TEST_FEATCAP_H
+#define SECHO_TEST_FEATCAP_H
+
+#include "flow/feature/feature.h"
+
+#include <stddef.h>
+
+#define FEATCAP_MAX_FLOWS 256
+
+typedef void (*featcap_fn)(void *arg, unsigned flow, const struct secho_feat_pkt *p);
+
+/* Returns the number of flows, or -errno with a reason in err (the file cannot be read, or
+ * it has more than FEATCAP_MAX_FLOWS flows). */
+int featcap_run(const char *path, featcap_fn fn, void *arg, char *err, size_t errlen);
+
+#endif
