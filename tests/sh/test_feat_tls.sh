@@ -82,11 +82,11 @@ NB=$(date -u -d "$(openssl x509 -in "$T/leaf.pem" -noout -startdate | cut -d= -f
 NA=$(date -u -d "$(openssl x509 -in "$T/leaf.pem" -noout -enddate | cut -d= -f2)" +%s)
 
 # ---- server and capture ----
-in_ns openssl s_server -accept 127.0.0.1:$PORT -cert "$T/leaf.pem" -key "$T/leaf.key" \
+ip netns exec "$NS" openssl s_server -accept 127.0.0.1:$PORT -cert "$T/leaf.pem" -key "$T/leaf.key" \
 	-cert_chain "$T/ca.pem" -alpn h2,http/1.1 -cipher 'DEFAULT@SECLEVEL=0' -www -quiet \
 	>"$T/server.log" 2>&1 &
 PIDS+=($!)
-in_ns dumpcap -q -P -i lo -f "tcp port $PORT" -w "$T/cap.pcap" >"$T/dumpcap.log" 2>&1 &
+ip netns exec "$NS" dumpcap -q -P -i lo -f "tcp port $PORT" -w "$T/cap.pcap" >"$T/dumpcap.log" 2>&1 &
 DUMPCAP=$!
 PIDS+=("$DUMPCAP")
 up=0
