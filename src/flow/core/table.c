@@ -373,8 +373,6 @@ static bool time_has_come(struct secho_flow_table *t, struct flow_entry *e, uint
 	return false;
 }
 
-/* ---- records ---- */
-
 /* ---- the extension (record.h, struct secho_flow_extra) ---- */
 
 /* The direction's first packet of the record: everything "first", and the accumulators
@@ -448,6 +446,8 @@ static void extra_export(struct secho_flow_extra *r, const struct secho_flow_ext
 		memset(r->outer_dst, 0, 16);
 	}
 }
+
+/* ---- records ---- */
 
 static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reason)
 {
