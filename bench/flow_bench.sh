@@ -74,9 +74,21 @@ median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (
 # nfdump's records as unidirectional truth lines: src,dst,sport,dport|type.code,proto,pkts,bytes
 nf_lines() {
 	nfdump -R "$1" -q -N -6 -o 'fmt:%sa,%da,%sp,%dp,%pr,%ipkt,%ibyt,%opkt,%obyt' 2>/dev/null |
-		tr -d ' ' | awk -F, '{ print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7
+		tr -d ' ' | awk -F, '
+		# the reverse direction of an ICMP query biflow carries its answer type (FLOW.md,
+		# "The flow key": echo 8/0, timestamp 13/14, information 15/16, mask 17/18;
+		# ICMPv6 echo 128/129, node information 139/140)
+		function answer(pr, tc,   t, c) {
+			t = tc; c = tc; sub(/\..*/, "", t); sub(/^[^.]*\./, "", c)
+			if (pr == 1 && (t == 8 || t == 0)) t = 8 - t
+			else if (pr == 1 && t >= 13 && t <= 18) t = (t % 2) ? t + 1 : t - 1
+			else if (pr == 58 && (t == 128 || t == 139)) t = t + 1
+			else if (pr == 58 && (t == 129 || t == 140)) t = t - 1
+			return t "." c
+		}
+		{ print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7
 			if ($8 > 0) { rs = $4; rd = $3
-				if ($5 == 1 || $5 == 58) { rs = $3; rd = $4 }
+				if ($5 == 1 || $5 == 58) { rs = $3; rd = answer($5, $4) }
 				print $2 "," $1 "," rs "," rd "," $5 "," $8 "," $9 } }' | LC_ALL=C sort
 }
 
