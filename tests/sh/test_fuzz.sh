@@ -25,7 +25,8 @@
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
 # input's path kept for replay) or UNAVAILABLE per target.
 #   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); fuzz_dissect gets half of
-#                        it, the parsers of files and the verifier 10 s each (at most it)
+#                        it, the parsers of files and the verifier 10 s each, the feature
+#                        parsers 5 s each (at most it)
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -33,6 +34,7 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 SECS=${SECHO_FUZZ_SECONDS:-20}
 HALF=$(((SECS + 1) / 2))
 TEN=$((SECS < 10 ? SECS : 10))
+FIVE=$((SECS < 5 ? SECS : 5)) # the feature parsers: each fuzzed for minutes when written
 rc_all=0
 
 # run_target NAME SECONDS MAX_LEN TITLE CORPUS_DIR...
@@ -87,13 +89,13 @@ run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every
 	tests/fuzz/corpus-flow
 run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
 	tests/fuzz/corpus-capfile
-run_target fuzz_tls "$TEN" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
+run_target fuzz_tls "$FIVE" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
 	tests/fuzz/corpus-tls
-run_target fuzz_quic "$TEN" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
+run_target fuzz_quic "$FIVE" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
 	tests/fuzz/corpus-quic
-run_target fuzz_dns "$TEN" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
+run_target fuzz_dns "$FIVE" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
 	tests/fuzz/corpus-dns
-run_target fuzz_http "$TEN" 4096 "http feature set: heads, lines, TCP streams, JSON" \
+run_target fuzz_http "$FIVE" 4096 "http feature set: heads, lines, TCP streams, JSON" \
 	tests/fuzz/corpus-http
-run_target fuzz_wg "$TEN" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
+run_target fuzz_wg "$FIVE" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
 exit $rc_all

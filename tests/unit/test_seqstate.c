@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -288,11 +289,16 @@ static void test_crash(void)
 			crash_child(pfd[1], (unsigned)t_rand64());
 		}
 		close(pfd[1]);
-		/* let it run 0.2..15 ms, then kill it wherever it is */
+		/* once it hands out its first number (at most 5 s: a loaded machine, or a
+		 * sanitizer build, may take long to get there; a fixed sleep alone killed every
+		 * child of a run before its first number), let it run 0.2..15 ms more, then kill
+		 * it wherever it is */
+		struct pollfd pf = {.fd = pfd[0], .events = POLLIN};
 		struct timespec ts = {0, (long)t_randrange(200, 15000) * 1000};
 		uint64_t buf[512];
 		uint64_t last = 0, first_of_run = 0;
 		size_t got_run = 0;
+		(void)poll(&pf, 1, 5000);
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
 		for (;;) {
