@@ -164,6 +164,8 @@ enum { TAG_NONE, TAG_1Q, TAG_QINQ_AD, TAG_QINQ_11 };
  * longest tunnel header (UDP + Geneve with an option, 24 bytes) before an inner Ethernet
  * header, rounded up. */
 #define ENC_ROOM 96u
+_Static_assert(ENC_ROOM >= 22 + 40 + 24, "two tags, IPv6, UDP + Geneve with its option");
+_Static_assert(SECHO_GEN_MAX_ENCAP >= 40 + 24 + 14, "IPv6, UDP + Geneve, inner Ethernet");
 enum {
 	E_NONE,
 	E_MPLS,
