@@ -278,7 +278,8 @@ end_group
 # (tests/sh/flow_lib.bash). tshark decodes the frames with no malformed packet the
 # encapsulation brought: the same frames (the same seed) are malformed with and without
 # it or fewer (the conformance profile's deliberate ones, zero payloads on DNS or NTP
-# ports: tshark does not look into every tunnel's payload as far), and
+# ports: tshark does not look into every tunnel's payload as far), and every checksum
+# verifies; and
 # in the encap profile only an application protocol inside is.
 group "flow gen: every encapsulation metered exactly (biflow, uniflow, 2 workers), tshark clean"
 # shellcheck source=tests/sh/flow_lib.bash
@@ -329,6 +330,15 @@ else
 		grep -Ev ':(dns|ntp|ssh|tls|data)$' | sort -u | head -3 | tr '\n' ' ')
 	[ -z "$bad" ]
 	check $? "encap profile: tshark finds malformed tunnel or IP headers: $bad"
+	# every checksum right, outer and inner (tshark verifies them when asked)
+	ck=(-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o tcp.check_checksum:TRUE)
+	nbad=$(tshark -r "$T/encp.pcap" "${ck[@]}" -Y 'ip.checksum.status == 0 ||
+		udp.checksum.status == 0 || tcp.checksum.status == 0 || icmp.checksum.status == 0 ||
+		icmpv6.checksum.status == 0' 2>/dev/null | wc -l)
+	ngood=$(tshark -r "$T/encp.pcap" "${ck[@]}" -Y 'udp.checksum.status == 1 &&
+		(vxlan || geneve || gtp)' 2>/dev/null | wc -l)
+	[ "$nbad" -eq 0 ] && [ "$ngood" -gt 20 ]
+	check $? "encap profile: $nbad frames with a bad checksum, $ngood tunnel UDP checksums verified"
 	# every kind in the truth, and the tenants: one inner key in two tunnels is two flows
 	types=$(grep -v '^#' "$T/encp.pcap.truth.csv" | tail -n +2 | cut -d, -f16 | sort -u | tr '\n' ' ')
 	[ "$types" = "eompls erspan geneve gre gtpu ipip none vxlan " ]
