@@ -272,7 +272,8 @@ check $? "light mean IP length $lm B (about 290)"
 end_group
 
 # ---- encapsulations: metered exactly, decoded by tshark ----
-# Every --encap kind around the conformance profile, and the encap profile (every kind,
+# Every --encap kind around the conformance profile (and two statistical profiles), and the
+# encap profile (every kind,
 # tenants with the same inner key in two tunnels): `secho flow --pcap` biflow, uniflow and
 # with two workers gives records equal to the truth, tunnel columns included
 # (tests/sh/flow_lib.bash). tshark decodes the frames with no malformed packet the
@@ -322,6 +323,13 @@ else
 		new=$(comm -13 <(sort "$T/plain.mal") <(sort "$T/enc.mal") | head -3 | tr '\n' ' ')
 		[ -s "$T/plain.mal" ] && [ -z "$new" ]
 		check $? "--encap $e: frames tshark finds malformed only with the encapsulation: $new"
+	done
+	# statistical profiles too: jumbo frames (geant) in VXLAN, many flows (short) in MPLS
+	for pe in "geant vxlan:7" "short mpls2"; do
+		read -r p e <<<"$pe"
+		"$S" flow gen -q --profile "$p" --packets 10000 --seed 2 --encap "$e" -o "$T/st.pcap"
+		check $? "$p --encap $e: generation failed"
+		metered_as_truth "$p --encap $e" "$T/st.pcap"
 	done
 	"$S" flow gen -q --profile encap --packets 3000 --seed 2 -o "$T/encp.pcap"
 	check $? "encap profile: generation failed"
