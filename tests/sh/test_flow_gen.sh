@@ -15,6 +15,10 @@
 #     itself rejects a truth with one number changed;
 #   - packet sizes: the FlowTest shares of geant and nix (tshark counts the frame sizes),
 #     the mean IP lengths of heavy and light.
+#   - encapsulations (--encap, the encap profile): metered by `secho flow --pcap` equal to
+#     the truth with its tunnel columns (biflow, uniflow, 2 workers), tenants in two tunnels
+#     two flows, no malformed frame in tshark that the encapsulation brought, every checksum
+#     right; bad --encap arguments exit 2.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
