@@ -37,8 +37,8 @@ static void on_signal(int sig)
 
 static void gen_usage(FILE *f)
 {
-	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S] -o "
-	           "OUT.pcap\n"
+	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S]\n"
+	           "                     [--encap KIND[:ID]] -o OUT.pcap\n"
 	           "\n"
 	           "Write a seeded capture (classic pcap, microsecond timestamps, Ethernet) and\n"
 	           "its ground truth OUT.pcap.truth.csv: one line per unidirectional flow, as a\n"
@@ -53,6 +53,13 @@ static void gen_usage(FILE *f)
 	           "                       conformance: rounds of every case until at least N;\n"
 	           "                       a CSV profile: rows until at least N; default below)\n"
 	           "  -s, --seed S         seed (default 1)\n"
+	           "  -e, --encap KIND[:ID]  every flow's frames in one encapsulation: mpls,\n"
+	           "                       mpls2 (two labels; ID the top label), pppoe (session),\n"
+	           "                       gre (ID: the key; none without), erspan (type II,\n"
+	           "                       session), vxlan, geneve (VNI), gtpu (TEID), ipip\n"
+	           "                       (4in4, 6in6), ipip4, ipip6 (outer IPv4 / IPv6),\n"
+	           "                       eompls (label); the truth gets tunnel_type,\n"
+	           "                       tunnel_id and bytes_outer\n"
 	           "  -o, --out FILE       the capture to write (FILE.truth.csv beside it);\n"
 	           "                       each must be new or a regular file (a device node,\n"
 	           "                       a link, a FIFO or a directory is refused)\n"
@@ -76,6 +83,7 @@ static int cmd_flow_gen(int argc, char *argv[])
 	        {"profile", required_argument, NULL, 'p'},
 	        {"packets", required_argument, NULL, 'n'},
 	        {"seed", required_argument, NULL, 's'},
+	        {"encap", required_argument, NULL, 'e'},
 	        {"out", required_argument, NULL, 'o'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
@@ -88,7 +96,7 @@ static int cmd_flow_gen(int argc, char *argv[])
 	int c;
 
 	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":p:n:s:o:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:n:s:e:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			cfg.profile = optarg;
@@ -102,6 +110,13 @@ static int cmd_flow_gen(int argc, char *argv[])
 			if (!cli_parse_u64(optarg, 0, UINT64_MAX, &cfg.seed))
 				return cli_usage_err(cmd, "--seed '%s' is not a number", optarg);
 			break;
+		case 'e': {
+			char eerr[200];
+			if (secho_gen_encap_check(optarg, eerr, sizeof(eerr)))
+				return cli_usage_err(cmd, "%s", eerr);
+			cfg.encap = optarg;
+			break;
+		}
 		case 'o':
 			out = optarg;
 			break;

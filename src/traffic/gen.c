@@ -22,11 +22,13 @@
 #include "traffic/gen.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "secho/dissect.h"
 #include "secho/wire.h"
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 ---- */
@@ -143,6 +145,8 @@ static const struct profile profiles[] = {
 const struct secho_gen_profile_info secho_gen_profiles[] = {
         {"conformance", 0,
          "every case the meter's tests need, once (--packets N: repeated until N)"},
+        {"encap", 0,
+         "every encapsulation (--encap), tenants with the same inner key in two tunnels"},
         {"heavy", 3000000, "about 1,000 Pareto-sized connections, mean IP length about 1,000 B"},
         {"light", 3000000, "about 200,000 connections, mean IP length about 290 B"},
         {"geant", 3000000, "FlowTest GEANT morning sizes (52% jumbo), few very heavy flows"},
@@ -155,6 +159,29 @@ const size_t secho_gen_nprofiles = NB(secho_gen_profiles);
 
 enum { K_TCP, K_UDP, K_ICMP, K_OTHER, K_RAW };
 enum { TAG_NONE, TAG_1Q, TAG_QINQ_AD, TAG_QINQ_11 };
+/* Encapsulations (--encap, the encap profile; encaps[] below) */
+/* Room in front of the inner frame for the outer headers: two VLAN tags, IPv6, and the
+ * longest tunnel header (UDP + Geneve with an option, 24 bytes) before an inner Ethernet
+ * header, rounded up. */
+#define ENC_ROOM 96u
+_Static_assert(ENC_ROOM >= 22 + 40 + 24, "two tags, IPv6, UDP + Geneve with its option");
+_Static_assert(SECHO_GEN_MAX_ENCAP >= 40 + 24 + 14, "IPv6, UDP + Geneve, inner Ethernet");
+enum {
+	E_NONE,
+	E_MPLS,
+	E_MPLS2,
+	E_PPPOE,
+	E_GRE,
+	E_ERSPAN,
+	E_VXLAN,
+	E_GENEVE,
+	E_GTPU,
+	E_IPIP,
+	E_IPIP4,
+	E_IPIP6,
+	E_EOMPLS,
+	E_COUNT
+};
 enum { END_FIN, END_RST_F, END_RST_R, END_NONE };
 enum { REUSE_NONE, REUSE_SYN, REUSE_IDLE };
 
@@ -211,7 +238,11 @@ struct conn {
 	uint32_t seq[2];
 	uint8_t mac[2][6];
 	struct secho_flow_dir d[2];
+	uint64_t bytes_outer[2]; /* encapsulated: the outer IP lengths per direction */
 	const struct profile *prof;
+	uint8_t enc, enc_has_id; /* E_*: the encapsulation of every frame; an ID given */
+	uint16_t enc_ipid[2];    /* outer IPv4 identification, GRE sequence (ERSPAN) */
+	uint32_t enc_id;         /* label, session, key, VNI or TEID */
 };
 
 /* ---- key registry (CSV rows with addresses of their own) ---- */
@@ -256,7 +287,15 @@ struct secho_gen {
 	secho_gen_flow_fn on_flow;
 	void *ctx;
 	struct secho_gen_totals tot;
-	uint8_t frame[SECHO_GEN_MAX_FRAME + 64];
+	uint8_t enc, enc_has_id; /* --encap */
+	uint32_t enc_id;
+	bool tunnels;       /* flows in tunnels: the truth's tunnel columns */
+	const uint8_t *out; /* the frame built (g->frame, or inside it after ENC_ROOM) */
+	uint32_t outer_len; /* its outermost IP packet's length when encapsulated in IP */
+	uint32_t enc_over;  /* bytes the encapsulation added to it */
+	const struct case_spec *cases; /* conformance or encap */
+	size_t ncases;
+	uint8_t frame[SECHO_GEN_MAX_FRAME + 128];
 };
 
 enum { M_STAT, M_CSV, M_CONF };
@@ -482,12 +521,15 @@ struct pkt {
 	uint32_t l4_total; /* bytes of L4 header + payload of the whole datagram */
 };
 
-static uint8_t *put_l2(const struct conn *c, int dir, uint8_t *p, uint16_t ethertype)
+/* Ethernet header, with the connection's VLAN tags when tags (an encapsulated frame has
+ * them outside only). */
+static uint8_t *put_l2(const struct conn *c, int dir, uint8_t *p, uint16_t ethertype, bool tags)
 {
 	memcpy(p, c->mac[!dir], 6);
 	memcpy(p + 6, c->mac[dir], 6);
 	p += 12;
-	if (c->tags == TAG_1Q) {
+	if (!tags) {
+	} else if (c->tags == TAG_1Q) {
 		put_be16(p, 0x8100);
 		put_be16(p + 2, c->tag_tci[0]);
 		p += 4;
@@ -607,16 +649,21 @@ static unsigned put_l4(struct conn *c, const struct pkt *k, uint8_t *p)
 	return h;
 }
 
-/* Build the frame of packet k into g->frame; returns the frame length on the wire. */
+static uint32_t wrap(struct secho_gen *g, struct conn *c, int dir, uint8_t *in, uint32_t l2,
+                     uint32_t ip_len);
+
+/* Build the frame of packet k into g->frame (g->out: where it starts); returns the frame
+ * length on the wire. */
 static uint32_t build(struct secho_gen *g, struct conn *c, const struct pkt *k)
 {
-	uint8_t *f = g->frame, *p;
+	bool enc = c->enc != E_NONE;
+	uint8_t *f = g->frame + (enc ? ENC_ROOM : 0), *p;
 	const uint8_t *src = k->dir ? c->key.dst : c->key.src;
 	const uint8_t *dst = k->dir ? c->key.src : c->key.dst;
 	int ipv = c->key.ip_version;
 	uint8_t proto = c->key.proto;
 
-	p = put_l2(c, k->dir, f, ipv == 4 ? 0x0800 : 0x86dd);
+	p = put_l2(c, k->dir, f, ipv == 4 ? 0x0800 : 0x86dd, !enc);
 	uint8_t *ip = p;
 	uint32_t l2 = (uint32_t)(ip - f);
 	memset(ip, 0, k->ip_len);
@@ -689,10 +736,269 @@ static uint32_t build(struct secho_gen *g, struct conn *c, const struct pkt *k)
 	if (!k->frag || k->frag_off == 0)
 		put_l4(c, k, p);
 	uint32_t len = l2 + k->ip_len;
+	g->out = f;
+	g->outer_len = g->enc_over = 0;
+	if (enc)
+		len = wrap(g, c, k->dir, f, l2, k->ip_len);
 	if (len < 60) {
-		memset(f + len, 0, 60 - len); /* Ethernet padding: behind the IP packet */
+		memset((uint8_t *)g->out + len, 0,
+		       60 - len); /* Ethernet padding: behind the IP packet */
 		len = 60;
 	}
+	return len;
+}
+
+/* ---- encapsulations (--encap, the encap profile) ---- */
+
+struct encap_info {
+	const char *name;
+	uint8_t tun;    /* SECHO_TUN_* the meter keys it by (0: MPLS, PPPoE) */
+	uint8_t eth_in; /* carries an Ethernet frame (else the IP packet) */
+	uint8_t id_ok;  /* takes an ID */
+	uint32_t def_id, min_id, max_id;
+};
+
+/* Indexed by E_*. */
+static const struct encap_info encaps[E_COUNT] = {
+        [E_NONE] = {"none", 0, 0, 0, 0, 0, 0},
+        [E_MPLS] = {"mpls", 0, 0, 1, 16, 16, 0xffffe},
+        [E_MPLS2] = {"mpls2", 0, 0, 1, 16, 16, 0xffffe},
+        [E_PPPOE] = {"pppoe", 0, 0, 1, 1, 1, 0xfffe},
+        [E_GRE] = {"gre", SECHO_TUN_GRE, 0, 1, 0, 0, UINT32_MAX},
+        [E_ERSPAN] = {"erspan", SECHO_TUN_ERSPAN, 1, 1, 1, 0, 1023},
+        [E_VXLAN] = {"vxlan", SECHO_TUN_VXLAN, 1, 1, 100, 0, 0xffffff},
+        [E_GENEVE] = {"geneve", SECHO_TUN_GENEVE, 1, 1, 100, 0, 0xffffff},
+        [E_GTPU] = {"gtpu", SECHO_TUN_GTPU, 0, 1, 1, 0, UINT32_MAX},
+        [E_IPIP] = {"ipip", SECHO_TUN_IPIP, 0, 0, 0, 0, 0},
+        [E_IPIP4] = {"ipip4", SECHO_TUN_IPIP, 0, 0, 0, 0, 0},
+        [E_IPIP6] = {"ipip6", SECHO_TUN_IPIP, 0, 0, 0, 0, 0},
+        [E_EOMPLS] = {"eompls", SECHO_TUN_EOMPLS, 1, 1, 16, 16, 0xfffff},
+};
+
+/* Parse KIND[:ID] into *kind, *id (the default without one), *has_id. */
+static int encap_parse(const char *spec, uint8_t *kind, uint32_t *id, uint8_t *has_id, char *err,
+                       size_t errlen)
+{
+	const char *colon = strchr(spec, ':');
+	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
+	for (unsigned e = 1; e < E_COUNT; e++) {
+		const struct encap_info *ei = &encaps[e];
+		if (strlen(ei->name) != nl || strncmp(spec, ei->name, nl))
+			continue;
+		*kind = (uint8_t)e;
+		*id = ei->def_id;
+		*has_id = 0;
+		if (!colon)
+			return 0;
+		char *end = NULL;
+		errno = 0;
+		unsigned long long v = strtoull(colon + 1, &end, 0);
+		if (!ei->id_ok || !colon[1] || *end || errno || colon[1] == '-' || v < ei->min_id ||
+		    v > ei->max_id) {
+			if (ei->id_ok)
+				snprintf(err, errlen,
+				         "--encap '%s': the %s ID is %" PRIu32 "..%" PRIu32, spec,
+				         ei->name, ei->min_id, ei->max_id);
+			else
+				snprintf(err, errlen, "--encap '%s': %s takes no ID", spec,
+				         ei->name);
+			return -EINVAL;
+		}
+		*id = (uint32_t)v;
+		*has_id = 1;
+		return 0;
+	}
+	snprintf(err, errlen,
+	         "--encap '%s': unknown (mpls, mpls2, pppoe, gre, erspan, vxlan, geneve, gtpu, "
+	         "ipip, ipip4, ipip6, eompls)",
+	         spec);
+	return -EINVAL;
+}
+
+int secho_gen_encap_check(const char *spec, char *err, size_t errlen)
+{
+	uint8_t k, h;
+	uint32_t id;
+	return encap_parse(spec, &k, &id, &h, err, errlen);
+}
+
+/* The connection's encapsulation, and the tunnel fields of its key (what the meter's key
+ * holds: dissect.h's tun_type and tun_id; a GRE key only when present). */
+static void conn_encap(struct conn *c, uint8_t kind, uint32_t id, uint8_t has_id)
+{
+	c->enc = kind;
+	c->enc_id = id;
+	c->enc_has_id = has_id;
+	c->key.tun_type = encaps[kind].tun;
+	c->key.tun_id = 0;
+	if (kind == E_ERSPAN || kind == E_VXLAN || kind == E_GENEVE || kind == E_GTPU ||
+	    (kind == E_GRE && has_id))
+		c->key.tun_id = id;
+}
+
+/* Tunnel endpoints: 198.19.254.254 (client side) and 198.19.255.254, 2001:db8:fe::1 and
+ * ::2. */
+static void enc_addr(uint8_t *a, int ov, int side)
+{
+	memset(a, 0, 16);
+	if (ov == 4) {
+		put_be32(a, side ? 0xc613fffeu : 0xc613fefeu);
+		return;
+	}
+	put_be32(a, 0x20010db8u);
+	put_be16(a + 4, 0xfe);
+	a[15] = (uint8_t)(1 + side);
+}
+
+/*
+ * Wrap the frame at in (l2 bytes of Ethernet, then the IP packet of ip_len bytes) in c's
+ * encapsulation for direction dir: the outer headers are written in front of it (in the
+ * ENC_ROOM bytes before in), the inner Ethernet header dropped for the tunnels that carry
+ * IP. Sets g->out, g->outer_len and g->enc_over; returns the frame's length.
+ */
+static uint32_t wrap(struct secho_gen *g, struct conn *c, int dir, uint8_t *in, uint32_t l2,
+                     uint32_t ip_len)
+{
+	const struct encap_info *ei = &encaps[c->enc];
+	const uint8_t *pl = ei->eth_in ? in : in + l2;
+	uint32_t plen = ei->eth_in ? l2 + ip_len : ip_len;
+	int iv = c->key.ip_version;
+	int ov = c->enc == E_IPIP4 ? 4 : c->enc == E_IPIP6 ? 6 : iv;
+	uint8_t th[32] = {0}, proto = 0;
+	unsigned tl = 0;
+	uint16_t etype = ov == 4 ? 0x0800 : 0x86dd;
+	bool ip_outer = true;
+	uint32_t id = c->enc_id;
+
+	switch (c->enc) {
+	case E_MPLS:
+	case E_MPLS2:
+	case E_EOMPLS: {
+		/* RFC 3032: label 20 | TC 3 | S 1 | TTL 8; RFC 4448: a control word of zeros */
+		unsigned nl = c->enc == E_MPLS2 ? 2 : 1;
+		for (unsigned i = 0; i < nl; i++)
+			put_be32(th + 4 * i, (id + i) << 12 | (i + 1 == nl ? 0x100u : 0) | 64u);
+		tl = 4 * nl + (c->enc == E_EOMPLS ? 4 : 0);
+		etype = 0x8847;
+		ip_outer = false;
+		break;
+	}
+	case E_PPPOE:
+		/* RFC 2516 section 4: ver 1 | type 1, code 0 (session data), session ID, length
+		 * (the PPP protocol and the packet); RFC 1332 / 5072: PPP protocol */
+		th[0] = 0x11;
+		put_be16(th + 2, (uint16_t)id);
+		put_be16(th + 4, (uint16_t)(plen + 2));
+		put_be16(th + 6, iv == 4 ? 0x0021 : 0x0057);
+		tl = 8;
+		etype = 0x8864;
+		ip_outer = false;
+		break;
+	case E_GRE:
+		/* RFC 2784/2890: K flag and the key when an ID was given */
+		proto = 47;
+		put_be16(th, c->enc_has_id ? 0x2000 : 0);
+		put_be16(th + 2, iv == 4 ? 0x0800 : 0x86dd);
+		tl = 4;
+		if (c->enc_has_id) {
+			put_be32(th + 4, id);
+			tl = 8;
+		}
+		break;
+	case E_ERSPAN:
+		/* GRE with a sequence number, protocol 0x88BE; ERSPAN type II: version 1,
+		 * VLAN 0, COS 0, En 0 (untagged), T 0, session ID, reserved, index 0 */
+		proto = 47;
+		put_be16(th, 0x1000);
+		put_be16(th + 2, 0x88be);
+		put_be32(th + 4, c->enc_ipid[dir]);
+		th[8] = 0x10;
+		put_be16(th + 10, (uint16_t)(id & 0x3ff));
+		tl = 16;
+		break;
+	case E_VXLAN:
+		/* UDP, then RFC 7348: flags (I), reserved, VNI, reserved */
+		proto = 17;
+		th[8] = 0x08;
+		put_be32(th + 12, id << 8);
+		tl = 16;
+		break;
+	case E_GENEVE:
+		/* UDP, then RFC 8926: version 0, options 2 words, protocol 0x6558, VNI; one
+		 * option of the experimental class 0xFF01, type 1, 4 bytes of data */
+		proto = 17;
+		th[8] = 0x02;
+		put_be16(th + 10, 0x6558);
+		put_be32(th + 12, id << 8);
+		put_be16(th + 16, 0xff01);
+		th[18] = 0x01;
+		th[19] = 1;
+		put_be32(th + 20, (uint32_t)c->id);
+		tl = 24;
+		break;
+	case E_GTPU:
+		/* UDP, then TS 29.281 5.1: version 1, PT 1, no optional fields; G-PDU (255);
+		 * length (after the first 8 bytes); TEID */
+		proto = 17;
+		th[8] = 0x30;
+		th[9] = 255;
+		put_be16(th + 10, (uint16_t)plen);
+		put_be32(th + 12, id);
+		tl = 16;
+		break;
+	default: /* IP in IP */
+		proto = iv == 4 ? 4 : 41;
+		break;
+	}
+	unsigned ohl = ip_outer ? (ov == 4 ? 20u : 40u) : 0u;
+	unsigned l2o = 14 + (c->tags == TAG_1Q ? 4 : c->tags ? 8 : 0);
+	uint8_t *start = (uint8_t *)pl - tl - ohl - l2o, *ip = start + l2o;
+	uint32_t olen = ohl + tl + plen;
+	put_l2(c, dir, start, etype, true);
+	memcpy(ip + ohl, th, tl);
+	g->outer_len = 0;
+	if (ip_outer) {
+		uint8_t src[16], dst[16];
+		enc_addr(src, ov, dir);
+		enc_addr(dst, ov, !dir);
+		memset(ip, 0, ohl);
+		if (ov == 4) {
+			ip[0] = 0x45;
+			put_be16(ip + 2, (uint16_t)olen);
+			put_be16(ip + 4, c->enc_ipid[dir]);
+			ip[8] = 64;
+			ip[9] = proto;
+			memcpy(ip + 12, src, 4);
+			memcpy(ip + 16, dst, 4);
+			put_be16(ip + 10, secho_ip4_csum(ip));
+		} else {
+			ip[0] = 0x60;
+			put_be16(ip + 4, (uint16_t)(olen - 40));
+			ip[6] = proto;
+			ip[7] = 64;
+			memcpy(ip + 8, src, 16);
+			memcpy(ip + 24, dst, 16);
+		}
+		if (proto == 17) {
+			/* UDP: a source port per connection (a tunnel endpoint's flow entropy),
+			 * the tunnel's port, the checksum over the whole datagram */
+			uint8_t *u = ip + ohl;
+			uint32_t ul = tl + plen;
+			put_be16(u, c->enc == E_GTPU ? 2152 : (uint16_t)(49152 + c->id % 16384));
+			put_be16(u + 2, c->enc == E_VXLAN    ? 4789
+			                : c->enc == E_GENEVE ? 6081
+			                                     : 2152);
+			put_be16(u + 4, (uint16_t)ul);
+			uint16_t cs = secho_csum_fold(
+			        secho_csum_add(pseudo_sum(src, dst, ov, 17, ul), u, ul));
+			put_be16(u + 6, cs ? cs : 0xffff);
+		}
+		g->outer_len = olen;
+	}
+	c->enc_ipid[dir]++;
+	g->out = start;
+	uint32_t len = (uint32_t)(pl + plen - start);
+	g->enc_over = len - (l2 + ip_len);
 	return len;
 }
 
@@ -920,7 +1226,7 @@ static void report_dir(struct secho_gen *g, const struct conn *c, int dir)
 	const struct secho_flow_dir *d = &c->d[dir];
 	if (!d->packets)
 		return;
-	struct secho_gen_flow fl = {.key = c->key, .dir = *d};
+	struct secho_gen_flow fl = {.key = c->key, .dir = *d, .bytes_outer = c->bytes_outer[dir]};
 	if (dir) {
 		memcpy(fl.key.src, c->key.dst, 16);
 		memcpy(fl.key.dst, c->key.src, 16);
@@ -1195,6 +1501,8 @@ struct case_spec {
 	uint16_t rf, rr;  /* reuse: the second connection's packets */
 	uint8_t same_key; /* reuse the previous case's addresses and ports */
 	uint8_t raw, reason;
+	uint8_t enc, enc_key; /* E_*; enc_id given (else the kind's default) */
+	uint32_t enc_id;
 };
 
 #define IC(t, c) ((uint16_t)((t) << 8 | (c)))
@@ -1281,6 +1589,45 @@ static const struct case_spec conf_cases[] = {
 };
 /* clang-format on */
 
+/* The encap profile: every encapsulation, IPv4 and IPv6 inside, and tenants with the same
+ * inner key in two VXLAN VNIs, Geneve VNIs, GRE keys and GTP-U TEIDs (two flows each, and
+ * a third without a tunnel); fragments and a snap length inside a tunnel. */
+#define ENC(e) .enc = E_##e
+/* clang-format off */
+static const struct case_spec enc_cases[] = {
+	{.at_ms = 0,  .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 6, .nr = 6, .lo = 40, .hi = 1500, .gap_ms = 2, ENC(MPLS)},
+	{.at_ms = 2,  .kind = K_UDP, .ipv = 6, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(MPLS2), .enc_key = 1, .enc_id = 1000},
+	{.at_ms = 4,  .kind = K_TCP, .ipv = 6, .proto = 6, .nf = 5, .nr = 5, .lo = 60, .hi = 1492, .gap_ms = 2, ENC(PPPOE)},
+	{.at_ms = 6,  .kind = K_UDP, .ipv = 4, .proto = 17, .tags = TAG_1Q, .vid = 300, .nf = 3, .nr = 2, .lo = 60, .hi = 1492, .gap_ms = 2, ENC(PPPOE), .enc_key = 1, .enc_id = 0x1234},
+	{.at_ms = 8,  .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 6, .nr = 6, .lo = 40, .hi = 1476, .gap_ms = 2, ENC(GRE)},
+	{.at_ms = 10, .kind = K_UDP, .ipv = 6, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(GRE), .enc_key = 1, .enc_id = 7},
+	{.at_ms = 12, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 5, .nr = 5, .lo = 40, .hi = 1400, .gap_ms = 2, ENC(ERSPAN), .enc_key = 1, .enc_id = 5},
+	{.at_ms = 14, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(VXLAN), .enc_key = 1, .enc_id = 100},
+	{.at_ms = 15, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 2, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, .same_key = 1, ENC(VXLAN), .enc_key = 1, .enc_id = 200},
+	{.at_ms = 16, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 2, .nr = 1, .lo = 60, .hi = 1400, .gap_ms = 2, .same_key = 1},
+	{.at_ms = 17, .kind = K_TCP, .ipv = 6, .proto = 6, .nf = 5, .nr = 5, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(VXLAN), .enc_key = 1, .enc_id = 300},
+	{.at_ms = 19, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(GENEVE), .enc_key = 1, .enc_id = 10},
+	{.at_ms = 20, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 3, .nr = 2, .lo = 60, .hi = 1400, .gap_ms = 2, .same_key = 1, ENC(GENEVE), .enc_key = 1, .enc_id = 11},
+	{.at_ms = 22, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 5, .nr = 5, .lo = 40, .hi = 1400, .gap_ms = 2, ENC(GTPU), .enc_key = 1, .enc_id = 1000},
+	{.at_ms = 23, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 4, .nr = 4, .lo = 40, .hi = 1400, .gap_ms = 2, .same_key = 1, ENC(GTPU), .enc_key = 1, .enc_id = 1001},
+	{.at_ms = 25, .kind = K_UDP, .ipv = 6, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1400, .gap_ms = 2, ENC(GTPU), .enc_key = 1, .enc_id = 5},
+	{.at_ms = 27, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 4, .nr = 4, .lo = 40, .hi = 1400, .gap_ms = 2, ENC(GRE), .enc_key = 1, .enc_id = 1},
+	{.at_ms = 28, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 4, .nr = 4, .lo = 40, .hi = 1400, .gap_ms = 2, .same_key = 1, ENC(GRE), .enc_key = 1, .enc_id = 2},
+	{.at_ms = 30, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1480, .gap_ms = 2, ENC(IPIP)},
+	{.at_ms = 32, .kind = K_UDP, .ipv = 6, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1460, .gap_ms = 2, ENC(IPIP)},
+	{.at_ms = 34, .kind = K_TCP, .ipv = 6, .proto = 6, .nf = 4, .nr = 4, .lo = 60, .hi = 1480, .gap_ms = 2, ENC(IPIP4)},
+	{.at_ms = 36, .kind = K_TCP, .ipv = 4, .proto = 6, .nf = 4, .nr = 4, .lo = 40, .hi = 1460, .gap_ms = 2, ENC(IPIP6)},
+	{.at_ms = 38, .kind = K_UDP, .ipv = 4, .proto = 17, .nf = 3, .nr = 3, .lo = 60, .hi = 1500, .gap_ms = 2, ENC(EOMPLS)},
+	{.at_ms = 40, .kind = K_TCP, .ipv = 6, .proto = 6, .nf = 4, .nr = 4, .lo = 60, .hi = 1500, .gap_ms = 2, ENC(EOMPLS), .enc_key = 1, .enc_id = 4000},
+	{.at_ms = 42, .kind = K_ICMP, .ipv = 4, .proto = 1, .nf = 3, .nr = 3, .lo = 84, .hi = 84, .gap_ms = 20, .icmp_f = IC(8, 0), .icmp_r = IC(0, 0), ENC(VXLAN), .enc_key = 1, .enc_id = 100},
+	{.at_ms = 44, .kind = K_ICMP, .ipv = 6, .proto = 58, .nf = 2, .nr = 2, .lo = 104, .hi = 104, .gap_ms = 20, .icmp_f = IC(128, 0), .icmp_r = IC(129, 0), ENC(GTPU), .enc_key = 1, .enc_id = 9},
+	{.at_ms = 46, .kind = K_UDP, .ipv = 4, .proto = 17, .feat = F_FRAG, .nf = 2, .nr = 1, .lo = 1600, .hi = 4000, .gap_ms = 5, ENC(GRE), .enc_key = 1, .enc_id = 3},
+	{.at_ms = 48, .kind = K_UDP, .ipv = 6, .proto = 17, .feat = F_FRAG, .nf = 1, .nr = 1, .lo = 2000, .hi = 3000, .gap_ms = 5, ENC(VXLAN), .enc_key = 1, .enc_id = 400},
+	{.at_ms = 50, .kind = K_UDP, .ipv = 4, .proto = 17, .feat = F_SNAP, .nf = 2, .nr = 2, .lo = 500, .hi = 1400, .gap_ms = 2, ENC(GENEVE)},
+	{.at_ms = 52, .kind = K_TCP, .ipv = 4, .proto = 6, .tags = TAG_QINQ_AD, .vid = 40, .vid_inner = 41, .nf = 4, .nr = 4, .lo = 40, .hi = 1400, .gap_ms = 2, ENC(VXLAN), .enc_key = 1, .enc_id = 100},
+};
+/* clang-format on */
+
 #define CONF_ROUND_US 1000000ull /* rounds start 1 s apart (every case starts within 0.11 s) */
 
 static struct conn *make_conf_conn(struct secho_gen *g, const struct case_spec *s,
@@ -1324,6 +1671,8 @@ static struct conn *make_conf_conn(struct secho_gen *g, const struct case_spec *
 	} else {
 		conn_addresses(g, c, c->key.ip_version, dport);
 	}
+	if (s->enc)
+		conn_encap(c, s->enc, s->enc_key ? s->enc_id : encaps[s->enc].def_id, s->enc_key);
 	c->ipid[0] = (uint16_t)rng_u64(&g->rng);
 	c->ipid[1] = (uint16_t)rng_u64(&g->rng);
 	c->seq[0] = (uint32_t)rng_u64(&g->rng);
@@ -1519,7 +1868,7 @@ static int arrivals(struct secho_gen *g)
 			if (c)
 				g->planned += c->total[0] + c->total[1];
 		} else {
-			if (g->conf_i == NB(conf_cases)) {
+			if (g->conf_i == g->ncases) {
 				if (g->planned >= g->target) {
 					g->arrivals_done = true;
 					return 0;
@@ -1527,7 +1876,7 @@ static int arrivals(struct secho_gen *g)
 				g->conf_i = 0;
 				g->conf_round++;
 			}
-			const struct case_spec *s = &conf_cases[g->conf_i];
+			const struct case_spec *s = &g->cases[g->conf_i];
 			uint64_t at = g->conf_round * CONF_ROUND_US + (uint64_t)s->at_ms * 1000;
 			if (at > top)
 				return 0;
@@ -1540,6 +1889,8 @@ static int arrivals(struct secho_gen *g)
 		}
 		if (!c)
 			return -ENOMEM;
+		if (g->enc && c->kind != K_RAW)
+			conn_encap(c, g->enc, g->enc_id, g->enc_has_id);
 		g->tot.connections += c->kind != K_RAW;
 		int rc = heap_push(g, c);
 		if (rc) {
@@ -1566,6 +1917,7 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 	g->last_us = t;
 	uint32_t len, caplen;
 	bool done;
+	g->out = g->frame;
 	if (c->kind == K_RAW) {
 		len = build_raw(g, c, &caplen);
 		if (c->raw_what == RAW_MALFORMED) {
@@ -1582,7 +1934,9 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 		conn_next_pkt(g, c, &k);
 		len = caplen = build(g, c, &k);
 		if (c->feat & F_SNAP) {
-			caplen = 96 < len ? 96 : len;
+			/* the same inner bytes as without the encapsulation */
+			uint32_t snap = 96 + g->enc_over;
+			caplen = snap < len ? snap : len;
 			g->tot.snap_truncated += caplen < len;
 		}
 		struct secho_flow_dir *d = &c->d[k.dir];
@@ -1592,6 +1946,7 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 		d->last_ns = ns;
 		d->packets++;
 		d->octets += k.ip_len;
+		c->bytes_outer[k.dir] += g->outer_len;
 		d->tcp_flags |= c->kind == K_TCP ? k.flags : 0;
 		if (!k.frag || !k.more)
 			c->ipid[k.dir]++;
@@ -1606,7 +1961,7 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 		}
 	}
 	f->ts_ns = SECHO_GEN_EPOCH_NS + t * 1000;
-	f->data = g->frame;
+	f->data = g->out;
 	f->len = len;
 	f->caplen = caplen;
 	g->tot.packets++;
@@ -1622,6 +1977,7 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 			c->total[0] = c->reuse_total[0];
 			c->total[1] = c->reuse_total[1];
 			memset(c->d, 0, sizeof(c->d));
+			memset(c->bytes_outer, 0, sizeof(c->bytes_outer));
 			conn_reserve(c);
 			uint64_t n = c->total[0] + c->total[1];
 			conn_plan_time(c, t + wait, 2000 * (n - 1));
@@ -1639,6 +1995,11 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 			return rc;
 	}
 	return 1;
+}
+
+int secho_gen_has_tunnels(const struct secho_gen *g)
+{
+	return g->tunnels;
 }
 
 void secho_gen_get_totals(const struct secho_gen *g, struct secho_gen_totals *t)
@@ -1674,9 +2035,29 @@ int secho_gen_new(struct secho_gen **out, const struct secho_gen_cfg *cfg, char 
 	g->on_flow = cfg->on_flow;
 	g->ctx = cfg->ctx;
 	const char *name = cfg->profile ? cfg->profile : "";
-	if (!strcmp(name, "conformance")) {
+	if (cfg->encap) {
+		int rc = encap_parse(cfg->encap, &g->enc, &g->enc_id, &g->enc_has_id, err, errlen);
+		if (!rc && !strcmp(name, "encap")) {
+			snprintf(err, errlen,
+			         "--encap: the encap profile has its own encapsulations");
+			rc = -EINVAL;
+		}
+		if (rc) {
+			free(g);
+			return rc;
+		}
+		g->tunnels = true;
+	}
+	if (!strcmp(name, "conformance") || !strcmp(name, "encap")) {
 		g->mode = M_CONF;
 		g->target = cfg->packets;
+		g->cases = conf_cases;
+		g->ncases = NB(conf_cases);
+		if (!strcmp(name, "encap")) {
+			g->cases = enc_cases;
+			g->ncases = NB(enc_cases);
+			g->tunnels = true;
+		}
 	} else if (ends_with(name, ".csv")) {
 		g->mode = M_CSV;
 		g->target = cfg->packets;
@@ -1705,7 +2086,8 @@ int secho_gen_new(struct secho_gen **out, const struct secho_gen_cfg *cfg, char 
 				g->prof = &profiles[i];
 		if (!g->prof) {
 			snprintf(err, errlen,
-			         "unknown profile '%s' (conformance, heavy, light, geant, nix, "
+			         "unknown profile '%s' (conformance, encap, heavy, light, geant, "
+			         "nix, "
 			         "short or a "
 			         "FILE.csv)",
 			         name);

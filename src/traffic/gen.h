@@ -30,8 +30,12 @@
 
 #include "flow/core/record.h"
 
-/* The largest frame the generator writes (a 9000-byte IP packet behind two VLAN tags). */
-#define SECHO_GEN_MAX_FRAME 9022u
+/* The most an encapsulation adds to a frame (--encap: Geneve with an option over IPv6 and
+ * the inner Ethernet header, 78 bytes). */
+#define SECHO_GEN_MAX_ENCAP 80u
+/* The largest frame the generator writes (a 9000-byte IP packet behind two VLAN tags, in
+ * an encapsulation). Far below 65535: no outer IP length can overflow. */
+#define SECHO_GEN_MAX_FRAME (9022u + SECHO_GEN_MAX_ENCAP)
 
 /* Time of the first packet of every file: 2026-01-01T00:00:00Z, in ns since the epoch. */
 #define SECHO_GEN_EPOCH_NS 1767225600000000000ull
@@ -90,8 +94,11 @@ struct secho_gen_totals {
 
 /* One unidirectional flow of the truth: its key (record.h) and its counters. */
 struct secho_gen_flow {
-	struct secho_flow_key key;
+	struct secho_flow_key key; /* tun_type, tun_id: the tunnel it came in (--encap) */
 	struct secho_flow_dir dir;
+	uint64_t bytes_outer; /* sum of the outermost IP packets' lengths (dir.octets counts the
+	                       * inner ones); 0 when not in an IP tunnel (none, MPLS, PPPoE,
+	                       * Ethernet over MPLS) */
 };
 
 /* Called once per flow, after its last packet was handed out (so in order of flow end). */
@@ -102,6 +109,8 @@ struct secho_gen_cfg {
 	                        .csv */
 	uint64_t packets;    /* 0: the profile's default (see secho_gen_profiles) */
 	uint64_t seed;
+	const char *encap; /* KIND[:ID] wrapping every flow frame (secho_gen_encap_check); NULL:
+	                      none */
 	secho_gen_flow_fn on_flow; /* may be NULL */
 	void *ctx;
 	/* secho_gen_write: when it becomes non-zero (a signal handler sets it), the writer
@@ -173,8 +182,26 @@ int secho_gen_csv_read(FILE *f, const char *name, struct secho_gen_csv_row **row
 int secho_gen_write(const struct secho_gen_cfg *cfg, const char *pcap_path, const char *truth_path,
                     struct secho_gen_totals *totals, char *err, size_t errlen);
 
-/* The truth file's header line (no newline) and one flow as a line (no newline). */
+/*
+ * Encapsulations (--encap KIND[:ID], docs/FLOW.md "The traffic generator"): mpls and mpls2
+ * (one or two labels, ID the top label, default 16), pppoe (session, default 1), gre (ID:
+ * the key; none without), erspan (type II, session 0..1023, default 1), vxlan and geneve
+ * (VNI, default 100), gtpu (TEID, default 1), ipip (outer version = inner), ipip4 and ipip6
+ * (outer IPv4 / IPv6 whatever the inner: 6in4, 4in6), eompls (Ethernet over MPLS with a
+ * control word, ID the label). Returns 0, or -EINVAL with the reason in err.
+ */
+int secho_gen_encap_check(const char *spec, char *err, size_t errlen);
+
+/* Whether the generator's flows come in tunnels (--encap or the encap profile): the truth
+ * then has the tunnel columns. */
+int secho_gen_has_tunnels(const struct secho_gen *g);
+
+/* The truth file's header line (no newline) and one flow as a line (no newline). With
+ * tunnels, three more columns: tunnel_type (secho_tun_name), tunnel_id, bytes_outer. A
+ * reader takes a file of 15 columns as one without tunnels. */
 extern const char secho_gen_truth_header[];
+extern const char secho_gen_truth_header_tun[];
 int secho_gen_truth_line(char *buf, size_t n, const struct secho_gen_flow *fl);
+int secho_gen_truth_line_tun(char *buf, size_t n, const struct secho_gen_flow *fl);
 
 #endif

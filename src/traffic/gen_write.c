@@ -16,12 +16,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "secho/dissect.h"
 #include "secho/fileio.h"
 #include "traffic/gen.h"
 
 const char secho_gen_truth_header[] = "vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,"
                                       "icmp_type,icmp_code,packets,octets,first_ns,last_ns,"
                                       "tcp_flags";
+
+const char secho_gen_truth_header_tun[] = "vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,"
+                                          "icmp_type,icmp_code,packets,octets,first_ns,last_ns,"
+                                          "tcp_flags,tunnel_type,tunnel_id,bytes_outer";
+
+int secho_gen_truth_line_tun(char *buf, size_t n, const struct secho_gen_flow *fl)
+{
+	int rc = secho_gen_truth_line(buf, n, fl);
+	if (rc)
+		return rc;
+	size_t l = strlen(buf);
+	int r = snprintf(buf + l, n - l, ",%s,%" PRIu32 ",%" PRIu64,
+	                 secho_tun_name(fl->key.tun_type), fl->key.tun_id, fl->bytes_outer);
+	return r < 0 || (size_t)r >= n - l ? -ENOSPC : 0;
+}
 
 int secho_gen_truth_line(char *buf, size_t n, const struct secho_gen_flow *fl)
 {
@@ -44,13 +60,15 @@ int secho_gen_truth_line(char *buf, size_t n, const struct secho_gen_flow *fl)
 struct wctx {
 	FILE *truth;
 	int err;
+	bool tun; /* the tunnel columns */
 };
 
 static void on_flow(void *p, const struct secho_gen_flow *fl)
 {
 	struct wctx *w = p;
 	char line[256];
-	int rc = secho_gen_truth_line(line, sizeof(line), fl);
+	int rc = w->tun ? secho_gen_truth_line_tun(line, sizeof(line), fl)
+	                : secho_gen_truth_line(line, sizeof(line), fl);
 	if (rc && !w->err)
 		w->err = rc;
 	if (!rc && fprintf(w->truth, "%s\n", line) < 0 && !w->err)
@@ -127,7 +145,8 @@ int secho_gen_write(const struct secho_gen_cfg *cfg_in, const char *pcap_path,
 	pbuf = malloc(1 << 20);
 	if (pbuf)
 		setvbuf(pf, pbuf, _IOFBF, 1 << 20);
-	fprintf(w.truth, "%s\n", secho_gen_truth_header);
+	w.tun = secho_gen_has_tunnels(g);
+	fprintf(w.truth, "%s\n", w.tun ? secho_gen_truth_header_tun : secho_gen_truth_header);
 
 	uint8_t fh[24] = {0};
 	le32(fh, 0xa1b2c3d4u); /* microsecond timestamps, written little-endian */

@@ -15,6 +15,10 @@
 #     itself rejects a truth with one number changed;
 #   - packet sizes: the FlowTest shares of geant and nix (tshark counts the frame sizes),
 #     the mean IP lengths of heavy and light.
+#   - encapsulations (--encap, the encap profile): metered by `secho flow --pcap` equal to
+#     the truth with its tunnel columns (biflow, uniflow, 2 workers), tenants in two tunnels
+#     two flows, no malformed frame in tshark that the encapsulation brought, every checksum
+#     right; bad --encap arguments exit 2.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -269,4 +273,115 @@ lm=$(mean_len "$T/light.pcap.truth.csv")
 check $? "heavy mean IP length $hm B (about 1,000)"
 [ "$lm" -ge 260 ] && [ "$lm" -le 320 ]
 check $? "light mean IP length $lm B (about 290)"
+end_group
+
+# ---- encapsulations: metered exactly, decoded by tshark ----
+# Every --encap kind around the conformance profile (and two statistical profiles), and the
+# encap profile (every kind,
+# tenants with the same inner key in two tunnels): `secho flow --pcap` biflow, uniflow and
+# with two workers gives records equal to the truth, tunnel columns included
+# (tests/sh/flow_lib.bash). tshark decodes the frames with no malformed packet the
+# encapsulation brought: the same frames (the same seed) are malformed with and without
+# it or fewer (the conformance profile's deliberate ones, zero payloads on DNS or NTP
+# ports: tshark does not look into every tunnel's payload as far), and every checksum
+# verifies; and
+# in the encap profile only an application protocol inside is.
+group "flow gen: every encapsulation metered exactly (biflow, uniflow, 2 workers), tshark clean"
+# shellcheck source=tests/sh/flow_lib.bash
+. "$ROOT/tests/sh/flow_lib.bash"
+if ! command -v jq >/dev/null || ! command -v tshark >/dev/null; then
+	check 1 "jq and tshark needed (scripts/deps.sh installs them)"
+else
+	metered_as_truth() { # label pcap
+		local m
+		for m in bi uni w2; do
+			case $m in
+			bi) set -- "$1" "$2" ;;
+			uni) set -- "$1" "$2" --uniflow ;;
+			w2) set -- "$1" "$2" --workers 2 ;;
+			esac
+			"$S" flow --pcap "$2" --json "$T/enc.json" --quiet "${@:3}" >/dev/null 2>"$T/err"
+			check $? "$1 $m: secho flow: $(head -1 "$T/err")"
+			record_lines "$T/enc.json" >"$T/got.lines"
+			truth_lines "$2.truth.csv" >"$T/want.lines"
+			cmp -s "$T/got.lines" "$T/want.lines"
+			check $? "$1 $m: records differ from the truth: $(diff "$T/got.lines" "$T/want.lines" | head -4 | tr '\n' ' ')"
+		done
+	}
+	malformed() { tshark -r "$1" -Y _ws.malformed -T fields -e frame.number 2>/dev/null; }
+	"$S" flow gen -q --profile conformance --packets 1500 --seed 4 -o "$T/plain.pcap"
+	malformed "$T/plain.pcap" >"$T/plain.mal"
+	for e in mpls mpls2:100 pppoe:7 gre gre:5 erspan:9 vxlan:42 geneve:43 gtpu:44 ipip ipip4 \
+		ipip6 eompls:99; do
+		"$S" flow gen -q --profile conformance --packets 1500 --seed 4 --encap $e -o "$T/enc.pcap"
+		check $? "--encap $e: generation failed"
+		head -1 "$T/enc.pcap.truth.csv" | grep -q ',tunnel_type,tunnel_id,bytes_outer$'
+		check $? "--encap $e: no tunnel columns in the truth"
+		want_type=${e%%:*}
+		case $want_type in mpls* | pppoe) want_type=none ;; ipip4 | ipip6) want_type=ipip ;; esac
+		n=$(grep -v '^#' "$T/enc.pcap.truth.csv" | tail -n +2 | cut -d, -f16 | sort -u | tr '\n' ' ')
+		[ "$n" = "$want_type " ]
+		check $? "--encap $e: tunnel types in the truth: '$n', want '$want_type '"
+		metered_as_truth "--encap $e" "$T/enc.pcap"
+		malformed "$T/enc.pcap" >"$T/enc.mal"
+		new=$(comm -13 <(sort "$T/plain.mal") <(sort "$T/enc.mal") | head -3 | tr '\n' ' ')
+		[ -s "$T/plain.mal" ] && [ -z "$new" ]
+		check $? "--encap $e: frames tshark finds malformed only with the encapsulation: $new"
+	done
+	# statistical profiles too: jumbo frames (geant) in VXLAN, many flows (short) in MPLS
+	for pe in "geant vxlan:7" "short mpls2"; do
+		read -r p e <<<"$pe"
+		"$S" flow gen -q --profile "$p" --packets 10000 --seed 2 --encap "$e" -o "$T/st.pcap"
+		check $? "$p --encap $e: generation failed"
+		metered_as_truth "$p --encap $e" "$T/st.pcap"
+	done
+	"$S" flow gen -q --profile encap --packets 3000 --seed 2 -o "$T/encp.pcap"
+	check $? "encap profile: generation failed"
+	metered_as_truth "encap profile" "$T/encp.pcap"
+	bad=$(tshark -r "$T/encp.pcap" -Y _ws.malformed -T fields -e frame.protocols 2>/dev/null |
+		grep -Ev ':(dns|ntp|ssh|tls|data)$' | sort -u | head -3 | tr '\n' ' ')
+	[ -z "$bad" ]
+	check $? "encap profile: tshark finds malformed tunnel or IP headers: $bad"
+	# every checksum right, outer and inner (tshark verifies them when asked)
+	ck=(-o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o tcp.check_checksum:TRUE)
+	nbad=$(tshark -r "$T/encp.pcap" "${ck[@]}" -Y 'ip.checksum.status == 0 ||
+		udp.checksum.status == 0 || tcp.checksum.status == 0 || icmp.checksum.status == 0 ||
+		icmpv6.checksum.status == 0' 2>/dev/null | wc -l)
+	ngood=$(tshark -r "$T/encp.pcap" "${ck[@]}" -Y 'udp.checksum.status == 1 &&
+		(vxlan || geneve || gtp)' 2>/dev/null | wc -l)
+	[ "$nbad" -eq 0 ] && [ "$ngood" -gt 20 ]
+	check $? "encap profile: $nbad frames with a bad checksum, $ngood tunnel UDP checksums verified"
+	# every kind in the truth, and the tenants: one inner key in two tunnels is two flows
+	types=$(grep -v '^#' "$T/encp.pcap.truth.csv" | tail -n +2 | cut -d, -f16 | sort -u | tr '\n' ' ')
+	[ "$types" = "eompls erspan geneve gre gtpu ipip none vxlan " ]
+	check $? "encap profile: tunnel types '$types'"
+	for t in vxlan geneve gre gtpu; do
+		n=$(grep -v '^#' "$T/encp.pcap.truth.csv" | tail -n +2 | awk -F, -v t=$t '$16 == t {
+			k = $1 FS $2 FS $3 FS $4 FS $5 FS $6 FS $7 FS $8; if (!(k SUBSEP $17 in s)) { s[k SUBSEP $17] = 1; ids[k]++ } }
+			END { n = 0; for (k in ids) if (ids[k] > 1) n++; print n }')
+		[ "${n:-0}" -gt 0 ]
+		check $? "encap profile: no inner key in two $t tunnels ($n)"
+	done
+	# bytes_outer: the inner octets plus the outer headers, per packet
+	awk -F, '!/^#/ && NR > 1 && $16 != "none" && $16 != "eompls" && $18 <= $12 { bad++ }
+		END { exit bad > 0 }' "$T/encp.pcap.truth.csv"
+	check $? "encap profile: a tunnelled flow's bytes_outer not above its octets"
+	# a comparison that can fail: one tunnel ID changed
+	awk -F, 'BEGIN { OFS = "," } NR > 1 && !/^#/ && $16 == "vxlan" && !done { $17 = $17 + 1; done = 1 } { print }' \
+		"$T/encp.pcap.truth.csv" >"$T/bad.truth"
+	"$S" flow --pcap "$T/encp.pcap" --json "$T/enc.json" --quiet >/dev/null 2>&1
+	record_lines "$T/enc.json" >"$T/got.lines"
+	truth_lines "$T/bad.truth" >"$T/want.lines"
+	! cmp -s "$T/got.lines" "$T/want.lines"
+	check $? "a truth with a wrong VNI was accepted"
+	# bad --encap arguments: exit 2, one line
+	for a in "--encap frob" "--encap vxlan:16777216" "--encap ipip:3" "--encap mpls:15" \
+		"--encap gtpu:-1" "--encap vxlan:" "--profile encap --encap gre"; do
+		# shellcheck disable=SC2086
+		"$S" flow gen --profile conformance -o "$T/x.pcap" $a >"$T/out" 2>"$T/err"
+		r=$?
+		[ $r -eq 2 ] && [ "$(lines "$T/err")" -eq 1 ] && [ ! -s "$T/out" ] && [ ! -e "$T/x.pcap" ]
+		check $? "'$a': exit $r: $(cat "$T/err")"
+	done
+fi
 end_group

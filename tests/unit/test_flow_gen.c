@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "harness.h"
+#include "secho/dissect.h"
+#include "secho/wire.h"
 #include "traffic/gen.h"
 
 static int read_csv(const char *text, struct secho_gen_csv_row **rows, size_t *n, char *err,
@@ -284,11 +286,124 @@ static void test_errors(void)
 	t_end();
 }
 
+/*
+ * --encap: the same seed with and without an encapsulation gives the same frames, one for
+ * one; every flow frame the dissector describes plainly (the one-off frames are not
+ * wrapped) it describes in the tunnel as the
+ * same inner packet (addresses, ports, protocol, IP length), with the tunnel type and ID
+ * the key must get, an outer IPv4 checksum that verifies, and no more than
+ * SECHO_GEN_MAX_ENCAP bytes more.
+ */
+static void test_encap(void)
+{
+	static const struct {
+		const char *spec;
+		uint8_t tun;
+		uint32_t id;
+		int outer_ip; /* 4, 6, 0 (none), -1 (the inner version) */
+	} cases[] = {
+	        {"mpls", 0, 0, 0},
+	        {"mpls2:100", 0, 0, 0},
+	        {"pppoe:7", 0, 0, 0},
+	        {"gre", SECHO_TUN_GRE, 0, -1},
+	        {"gre:5", SECHO_TUN_GRE, 5, -1},
+	        {"erspan:9", SECHO_TUN_ERSPAN, 9, -1},
+	        {"vxlan", SECHO_TUN_VXLAN, 100, -1},
+	        {"vxlan:16777215", SECHO_TUN_VXLAN, 16777215, -1},
+	        {"geneve:43", SECHO_TUN_GENEVE, 43, -1},
+	        {"gtpu:4294967295", SECHO_TUN_GTPU, 4294967295u, -1},
+	        {"ipip", SECHO_TUN_IPIP, 0, -1},
+	        {"ipip4", SECHO_TUN_IPIP, 0, 4},
+	        {"ipip6", SECHO_TUN_IPIP, 0, 6},
+	        {"eompls:99", SECHO_TUN_EOMPLS, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t_begin("flow gen: --encap %s wraps the same frames", cases[i].spec);
+		struct secho_gen_cfg pc = {.profile = "conformance", .packets = 1500, .seed = 7};
+		struct secho_gen_cfg ec = pc;
+		ec.encap = cases[i].spec;
+		struct secho_gen *gp = NULL, *ge = NULL;
+		char err[256];
+		int rc = secho_gen_new(&gp, &pc, err, sizeof(err));
+		T_CHECK(rc == 0, "plain: %s", err);
+		rc = secho_gen_new(&ge, &ec, err, sizeof(err));
+		T_CHECK(rc == 0, "encap: %s", err);
+		if (!gp || !ge) {
+			secho_gen_free(gp);
+			secho_gen_free(ge);
+			t_end();
+			continue;
+		}
+		T_CHECK(secho_gen_has_tunnels(ge) && !secho_gen_has_tunnels(gp), "has_tunnels");
+		struct secho_gen_frame fp, fe;
+		unsigned compared = 0, bad = 0;
+		int a, b;
+		while ((a = secho_gen_next(gp, &fp)) == 1 && (b = secho_gen_next(ge, &fe)) == 1) {
+			struct secho_dissect dp, de;
+			if (secho_dissect_snap(fp.data, fp.caplen, fp.len, &dp) !=
+			            SECHO_DISSECT_OK ||
+			    !dp.ip_version || (dp.flags & SECHO_DISSECT_F_TUNNEL) ||
+			    fp.caplen < fp.len)
+				continue;
+			/* the one-off frames (orphan fragments) are never wrapped */
+			if (fe.caplen == fp.caplen && !memcmp(fe.data, fp.data, fp.caplen))
+				continue;
+			compared++;
+			enum secho_dissect_reason r =
+			        secho_dissect_snap(fe.data, fe.caplen, fe.len, &de);
+			size_t al = dp.ip_version == 4 ? 8 : 32;
+			bool ok = r == SECHO_DISSECT_OK && fe.ts_ns == fp.ts_ns &&
+			          de.ip_version == dp.ip_version && de.proto == dp.proto &&
+			          de.ip_len == dp.ip_len && de.sport == dp.sport &&
+			          de.dport == dp.dport &&
+			          !memcmp(fe.data + de.addr_off, fp.data + dp.addr_off, al) &&
+			          fe.len <= fp.len + SECHO_GEN_MAX_ENCAP &&
+			          fe.len <= SECHO_GEN_MAX_FRAME;
+			if (cases[i].tun)
+				ok = ok && (de.flags & SECHO_DISSECT_F_TUNNEL) &&
+				     de.tun_type == cases[i].tun && de.tun_id == cases[i].id;
+			else
+				ok = ok && !(de.flags & SECHO_DISSECT_F_TUNNEL);
+			int ov = cases[i].outer_ip < 0 ? dp.ip_version : cases[i].outer_ip;
+			if (cases[i].tun && ov)
+				ok = ok && de.outer_ip_version == ov && de.outer_ip_len > de.ip_len;
+			if (ok && cases[i].tun && ov == 4)
+				ok = secho_csum_fold(
+				             secho_csum_add(0, fe.data + de.outer_l3_off, 20)) == 0;
+			if (!ok && bad++ < 3)
+				T_CHECK(0,
+				        "frame %u: reason %d, tun %u id %u, outer v%u len %u; "
+				        "proto %u/%u len %u/%u ports %u/%u",
+				        compared, (int)r, de.tun_type, de.tun_id,
+				        de.outer_ip_version, de.outer_ip_len, dp.proto, de.proto,
+				        dp.ip_len, de.ip_len, dp.sport, de.sport);
+		}
+		T_CHECK(bad == 0, "%u of %u frames wrong", bad, compared);
+		T_CHECK(compared > 500, "only %u frames compared", compared);
+		secho_gen_free(gp);
+		secho_gen_free(ge);
+		t_end();
+	}
+	t_begin("flow gen: bad --encap arguments");
+	static const char *const bad[] = {
+	        "frob",   "vxlan:16777216", "ipip:3",   "mpls:15", "gtpu:-1",
+	        "vxlan:", "erspan:1024",    "gre:0x1g", ""};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char err[256] = "";
+		T_CHECK(secho_gen_encap_check(bad[i], err, sizeof(err)) == -EINVAL && err[0],
+		        "'%s' accepted", bad[i]);
+	}
+	char err[256];
+	T_CHECK(secho_gen_encap_check("gre:0xffffffff", err, sizeof(err)) == 0, "%s", err);
+	t_end();
+}
+
 int main(void)
 {
 	test_csv_accept();
 	test_csv_reject();
 	test_determinism();
 	test_errors();
+	test_encap();
 	return t_exit();
 }
