@@ -8,6 +8,8 @@
  */
 #include "tls.h"
 
+#include "flow/feature/fjson.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1219,137 +1221,58 @@ void secho_feat_tls_packet(struct secho_feat_tls *s, const struct secho_feat_pkt
 
 /* ---- JSON ---- */
 
-static void sb_str(struct sb *s, const char *name, const char *v, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":\"", s->len ? "," : "", name);
-	if (n < 0 || (size_t)n >= s->cap - s->len) {
-		s->err = -ENOSPC;
-		return;
-	}
-	s->len += (size_t)n;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = (uint8_t)v[i];
-		char e[7];
-		size_t k;
-		if (c == '"' || c == '\\') {
-			e[0] = '\\';
-			e[1] = (char)c;
-			k = 2;
-		} else if (c < 0x20 || c >= 0x7f) { /* bytes as code points: valid JSON whatever
-			                                the bytes are */
-			e[0] = '\\';
-			e[1] = 'u';
-			e[2] = '0';
-			e[3] = '0';
-			e[4] = hex[c >> 4];
-			e[5] = hex[c & 15];
-			k = 6;
-		} else {
-			e[0] = (char)c;
-			k = 1;
-		}
-		if (s->cap - s->len <= k + 1) {
-			s->err = -ENOSPC;
-			return;
-		}
-		memcpy(s->p + s->len, e, k);
-		s->len += k;
-	}
-	s->p[s->len++] = '"';
-	s->p[s->len] = 0;
-}
-
-static void sb_num(struct sb *s, const char *name, long long v)
-{
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":%lld", s->len ? "," : "", name,
-	                 v);
-	if (n < 0 || (size_t)n >= s->cap - s->len)
-		s->err = -ENOSPC;
-	else
-		s->len += (size_t)n;
-}
-
-static void sb_arr(struct sb *s, const char *name, const uint16_t *v, unsigned cnt)
-{
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":[", s->len ? "," : "", name);
-	if (n < 0 || (size_t)n >= s->cap - s->len) {
-		s->err = -ENOSPC;
-		return;
-	}
-	s->len += (size_t)n;
-	for (unsigned i = 0; i < cnt; i++)
-		sb_printf(s, i ? ",%u" : "%u", v[i]);
-	sb_printf(s, "%c", ']');
-}
-
 int secho_feat_tls_json(const struct secho_feat_tls *s, char *buf, size_t cap)
 {
-	static const char hex[] = "0123456789abcdef";
-	struct sb b = {buf, cap, 0, 0};
-	if (cap == 0)
-		return -ENOSPC;
-	buf[0] = 0;
+	struct secho_fjson j;
+	secho_fjson_init_bare(&j, buf, cap);
 	if (s->flags & SECHO_FEAT_TLS_F_CH) {
 		if (s->flags & SECHO_FEAT_TLS_F_SNI)
-			sb_str(&b, "tls_sni", s->sni, s->sni_len);
+			secho_fjson_mem_s(&j, "tls_sni", s->sni, s->sni_len);
 		if (s->flags & SECHO_FEAT_TLS_F_SNI_CUT)
-			sb_num(&b, "tls_sni_cut", 1);
-		sb_num(&b, "tls_client_version", s->client_version);
+			secho_fjson_mem_u(&j, "tls_sni_cut", 1);
+		secho_fjson_mem_u(&j, "tls_client_version", s->client_version);
 		if (s->alpn_offer_len)
-			sb_str(&b, "tls_alpn_offer", s->alpn_offer, s->alpn_offer_len);
-		if (s->flags & SECHO_FEAT_TLS_F_JA3) {
-			char h[32];
-			for (unsigned i = 0; i < 16; i++) {
-				h[2 * i] = hex[s->ja3[i] >> 4];
-				h[2 * i + 1] = hex[s->ja3[i] & 15];
-			}
-			sb_str(&b, "tls_ja3", h, 32);
-		}
+			secho_fjson_mem_s(&j, "tls_alpn_offer", s->alpn_offer, s->alpn_offer_len);
+		if (s->flags & SECHO_FEAT_TLS_F_JA3)
+			secho_fjson_mem_hex(&j, "tls_ja3", s->ja3, sizeof(s->ja3));
 		if (s->flags & SECHO_FEAT_TLS_F_JA4)
-			sb_str(&b, "tls_ja4", s->ja4, SECHO_TLS_JA4_LEN);
-		sb_arr(&b, "tls_ext_type", s->ext_type, s->n_ext);
-		sb_arr(&b, "tls_ext_len", s->ext_len, s->n_ext);
+			secho_fjson_mem_s(&j, "tls_ja4", s->ja4, SECHO_TLS_JA4_LEN);
+		secho_fjson_mem_list16(&j, "tls_ext_type", s->ext_type, s->n_ext);
+		secho_fjson_mem_list16(&j, "tls_ext_len", s->ext_len, s->n_ext);
 		if (s->flags & SECHO_FEAT_TLS_F_EXT_CUT)
-			sb_num(&b, "tls_ext_cut", 1);
+			secho_fjson_mem_u(&j, "tls_ext_cut", 1);
 	}
 	if (s->flags & SECHO_FEAT_TLS_F_SH) {
-		sb_num(&b, "tls_server_version", s->server_version);
-		sb_num(&b, "tls_cipher_suite", s->cipher_suite);
+		secho_fjson_mem_u(&j, "tls_server_version", s->server_version);
+		secho_fjson_mem_u(&j, "tls_cipher_suite", s->cipher_suite);
 		if (s->flags & SECHO_FEAT_TLS_F_SALPN)
-			sb_str(&b, "tls_alpn", s->alpn, s->alpn_len);
+			secho_fjson_mem_s(&j, "tls_alpn", s->alpn, s->alpn_len);
 	}
 	if (s->flags & SECHO_FEAT_TLS_F_ALPN_CUT)
-		sb_num(&b, "tls_alpn_cut", 1);
+		secho_fjson_mem_u(&j, "tls_alpn_cut", 1);
 	if (s->flags & SECHO_FEAT_TLS_F_CERT) {
 		if (s->issuer_cn_len)
-			sb_str(&b, "tls_issuer_cn", s->issuer_cn, s->issuer_cn_len);
+			secho_fjson_mem_s(&j, "tls_issuer_cn", s->issuer_cn, s->issuer_cn_len);
 		if (s->subject_cn_len)
-			sb_str(&b, "tls_subject_cn", s->subject_cn, s->subject_cn_len);
+			secho_fjson_mem_s(&j, "tls_subject_cn", s->subject_cn, s->subject_cn_len);
 		if (s->flags & SECHO_FEAT_TLS_F_CN_CUT)
-			sb_num(&b, "tls_cn_cut", 1);
+			secho_fjson_mem_u(&j, "tls_cn_cut", 1);
 		if (s->flags & SECHO_FEAT_TLS_F_VALIDITY) {
-			sb_num(&b, "tls_validity_not_before", s->not_before);
-			sb_num(&b, "tls_validity_not_after", s->not_after);
+			secho_fjson_mem_i(&j, "tls_validity_not_before", s->not_before);
+			secho_fjson_mem_i(&j, "tls_validity_not_after", s->not_after);
 		}
 		if (s->pk_alg_len)
-			sb_str(&b, "tls_public_key_alg", s->pk_alg, s->pk_alg_len);
+			secho_fjson_mem_s(&j, "tls_public_key_alg", s->pk_alg, s->pk_alg_len);
 	}
 	if (s->gap)
-		sb_num(&b, "tls_gap", s->gap);
+		secho_fjson_mem_u(&j, "tls_gap", s->gap);
 	if (s->snapped)
-		sb_num(&b, "tls_snapped", s->snapped);
+		secho_fjson_mem_u(&j, "tls_snapped", s->snapped);
 	if (s->malformed)
-		sb_num(&b, "tls_malformed", s->malformed);
+		secho_fjson_mem_u(&j, "tls_malformed", s->malformed);
 	if (s->oversize)
-		sb_num(&b, "tls_oversize", s->oversize);
+		secho_fjson_mem_u(&j, "tls_oversize", s->oversize);
 	if (s->overflow)
-		sb_num(&b, "tls_overflow", s->overflow);
-	return b.err ? b.err : (int)b.len;
+		secho_fjson_mem_u(&j, "tls_overflow", s->overflow);
+	return secho_fjson_end_cstr(&j);
 }
