@@ -99,10 +99,24 @@ static struct secho_tls_span span_of(const struct rd *r)
 
 /* ---- ClientHello ---- */
 
+/* Append the 16-bit values left in l to v[n..max): the new count. Values past max are
+ * dropped and set h->overflow. */
+static unsigned keep16(struct secho_tls_hello *h, struct rd *l, uint16_t *v, unsigned n,
+                       unsigned max)
+{
+	uint16_t x;
+	while (rd_u16(l, &x) == 0) {
+		if (n < max)
+			v[n++] = x;
+		else
+			h->overflow = 1;
+	}
+	return n;
+}
+
 static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 {
 	struct rd l;
-	uint16_t v;
 	uint8_t b;
 	switch (type) {
 	case SECHO_TLS_EXT_SERVER_NAME: /* RFC 6066 3 */
@@ -136,12 +150,7 @@ static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 	case SECHO_TLS_EXT_SUPPORTED_GROUPS: /* RFC 8446 4.2.7 */
 		if (rd_vec(e, 2, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_groups < SECHO_TLS_MAX_GROUPS)
-				h->groups[h->n_groups++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_groups = (uint16_t)keep16(h, &l, h->groups, h->n_groups, SECHO_TLS_MAX_GROUPS);
 		return 0;
 	case SECHO_TLS_EXT_EC_POINT_FORMATS: /* RFC 8422 5.1.2 */
 		if (rd_vec(e, 1, &l))
@@ -156,23 +165,15 @@ static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 	case SECHO_TLS_EXT_SIGNATURE_ALGS: /* RFC 8446 4.2.3 */
 		if (rd_vec(e, 2, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_sigalgs < SECHO_TLS_MAX_SIGALGS)
-				h->sigalgs[h->n_sigalgs++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_sigalgs =
+		        (uint16_t)keep16(h, &l, h->sigalgs, h->n_sigalgs, SECHO_TLS_MAX_SIGALGS);
 		return 0;
 	case SECHO_TLS_EXT_SUPPORTED_VERSIONS: /* RFC 8446 4.2.1 */
 		h->has_versions = 1;
 		if (rd_vec(e, 1, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_versions < SECHO_TLS_MAX_VERSIONS)
-				h->versions[h->n_versions++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_versions =
+		        (uint8_t)keep16(h, &l, h->versions, h->n_versions, SECHO_TLS_MAX_VERSIONS);
 		return 0;
 	case SECHO_TLS_EXT_QUIC_TP:
 	case SECHO_TLS_EXT_QUIC_TP_DRAFT: /* RFC 9001 8.2: the raw body, for quic */
