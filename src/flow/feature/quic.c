@@ -29,34 +29,36 @@ _Static_assert(SECHO_QUIC_CH_MAX <= UINT16_MAX, "crypto ranges are 16-bit offset
 
 /* ---- versions (RFC 9001 5.2, RFC 9369 3.3.1-3.3.2, draft-ietf-quic-tls-29 5.2) ---- */
 
+/* HKDF-Expand-Label labels, without "tls13 " (v1 and draft-29 share theirs) */
+struct quic_labels {
+	const char *key, *iv, *hp;
+};
+
+static const struct quic_labels labels_v1 = {"quic key", "quic iv", "quic hp"};
+static const struct quic_labels labels_v2 = {"quicv2 key", "quicv2 iv", "quicv2 hp"};
+
 struct quic_version {
 	uint32_t version;
 	uint8_t salt[20];
-	const char *key, *iv, *hp; /* HKDF-Expand-Label labels, without "tls13 " */
-	uint8_t type_bits[4];      /* the long header's type bits for each enum secho_quic_type */
+	const struct quic_labels *label;
+	uint8_t type_bits[4]; /* the long header's type bits for each enum secho_quic_type */
 };
 
 static const struct quic_version versions[] = {
         {SECHO_QUIC_V1,
          {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
           0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a},
-         "quic key",
-         "quic iv",
-         "quic hp",
+         &labels_v1,
          {0, 1, 2, 3}},
         {SECHO_QUIC_V2,
          {0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 0x93,
           0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb, 0xf9, 0xbd, 0x2e, 0xd9},
-         "quicv2 key",
-         "quicv2 iv",
-         "quicv2 hp",
+         &labels_v2,
          {1, 2, 3, 0}},
         {SECHO_QUIC_DRAFT29,
          {0xaf, 0xbf, 0xec, 0x28, 0x99, 0x93, 0xd2, 0x4c, 0x9e, 0x97,
           0x86, 0xf1, 0x9c, 0x61, 0x11, 0xe0, 0x43, 0x90, 0xa8, 0x99},
-         "quic key",
-         "quic iv",
-         "quic hp",
+         &labels_v1,
          {0, 1, 2, 3}},
 };
 
@@ -222,11 +224,11 @@ int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_l
 	if (rc == 0)
 		rc = expand_label(initial, server ? "server in" : "client in", secret, 32);
 	if (rc == 0)
-		rc = expand_label(secret, qv->key, k->key, sizeof(k->key));
+		rc = expand_label(secret, qv->label->key, k->key, sizeof(k->key));
 	if (rc == 0)
-		rc = expand_label(secret, qv->iv, k->iv, sizeof(k->iv));
+		rc = expand_label(secret, qv->label->iv, k->iv, sizeof(k->iv));
 	if (rc == 0)
-		rc = expand_label(secret, qv->hp, k->hp, sizeof(k->hp));
+		rc = expand_label(secret, qv->label->hp, k->hp, sizeof(k->hp));
 	return rc;
 }
 
