@@ -22,4 +22,13 @@ typedef void (*featcap_fn)(void *arg, unsigned flow, const struct secho_feat_pkt
  * it has more than FEATCAP_MAX_FLOWS flows). */
 int featcap_run(const char *path, featcap_fn fn, void *arg, char *err, size_t errlen);
 
+/* The shell tests' mode of a test program: runs path through fn (arg NULL) as featcap_run
+ * does, then prints one JSON line a flow on stdout,
+ * {"flow":F,"proto":P,"sport":S,"dport":D,"packets":N<members>}, the ports and protocol of
+ * the flow's first packet, <members> what members(f, buf, cap) writes (",\"name\":value...",
+ * its length or < 0 on failure). Returns the program's exit status: 0, or 1 (a reason on
+ * stderr when the file could not be read). */
+int featcap_print(const char *path, featcap_fn fn,
+                  int (*members)(unsigned flow, char *buf, size_t cap));
+
 #endif
