@@ -429,23 +429,7 @@ static void test_flow(void)
 }
 
 /* The shell test's mode: one JSON line per flow of a capture. */
-static struct secho_feat_dns pc_state[FEATCAP_MAX_FLOWS];
-
-static void pc_fn(void *arg, unsigned f, const struct secho_feat_pkt *p)
-{
-	(void)arg;
-	secho_feat_dns_packet(&pc_state[f], p);
-}
-
-static int pc_members(unsigned f, char *buf, size_t cap)
-{
-	int n = snprintf(buf, cap, ",\"done\":%u,\"refused\":%u", pc_state[f].done,
-	                 pc_state[f].refused);
-	if (n < 0 || (size_t)n >= cap)
-		return -ENOSPC;
-	int jn = secho_feat_dns_json(&pc_state[f], buf + n, cap - (size_t)n);
-	return jn < 0 ? jn : n + jn;
-}
+FEATCAP_SET(dns)
 
 int main(void)
 {

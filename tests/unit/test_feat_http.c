@@ -271,23 +271,7 @@ static void test_variants(void)
 	t_end();
 }
 
-static struct secho_feat_http pc_state[FEATCAP_MAX_FLOWS];
-
-static void pc_fn(void *arg, unsigned f, const struct secho_feat_pkt *p)
-{
-	(void)arg;
-	secho_feat_http_packet(&pc_state[f], p);
-}
-
-static int pc_members(unsigned f, char *buf, size_t cap)
-{
-	int n = snprintf(buf, cap, ",\"done\":%u,\"refused\":%u", pc_state[f].done,
-	                 pc_state[f].refused);
-	if (n < 0 || (size_t)n >= cap)
-		return -ENOSPC;
-	int jn = secho_feat_http_json(&pc_state[f], buf + n, cap - (size_t)n);
-	return jn < 0 ? jn : n + jn;
-}
+FEATCAP_SET(http)
 
 int main(void)
 {
