@@ -5,6 +5,9 @@
 #   cap_start FILE FILTER   capture lo into FILE (pcapng); returns once dumpcap captures
 #   cap_stop                stop it and wait for the file to be complete
 #   feat_flows PROG FILE    PROG's JSON lines for FILE's flows (on stdout)
+#   feat_need NAME PROG TOOL...  need_tools (check_lib.bash, sourced first), and PROG built:
+#                           1 with a FAIL line when not
+#   feat_stop PID...        kill and reap the test's own background processes (empty skipped)
 # The caller's EXIT trap calls cap_stop (harmless when nothing runs).
 # Not run by tests/run.sh itself (no .sh suffix).
 CAP_PID=
@@ -37,4 +40,19 @@ cap_stop() {
 
 feat_flows() { # prog file
 	SECHO_FEAT_PCAP=$2 "$1"
+}
+
+feat_need() { # name prog tool...
+	local name=$1 prog=$2
+	shift 2
+	need_tools "$name" "$@" || return 1
+	[ -x "$prog" ] || { echo "FAIL $name: $prog not built"; return 1; }
+}
+
+feat_stop() { # pid...
+	local p
+	for p in "$@"; do
+		[ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	return 0
 }

@@ -20,15 +20,14 @@ DM_PID=
 . "$ROOT/tests/sh/feat_lib.bash"
 cleanup() {
 	cap_stop
-	[ -n "$DM_PID" ] && kill "$DM_PID" 2>/dev/null && wait "$DM_PID" 2>/dev/null
+	feat_stop "$DM_PID"
 	rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 NAME="dns feature set: dig and dnsmasq on loopback"
-need_tools "$NAME" dnsmasq dig dumpcap jq || exit 1
-[ -x "$PROG" ] || { echo "FAIL $NAME: $PROG not built"; exit 1; }
+feat_need "$NAME" "$PROG" dnsmasq dig dumpcap jq || exit 1
 
 PORT=$((20000 + RANDOM % 20000))
 cat >"$T/dnsmasq.conf" <<CONF

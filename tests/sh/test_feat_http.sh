@@ -20,15 +20,14 @@ SRV_PID=
 . "$ROOT/tests/sh/feat_lib.bash"
 cleanup() {
 	cap_stop
-	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
+	feat_stop "$SRV_PID"
 	rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 NAME="http feature set: curl and python http.server on loopback"
-need_tools "$NAME" curl dumpcap jq "$PY" || exit 1
-[ -x "$PROG" ] || { echo "FAIL $NAME: $PROG not built"; exit 1; }
+feat_need "$NAME" "$PROG" curl dumpcap jq "$PY" || exit 1
 
 PORT=$((20000 + RANDOM % 20000))
 cat >"$T/server.py" <<'PYEOF'

@@ -20,16 +20,14 @@ UDP_PID=
 . "$ROOT/tests/sh/feat_lib.bash"
 cleanup() {
 	cap_stop
-	[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null && wait "$SRV_PID" 2>/dev/null
-	[ -n "$UDP_PID" ] && kill "$UDP_PID" 2>/dev/null && wait "$UDP_PID" 2>/dev/null
+	feat_stop "$SRV_PID" "$UDP_PID"
 	rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 NAME="pstats, phists, bstats: real flows against tshark and a reference computation"
-need_tools "$NAME" curl dumpcap tshark jq "$PY" || exit 1
-[ -x "$PROG" ] || { echo "FAIL $NAME: $PROG not built"; exit 1; }
+feat_need "$NAME" "$PROG" curl dumpcap tshark jq "$PY" || exit 1
 
 PORT=$((20000 + RANDOM % 20000))
 UPORT=$((PORT + 1))

@@ -95,3 +95,39 @@ int featcap_run(const char *path, featcap_fn fn, void *arg, char *err, size_t er
 	secho_capfile_close(&c);
 	return (int)nflows;
 }
+
+struct print_arg {
+	featcap_fn fn;
+	struct secho_feat_pkt first[FEATCAP_MAX_FLOWS];
+	unsigned pkts[FEATCAP_MAX_FLOWS];
+};
+
+static void print_fn(void *arg, unsigned flow, const struct secho_feat_pkt *p)
+{
+	struct print_arg *a = arg;
+	if (!a->pkts[flow]++)
+		a->first[flow] = *p;
+	a->fn(NULL, flow, p);
+}
+
+int featcap_print(const char *path, featcap_fn fn,
+                  int (*members)(unsigned flow, char *buf, size_t cap))
+{
+	static struct print_arg a;
+	static char js[1 << 16];
+	char err[256];
+	memset(&a, 0, sizeof(a));
+	a.fn = fn;
+	int n = featcap_run(path, print_fn, &a, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	for (int f = 0; f < n; f++) {
+		if (members((unsigned)f, js, sizeof(js)) < 0)
+			return 1;
+		printf("{\"flow\":%d,\"proto\":%u,\"sport\":%u,\"dport\":%u,\"packets\":%u%s}\n", f,
+		       a.first[f].proto, a.first[f].sport, a.first[f].dport, a.pkts[f], js);
+	}
+	return 0;
+}

@@ -429,45 +429,13 @@ static void test_flow(void)
 }
 
 /* The shell test's mode: one JSON line per flow of a capture. */
-#define PC_FLOWS FEATCAP_MAX_FLOWS
-static struct secho_feat_dns pc_state[PC_FLOWS];
-static struct secho_feat_pkt pc_first[PC_FLOWS];
-static unsigned pc_pkts[PC_FLOWS];
-
-static void pc_fn(void *arg, unsigned f, const struct secho_feat_pkt *p)
-{
-	(void)arg;
-	if (!pc_pkts[f]++)
-		pc_first[f] = *p;
-	secho_feat_dns_packet(&pc_state[f], p);
-}
-
-static int pcap_mode(const char *path)
-{
-	char err[256];
-	static char js[1 << 16];
-	int n = featcap_run(path, pc_fn, NULL, err, sizeof(err));
-	if (n < 0) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	for (int f = 0; f < n; f++) {
-		int jn = secho_feat_dns_json(&pc_state[f], js, sizeof(js));
-		if (jn < 0)
-			return 1;
-		printf("{\"flow\":%d,\"proto\":%u,\"sport\":%u,\"dport\":%u,\"packets\":%u,"
-		       "\"done\":%u,\"refused\":%u%s}\n",
-		       f, pc_first[f].proto, pc_first[f].sport, pc_first[f].dport, pc_pkts[f],
-		       pc_state[f].done, pc_state[f].refused, js);
-	}
-	return 0;
-}
+FEATCAP_SET(dns)
 
 int main(void)
 {
 	const char *pcap = getenv("SECHO_FEAT_PCAP");
 	if (pcap && *pcap)
-		return pcap_mode(pcap);
+		return featcap_print(pcap, pc_fn, pc_members);
 	test_real();
 	test_hostile();
 	test_flow();

@@ -742,6 +742,16 @@ static void test_state(void)
 	T_CHECK(secho_feat_tls_json(s, buf, sizeof(buf)) > 0 &&
 	                strstr(buf, "\"tls_sni\":\"a\\\"b\\\\c\\u0001\\u00ff\""),
 	        "escaped: %s", buf);
+	/* an empty string member: nothing is written past cap, whatever cap is */
+	s->sni_len = 0;
+	n = secho_feat_tls_json(s, buf, sizeof(buf));
+	T_CHECK(n > 0 && strstr(buf, "\"tls_sni\":\"\""), "empty sni: %s", buf);
+	for (size_t cap = 0; cap < (size_t)n + 2; cap++) {
+		memset(buf, 0x7f, sizeof(buf));
+		int r = secho_feat_tls_json(s, buf, cap);
+		T_CHECK(buf[cap] == 0x7f && (cap > (size_t)n ? r == n : r == -ENOSPC),
+		        "cap %zu: %d, byte past cap %02x", cap, r, (unsigned char)buf[cap]);
+	}
 	memset(s, 0, sizeof(*s));
 	T_CHECK(secho_feat_tls_json(s, buf, sizeof(buf)) == 0 && buf[0] == 0, "empty state");
 	t_end();

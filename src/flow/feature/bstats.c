@@ -53,38 +53,6 @@ bool secho_feat_bstats_keep(uint64_t packets)
 	return packets > SECHO_BSTATS_MIN_PKTS;
 }
 
-static void list_open(struct secho_fjson *j, const char *pre, const char *name)
-{
-	secho_fjson_raw(j, ",\"");
-	secho_fjson_raw(j, pre);
-	secho_fjson_raw(j, name);
-	secho_fjson_raw(j, "\":[");
-}
-
-static void list32(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
-                   const uint32_t *v)
-{
-	list_open(j, pre, name);
-	for (unsigned i = 0; i < n; i++) {
-		if (i)
-			secho_fjson_raw(j, ",");
-		secho_fjson_u(j, v[i]);
-	}
-	secho_fjson_raw(j, "]");
-}
-
-static void list64(struct secho_fjson *j, const char *pre, const char *name, unsigned n,
-                   const uint64_t *v)
-{
-	list_open(j, pre, name);
-	for (unsigned i = 0; i < n; i++) {
-		if (i)
-			secho_fjson_raw(j, ",");
-		secho_fjson_u(j, v[i]);
-	}
-	secho_fjson_raw(j, "]");
-}
-
 int secho_feat_bstats_json(const struct secho_feat_bstats *s, char *buf, size_t cap)
 {
 	struct secho_fjson j;
@@ -92,13 +60,16 @@ int secho_feat_bstats_json(const struct secho_feat_bstats *s, char *buf, size_t 
 	secho_fjson_init(&j, buf, cap);
 	if (!n[0] && !n[1])
 		return secho_fjson_end(&j);
+	static const char *const names[2][4] = {
+	        {"sbi_brst_packets", "sbi_brst_bytes", "sbi_brst_time_start", "sbi_brst_time_stop"},
+	        {"dbi_brst_packets", "dbi_brst_bytes", "dbi_brst_time_start", "dbi_brst_time_stop"},
+	};
 	for (unsigned dir = 0; dir < 2; dir++) {
 		const struct secho_bstats_dir *d = &s->d[dir];
-		const char *pre = dir ? "dbi_brst_" : "sbi_brst_";
-		list32(&j, pre, "packets", n[dir], d->pkts);
-		list32(&j, pre, "bytes", n[dir], d->bytes);
-		list64(&j, pre, "time_start", n[dir], d->start_ns);
-		list64(&j, pre, "time_stop", n[dir], d->stop_ns);
+		secho_fjson_mem_list32(&j, names[dir][0], d->pkts, n[dir]);
+		secho_fjson_mem_list32(&j, names[dir][1], d->bytes, n[dir]);
+		secho_fjson_mem_list64(&j, names[dir][2], d->start_ns, n[dir]);
+		secho_fjson_mem_list64(&j, names[dir][3], d->stop_ns, n[dir]);
 	}
 	return secho_fjson_end(&j);
 }

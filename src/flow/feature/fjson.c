@@ -14,6 +14,13 @@ void secho_fjson_init(struct secho_fjson *j, char *buf, size_t cap)
 	j->cap = cap;
 	j->used = 0;
 	j->full = false;
+	j->bare = false;
+}
+
+void secho_fjson_init_bare(struct secho_fjson *j, char *buf, size_t cap)
+{
+	secho_fjson_init(j, buf, cap);
+	j->bare = true;
 }
 
 static void put(struct secho_fjson *j, const char *s, size_t n)
@@ -52,7 +59,9 @@ void secho_fjson_str(struct secho_fjson *j, const uint8_t *s, size_t n)
 
 static void put_name(struct secho_fjson *j, const char *name)
 {
-	put(j, ",\"", 2);
+	if (!j->bare || j->used > 0)
+		put(j, ",", 1);
+	put(j, "\"", 1);
 	secho_fjson_raw(j, name);
 	put(j, "\":", 2);
 }
@@ -95,11 +104,70 @@ void secho_fjson_mem_b(struct secho_fjson *j, const char *name, bool v)
 	secho_fjson_raw(j, v ? "true" : "false");
 }
 
+void secho_fjson_mem_hex(struct secho_fjson *j, const char *name, const uint8_t *b, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	put_name(j, name);
+	put(j, "\"", 1);
+	for (size_t i = 0; i < n && !j->full; i++) {
+		char e[2] = {hex[b[i] >> 4], hex[b[i] & 15]};
+		put(j, e, 2);
+	}
+	put(j, "\"", 1);
+}
+
+/* ,"name":[v0,...] for the list writers below: v is an array of n elements of width bytes
+ * (2, 4 or 8), each written as an unsigned number. */
+static void mem_list(struct secho_fjson *j, const char *name, const void *v, size_t width, size_t n)
+{
+	put_name(j, name);
+	put(j, "[", 1);
+	for (size_t i = 0; i < n && !j->full; i++) {
+		uint64_t x;
+		if (width == 2)
+			x = ((const uint16_t *)v)[i];
+		else if (width == 4)
+			x = ((const uint32_t *)v)[i];
+		else
+			x = ((const uint64_t *)v)[i];
+		if (i)
+			put(j, ",", 1);
+		secho_fjson_u(j, x);
+	}
+	put(j, "]", 1);
+}
+
+void secho_fjson_mem_list16(struct secho_fjson *j, const char *name, const uint16_t *v, size_t n)
+{
+	mem_list(j, name, v, sizeof(*v), n);
+}
+
+void secho_fjson_mem_list32(struct secho_fjson *j, const char *name, const uint32_t *v, size_t n)
+{
+	mem_list(j, name, v, sizeof(*v), n);
+}
+
+void secho_fjson_mem_list64(struct secho_fjson *j, const char *name, const uint64_t *v, size_t n)
+{
+	mem_list(j, name, v, sizeof(*v), n);
+}
+
 int secho_fjson_end(struct secho_fjson *j)
 {
 	if (j->full)
 		return -ENOSPC;
 	if (j->used < j->cap)
 		j->buf[j->used] = '\0';
+	return (int)j->used;
+}
+
+int secho_fjson_end_cstr(struct secho_fjson *j)
+{
+	if (j->full || j->used >= j->cap) {
+		if (j->cap > 0)
+			j->buf[0] = '\0';
+		return -ENOSPC;
+	}
+	j->buf[j->used] = '\0';
 	return (int)j->used;
 }

@@ -47,28 +47,15 @@ bool secho_feat_phists_keep(uint64_t packets, uint8_t tcp_flags)
 	return !(packets <= 1 && (tcp_flags & 0x02));
 }
 
-static void list(struct secho_fjson *j, const char *name, const uint32_t *v)
-{
-	secho_fjson_raw(j, ",\"");
-	secho_fjson_raw(j, name);
-	secho_fjson_raw(j, "\":[");
-	for (unsigned i = 0; i < SECHO_PHISTS_BINS; i++) {
-		if (i)
-			secho_fjson_raw(j, ",");
-		secho_fjson_u(j, v[i]);
-	}
-	secho_fjson_raw(j, "]");
-}
-
 int secho_feat_phists_json(const struct secho_feat_phists *s, char *buf, size_t cap)
 {
 	struct secho_fjson j;
 	secho_fjson_init(&j, buf, cap);
 	if (s->counted) {
-		list(&j, "s_phists_sizes", s->size[0]);
-		list(&j, "s_phists_ipt", s->ipt[0]);
-		list(&j, "d_phists_sizes", s->size[1]);
-		list(&j, "d_phists_ipt", s->ipt[1]);
+		secho_fjson_mem_list32(&j, "s_phists_sizes", s->size[0], SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "s_phists_ipt", s->ipt[0], SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "d_phists_sizes", s->size[1], SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "d_phists_ipt", s->ipt[1], SECHO_PHISTS_BINS);
 	}
 	return secho_fjson_end(&j);
 }

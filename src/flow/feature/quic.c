@@ -9,6 +9,8 @@
  */
 #include "flow/feature/quic.h"
 
+#include "flow/feature/fjson.h"
+
 #include <secho/aes.h>
 #include <secho/gcm.h>
 #include <secho/modes.h>
@@ -19,8 +21,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 _Static_assert(sizeof(struct secho_feat_quic) == SECHO_FEAT_QUIC_BYTES,
@@ -29,34 +29,36 @@ _Static_assert(SECHO_QUIC_CH_MAX <= UINT16_MAX, "crypto ranges are 16-bit offset
 
 /* ---- versions (RFC 9001 5.2, RFC 9369 3.3.1-3.3.2, draft-ietf-quic-tls-29 5.2) ---- */
 
+/* HKDF-Expand-Label labels, without "tls13 " (v1 and draft-29 share theirs) */
+struct quic_labels {
+	const char *key, *iv, *hp;
+};
+
+static const struct quic_labels labels_v1 = {"quic key", "quic iv", "quic hp"};
+static const struct quic_labels labels_v2 = {"quicv2 key", "quicv2 iv", "quicv2 hp"};
+
 struct quic_version {
 	uint32_t version;
 	uint8_t salt[20];
-	const char *key, *iv, *hp; /* HKDF-Expand-Label labels, without "tls13 " */
-	uint8_t type_bits[4];      /* the long header's type bits for each enum secho_quic_type */
+	const struct quic_labels *label;
+	uint8_t type_bits[4]; /* the long header's type bits for each enum secho_quic_type */
 };
 
 static const struct quic_version versions[] = {
         {SECHO_QUIC_V1,
          {0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
           0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a},
-         "quic key",
-         "quic iv",
-         "quic hp",
+         &labels_v1,
          {0, 1, 2, 3}},
         {SECHO_QUIC_V2,
          {0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 0x93,
           0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb, 0xf9, 0xbd, 0x2e, 0xd9},
-         "quicv2 key",
-         "quicv2 iv",
-         "quicv2 hp",
+         &labels_v2,
          {1, 2, 3, 0}},
         {SECHO_QUIC_DRAFT29,
          {0xaf, 0xbf, 0xec, 0x28, 0x99, 0x93, 0xd2, 0x4c, 0x9e, 0x97,
           0x86, 0xf1, 0x9c, 0x61, 0x11, 0xe0, 0x43, 0x90, 0xa8, 0x99},
-         "quic key",
-         "quic iv",
-         "quic hp",
+         &labels_v1,
          {0, 1, 2, 3}},
 };
 
@@ -222,11 +224,11 @@ int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_l
 	if (rc == 0)
 		rc = expand_label(initial, server ? "server in" : "client in", secret, 32);
 	if (rc == 0)
-		rc = expand_label(secret, qv->key, k->key, sizeof(k->key));
+		rc = expand_label(secret, qv->label->key, k->key, sizeof(k->key));
 	if (rc == 0)
-		rc = expand_label(secret, qv->iv, k->iv, sizeof(k->iv));
+		rc = expand_label(secret, qv->label->iv, k->iv, sizeof(k->iv));
 	if (rc == 0)
-		rc = expand_label(secret, qv->hp, k->hp, sizeof(k->hp));
+		rc = expand_label(secret, qv->label->hp, k->hp, sizeof(k->hp));
 	return rc;
 }
 
@@ -696,110 +698,51 @@ const uint8_t *secho_feat_quic_client_hello(const struct secho_feat_quic *s, siz
 
 /* ---- JSON ---- */
 
-struct jbuf {
-	char *p;
-	size_t cap, n;
-	int err;
-};
-
-__attribute__((format(printf, 2, 3))) static void jput(struct jbuf *j, const char *fmt, ...)
-{
-	if (j->err)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int r = vsnprintf(j->p + j->n, j->cap - j->n, fmt, ap);
-	va_end(ap);
-	if (r < 0 || (size_t)r >= j->cap - j->n) {
-		j->err = 1;
-		return;
-	}
-	j->n += (size_t)r;
-}
-
-/* A JSON string member, escaped (RFC 8259 7): quote and backslash with a backslash; control
- * bytes, DEL and every byte >= 0x80 as \u00XX (a byte stands for the code point of its value:
- * the output is always valid UTF-8, whatever the peer sent). */
-static void jstr(struct jbuf *j, const char *name, const char *p, size_t n)
-{
-	jput(j, ",\"%s\":\"", name);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-		if (c == '"' || c == '\\')
-			jput(j, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			jput(j, "\\u%04x", c);
-		else
-			jput(j, "%c", c);
-	}
-	jput(j, "\"");
-}
-
-static void jlist(struct jbuf *j, const char *name, const uint16_t *v, size_t n)
-{
-	jput(j, ",\"%s\":[", name);
-	for (size_t i = 0; i < n; i++)
-		jput(j, "%s%u", i ? "," : "", v[i]);
-	jput(j, "]");
-}
-
-static void jhex(struct jbuf *j, const char *name, const uint8_t *b, size_t n)
-{
-	jput(j, "%s\"%s\":\"", j->n ? "," : "", name);
-	for (size_t i = 0; i < n; i++)
-		jput(j, "%02x", b[i]);
-	jput(j, "\"");
-}
-
 int secho_feat_quic_json(const struct secho_feat_quic *s, char *buf, size_t cap)
 {
-	struct jbuf j = {buf, cap, 0, 0};
-	if (cap == 0)
-		return -ENOSPC;
-	buf[0] = 0;
+	struct secho_fjson j;
+	secho_fjson_init_bare(&j, buf, cap);
 	if (!s->quic)
-		return 0;
-	jput(&j, "\"quic_version\":%u,\"quic_client_version\":%u", s->version, s->client_version);
-	jput(&j, ",\"quic_token_length\":%llu", (unsigned long long)s->token_len);
-	jhex(&j, "quic_occid", s->occid, s->occid_len);
-	jhex(&j, "quic_oscid", s->oscid, s->oscid_len);
+		return secho_fjson_end_cstr(&j);
+	secho_fjson_mem_u(&j, "quic_version", s->version);
+	secho_fjson_mem_u(&j, "quic_client_version", s->client_version);
+	secho_fjson_mem_u(&j, "quic_token_length", s->token_len);
+	secho_fjson_mem_hex(&j, "quic_occid", s->occid, s->occid_len);
+	secho_fjson_mem_hex(&j, "quic_oscid", s->oscid, s->oscid_len);
 	if (s->server_seen)
-		jhex(&j, "quic_scid", s->scid, s->scid_len);
+		secho_fjson_mem_hex(&j, "quic_scid", s->scid, s->scid_len);
 	if (s->retry_scid_len)
-		jhex(&j, "quic_retry_scid", s->retry_scid, s->retry_scid_len);
-	jput(&j, ",\"quic_zero_rtt\":%u,\"quic_server_port\":%u", s->zero_rtt, s->server_port);
+		secho_fjson_mem_hex(&j, "quic_retry_scid", s->retry_scid, s->retry_scid_len);
+	secho_fjson_mem_u(&j, "quic_zero_rtt", s->zero_rtt);
+	secho_fjson_mem_u(&j, "quic_server_port", s->server_port);
 	if (s->hello & SECHO_QUIC_H_SNI)
-		jstr(&j, "quic_sni", s->sni, s->sni_len);
+		secho_fjson_mem_s(&j, "quic_sni", s->sni, s->sni_len);
 	if (s->hello & SECHO_QUIC_H_SNI_CUT)
-		jput(&j, ",\"quic_sni_cut\":1");
+		secho_fjson_mem_u(&j, "quic_sni_cut", 1);
 	if (s->hello & SECHO_QUIC_H_ALPN)
-		jstr(&j, "quic_alpn", s->alpn, s->alpn_len);
+		secho_fjson_mem_s(&j, "quic_alpn", s->alpn, s->alpn_len);
 	if (s->hello & SECHO_QUIC_H_ALPN_CUT)
-		jput(&j, ",\"quic_alpn_cut\":1");
+		secho_fjson_mem_u(&j, "quic_alpn_cut", 1);
 	if (s->hello & SECHO_QUIC_H_UA)
-		jstr(&j, "quic_user_agent", s->ua, s->ua_len);
+		secho_fjson_mem_s(&j, "quic_user_agent", s->ua, s->ua_len);
 	if (s->hello & SECHO_QUIC_H_UA_CUT)
-		jput(&j, ",\"quic_user_agent_cut\":1");
+		secho_fjson_mem_u(&j, "quic_user_agent_cut", 1);
 	if (s->hello & SECHO_QUIC_H_JA4)
-		jstr(&j, "quic_ja4", s->ja4, SECHO_TLS_JA4_LEN);
+		secho_fjson_mem_s(&j, "quic_ja4", s->ja4, SECHO_TLS_JA4_LEN);
 	if (s->hello & SECHO_QUIC_H_PARSED) {
-		jlist(&j, "quic_tls_ext_type", s->ext_type, s->n_ext);
-		jlist(&j, "quic_tls_ext_len", s->ext_len, s->n_ext);
+		secho_fjson_mem_list16(&j, "quic_tls_ext_type", s->ext_type, s->n_ext);
+		secho_fjson_mem_list16(&j, "quic_tls_ext_len", s->ext_len, s->n_ext);
 	}
 	if (s->hello & SECHO_QUIC_H_EXT_CUT)
-		jput(&j, ",\"quic_tls_ext_cut\":1");
-	jput(&j, ",\"quic_ch_parsed\":%u", (s->hello & SECHO_QUIC_H_PARSED) ? 1u : 0u);
+		secho_fjson_mem_u(&j, "quic_tls_ext_cut", 1);
+	secho_fjson_mem_u(&j, "quic_ch_parsed", (s->hello & SECHO_QUIC_H_PARSED) ? 1u : 0u);
 	if (s->ch_done)
-		jput(&j, ",\"quic_ch_length\":%u", s->ch_len);
+		secho_fjson_mem_u(&j, "quic_ch_length", s->ch_len);
 	if (s->ch_truncated)
-		jput(&j, ",\"quic_ch_truncated\":1");
-	jput(&j, ",\"quic_initials\":%u,\"quic_initials_failed\":%u", s->initials,
-	     s->initials_failed);
+		secho_fjson_mem_u(&j, "quic_ch_truncated", 1);
+	secho_fjson_mem_u(&j, "quic_initials", s->initials);
+	secho_fjson_mem_u(&j, "quic_initials_failed", s->initials_failed);
 	if (s->close_seen)
-		jput(&j, ",\"quic_close_code\":%llu", (unsigned long long)s->close_code);
-	if (j.err) {
-		buf[0] = 0;
-		return -ENOSPC;
-	}
-	return (int)j.n;
+		secho_fjson_mem_u(&j, "quic_close_code", s->close_code);
+	return secho_fjson_end_cstr(&j);
 }

@@ -8,6 +8,8 @@
  */
 #include "tls.h"
 
+#include "flow/feature/fjson.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -97,10 +99,24 @@ static struct secho_tls_span span_of(const struct rd *r)
 
 /* ---- ClientHello ---- */
 
+/* Append the 16-bit values left in l to v[n..max): the new count. Values past max are
+ * dropped and set h->overflow. */
+static unsigned keep16(struct secho_tls_hello *h, struct rd *l, uint16_t *v, unsigned n,
+                       unsigned max)
+{
+	uint16_t x;
+	while (rd_u16(l, &x) == 0) {
+		if (n < max)
+			v[n++] = x;
+		else
+			h->overflow = 1;
+	}
+	return n;
+}
+
 static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 {
 	struct rd l;
-	uint16_t v;
 	uint8_t b;
 	switch (type) {
 	case SECHO_TLS_EXT_SERVER_NAME: /* RFC 6066 3 */
@@ -134,12 +150,7 @@ static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 	case SECHO_TLS_EXT_SUPPORTED_GROUPS: /* RFC 8446 4.2.7 */
 		if (rd_vec(e, 2, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_groups < SECHO_TLS_MAX_GROUPS)
-				h->groups[h->n_groups++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_groups = (uint16_t)keep16(h, &l, h->groups, h->n_groups, SECHO_TLS_MAX_GROUPS);
 		return 0;
 	case SECHO_TLS_EXT_EC_POINT_FORMATS: /* RFC 8422 5.1.2 */
 		if (rd_vec(e, 1, &l))
@@ -154,23 +165,15 @@ static int ch_ext(struct secho_tls_hello *h, uint16_t type, struct rd *e)
 	case SECHO_TLS_EXT_SIGNATURE_ALGS: /* RFC 8446 4.2.3 */
 		if (rd_vec(e, 2, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_sigalgs < SECHO_TLS_MAX_SIGALGS)
-				h->sigalgs[h->n_sigalgs++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_sigalgs =
+		        (uint16_t)keep16(h, &l, h->sigalgs, h->n_sigalgs, SECHO_TLS_MAX_SIGALGS);
 		return 0;
 	case SECHO_TLS_EXT_SUPPORTED_VERSIONS: /* RFC 8446 4.2.1 */
 		h->has_versions = 1;
 		if (rd_vec(e, 1, &l) || (l.len & 1))
 			return -EINVAL;
-		while (rd_u16(&l, &v) == 0) {
-			if (h->n_versions < SECHO_TLS_MAX_VERSIONS)
-				h->versions[h->n_versions++] = v;
-			else
-				h->overflow = 1;
-		}
+		h->n_versions =
+		        (uint8_t)keep16(h, &l, h->versions, h->n_versions, SECHO_TLS_MAX_VERSIONS);
 		return 0;
 	case SECHO_TLS_EXT_QUIC_TP:
 	case SECHO_TLS_EXT_QUIC_TP_DRAFT: /* RFC 9001 8.2: the raw body, for quic */
@@ -1219,137 +1222,58 @@ void secho_feat_tls_packet(struct secho_feat_tls *s, const struct secho_feat_pkt
 
 /* ---- JSON ---- */
 
-static void sb_str(struct sb *s, const char *name, const char *v, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":\"", s->len ? "," : "", name);
-	if (n < 0 || (size_t)n >= s->cap - s->len) {
-		s->err = -ENOSPC;
-		return;
-	}
-	s->len += (size_t)n;
-	for (size_t i = 0; i < len; i++) {
-		uint8_t c = (uint8_t)v[i];
-		char e[7];
-		size_t k;
-		if (c == '"' || c == '\\') {
-			e[0] = '\\';
-			e[1] = (char)c;
-			k = 2;
-		} else if (c < 0x20 || c >= 0x7f) { /* bytes as code points: valid JSON whatever
-			                                the bytes are */
-			e[0] = '\\';
-			e[1] = 'u';
-			e[2] = '0';
-			e[3] = '0';
-			e[4] = hex[c >> 4];
-			e[5] = hex[c & 15];
-			k = 6;
-		} else {
-			e[0] = (char)c;
-			k = 1;
-		}
-		if (s->cap - s->len <= k + 1) {
-			s->err = -ENOSPC;
-			return;
-		}
-		memcpy(s->p + s->len, e, k);
-		s->len += k;
-	}
-	s->p[s->len++] = '"';
-	s->p[s->len] = 0;
-}
-
-static void sb_num(struct sb *s, const char *name, long long v)
-{
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":%lld", s->len ? "," : "", name,
-	                 v);
-	if (n < 0 || (size_t)n >= s->cap - s->len)
-		s->err = -ENOSPC;
-	else
-		s->len += (size_t)n;
-}
-
-static void sb_arr(struct sb *s, const char *name, const uint16_t *v, unsigned cnt)
-{
-	if (s->err)
-		return;
-	int n = snprintf(s->p + s->len, s->cap - s->len, "%s\"%s\":[", s->len ? "," : "", name);
-	if (n < 0 || (size_t)n >= s->cap - s->len) {
-		s->err = -ENOSPC;
-		return;
-	}
-	s->len += (size_t)n;
-	for (unsigned i = 0; i < cnt; i++)
-		sb_printf(s, i ? ",%u" : "%u", v[i]);
-	sb_printf(s, "%c", ']');
-}
-
 int secho_feat_tls_json(const struct secho_feat_tls *s, char *buf, size_t cap)
 {
-	static const char hex[] = "0123456789abcdef";
-	struct sb b = {buf, cap, 0, 0};
-	if (cap == 0)
-		return -ENOSPC;
-	buf[0] = 0;
+	struct secho_fjson j;
+	secho_fjson_init_bare(&j, buf, cap);
 	if (s->flags & SECHO_FEAT_TLS_F_CH) {
 		if (s->flags & SECHO_FEAT_TLS_F_SNI)
-			sb_str(&b, "tls_sni", s->sni, s->sni_len);
+			secho_fjson_mem_s(&j, "tls_sni", s->sni, s->sni_len);
 		if (s->flags & SECHO_FEAT_TLS_F_SNI_CUT)
-			sb_num(&b, "tls_sni_cut", 1);
-		sb_num(&b, "tls_client_version", s->client_version);
+			secho_fjson_mem_u(&j, "tls_sni_cut", 1);
+		secho_fjson_mem_u(&j, "tls_client_version", s->client_version);
 		if (s->alpn_offer_len)
-			sb_str(&b, "tls_alpn_offer", s->alpn_offer, s->alpn_offer_len);
-		if (s->flags & SECHO_FEAT_TLS_F_JA3) {
-			char h[32];
-			for (unsigned i = 0; i < 16; i++) {
-				h[2 * i] = hex[s->ja3[i] >> 4];
-				h[2 * i + 1] = hex[s->ja3[i] & 15];
-			}
-			sb_str(&b, "tls_ja3", h, 32);
-		}
+			secho_fjson_mem_s(&j, "tls_alpn_offer", s->alpn_offer, s->alpn_offer_len);
+		if (s->flags & SECHO_FEAT_TLS_F_JA3)
+			secho_fjson_mem_hex(&j, "tls_ja3", s->ja3, sizeof(s->ja3));
 		if (s->flags & SECHO_FEAT_TLS_F_JA4)
-			sb_str(&b, "tls_ja4", s->ja4, SECHO_TLS_JA4_LEN);
-		sb_arr(&b, "tls_ext_type", s->ext_type, s->n_ext);
-		sb_arr(&b, "tls_ext_len", s->ext_len, s->n_ext);
+			secho_fjson_mem_s(&j, "tls_ja4", s->ja4, SECHO_TLS_JA4_LEN);
+		secho_fjson_mem_list16(&j, "tls_ext_type", s->ext_type, s->n_ext);
+		secho_fjson_mem_list16(&j, "tls_ext_len", s->ext_len, s->n_ext);
 		if (s->flags & SECHO_FEAT_TLS_F_EXT_CUT)
-			sb_num(&b, "tls_ext_cut", 1);
+			secho_fjson_mem_u(&j, "tls_ext_cut", 1);
 	}
 	if (s->flags & SECHO_FEAT_TLS_F_SH) {
-		sb_num(&b, "tls_server_version", s->server_version);
-		sb_num(&b, "tls_cipher_suite", s->cipher_suite);
+		secho_fjson_mem_u(&j, "tls_server_version", s->server_version);
+		secho_fjson_mem_u(&j, "tls_cipher_suite", s->cipher_suite);
 		if (s->flags & SECHO_FEAT_TLS_F_SALPN)
-			sb_str(&b, "tls_alpn", s->alpn, s->alpn_len);
+			secho_fjson_mem_s(&j, "tls_alpn", s->alpn, s->alpn_len);
 	}
 	if (s->flags & SECHO_FEAT_TLS_F_ALPN_CUT)
-		sb_num(&b, "tls_alpn_cut", 1);
+		secho_fjson_mem_u(&j, "tls_alpn_cut", 1);
 	if (s->flags & SECHO_FEAT_TLS_F_CERT) {
 		if (s->issuer_cn_len)
-			sb_str(&b, "tls_issuer_cn", s->issuer_cn, s->issuer_cn_len);
+			secho_fjson_mem_s(&j, "tls_issuer_cn", s->issuer_cn, s->issuer_cn_len);
 		if (s->subject_cn_len)
-			sb_str(&b, "tls_subject_cn", s->subject_cn, s->subject_cn_len);
+			secho_fjson_mem_s(&j, "tls_subject_cn", s->subject_cn, s->subject_cn_len);
 		if (s->flags & SECHO_FEAT_TLS_F_CN_CUT)
-			sb_num(&b, "tls_cn_cut", 1);
+			secho_fjson_mem_u(&j, "tls_cn_cut", 1);
 		if (s->flags & SECHO_FEAT_TLS_F_VALIDITY) {
-			sb_num(&b, "tls_validity_not_before", s->not_before);
-			sb_num(&b, "tls_validity_not_after", s->not_after);
+			secho_fjson_mem_i(&j, "tls_validity_not_before", s->not_before);
+			secho_fjson_mem_i(&j, "tls_validity_not_after", s->not_after);
 		}
 		if (s->pk_alg_len)
-			sb_str(&b, "tls_public_key_alg", s->pk_alg, s->pk_alg_len);
+			secho_fjson_mem_s(&j, "tls_public_key_alg", s->pk_alg, s->pk_alg_len);
 	}
 	if (s->gap)
-		sb_num(&b, "tls_gap", s->gap);
+		secho_fjson_mem_u(&j, "tls_gap", s->gap);
 	if (s->snapped)
-		sb_num(&b, "tls_snapped", s->snapped);
+		secho_fjson_mem_u(&j, "tls_snapped", s->snapped);
 	if (s->malformed)
-		sb_num(&b, "tls_malformed", s->malformed);
+		secho_fjson_mem_u(&j, "tls_malformed", s->malformed);
 	if (s->oversize)
-		sb_num(&b, "tls_oversize", s->oversize);
+		secho_fjson_mem_u(&j, "tls_oversize", s->oversize);
 	if (s->overflow)
-		sb_num(&b, "tls_overflow", s->overflow);
-	return b.err ? b.err : (int)b.len;
+		secho_fjson_mem_u(&j, "tls_overflow", s->overflow);
+	return secho_fjson_end_cstr(&j);
 }

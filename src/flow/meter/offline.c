@@ -94,27 +94,6 @@ static unsigned read_burst(struct burst *b)
 	return b->seen;
 }
 
-/* One worker: everything in the calling thread, records straight to the sinks. */
-void meter_offline_one(struct meter *m)
-{
-	struct worker *w = &m->w[0];
-	struct burst b = {.w = w, .cf = &m->cf, .clock = 0};
-	unsigned bursts = 0;
-
-	while (!stopping(m)) {
-		unsigned n = read_burst(&b);
-		if (!n)
-			break;
-		m->frames_read += n;
-		table_burst_prepared(w, b.p, b.n);
-		secho_flow_table_expire(&w->t, b.clock);
-		if ((++bursts & 31) == 0)
-			meter_housekeeping(m);
-	}
-	secho_flow_table_expire(&w->t, b.clock);
-	secho_flow_table_flush(&w->t);
-}
-
 /* Worker 0's cursor keeps the pages the slowest other cursor still reads. */
 static void hold_pages(struct meter *m)
 {
@@ -128,30 +107,45 @@ static void hold_pages(struct meter *m)
 	secho_capfile_drop_hold(&m->cf, low);
 }
 
-/* Worker 0 of several, in the calling thread: walks the file with the mapping's own cursor
- * and hands every worker's records to the sinks. */
-void meter_offline_first(struct meter *m)
+/* Worker 0's walk over the file with the mapping's own cursor, in the calling thread. With
+ * others (workers 1.. in their threads) it holds the pages they still read and hands their
+ * records to the sinks every 8 bursts; alone, its records go straight to the sinks. */
+static void walk_first(struct meter *m, bool others)
 {
 	struct worker *w = &m->w[0];
 	struct burst b = {.w = w, .cf = &m->cf, .clock = 0};
 	unsigned bursts = 0;
 
 	while (!stopping(m)) {
-		hold_pages(m);
+		if (others)
+			hold_pages(m);
 		unsigned n = read_burst(&b);
 		if (!n)
 			break;
 		m->frames_read += n;
 		table_burst_prepared(w, b.p, b.n);
 		secho_flow_table_expire(&w->t, b.clock);
-		if ((++bursts & 7) == 0) {
+		bursts++;
+		if (others && (bursts & 7) == 0)
 			meter_drain(m);
-			if ((bursts & 31) == 0)
-				meter_housekeeping(m);
-		}
+		if ((bursts & 31) == 0)
+			meter_housekeeping(m);
 	}
 	secho_flow_table_expire(&w->t, b.clock);
 	secho_flow_table_flush(&w->t);
+}
+
+/* One worker: everything in the calling thread, records straight to the sinks. */
+void meter_offline_one(struct meter *m)
+{
+	walk_first(m, false);
+}
+
+/* Worker 0 of several, in the calling thread: walks the file with the mapping's own cursor
+ * and hands every worker's records to the sinks. */
+void meter_offline_first(struct meter *m)
+{
+	walk_first(m, true);
 }
 
 /* Another worker of several, in its own thread: walks the file with its own cursor. */
