@@ -109,7 +109,7 @@ run() { # out-file options...: the JSON records, or a failure
 }
 # the feature members (what --features adds) taken out of each record, records sorted
 strip() {
-	jq -c 'with_entries(select(.key | test("^(dns_|http_|tls_|ppi_)") | not))' "$1" |
+	jq -c 'with_entries(select(.key | test("^(rev_)?(dns_|http_|tls_|ppi_)") | not))' "$1" |
 		LC_ALL=C sort
 }
 for mode in bi uni; do
@@ -123,23 +123,23 @@ for mode in bi uni; do
 		check $? "$tag: secho flow without --features: $(cat "$T/off.$mode.$w.json.log")"
 		J=$T/on.$mode.$w.json
 		# dns: the forward record is the query's (the client's packet first)
-		jq -e --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
-			| select(.dns_req_query_name == "q.features.secho.test")' "$J" >/dev/null
+		jq -c --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
+			| select(.dns_req_query_name == "q.features.secho.test")' "$J" | grep -q .
 		check $? "$tag: DNS query name on the flow to :$DPORT"
 		if [ $mode = bi ]; then
-			jq -e --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
-				| select(.dns_rdata | tostring | contains("198.18.0.21"))' "$J" >/dev/null
+			jq -c --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
+				| select(.dns_rdata | tostring | contains("198.18.0.21"))' "$J" | grep -q .
 			check $? "$tag: DNS answer 198.18.0.21 on the biflow"
 		fi
-		jq -e --argjson p "$HPORT" --arg h "127.0.0.1:$HPORT" 'select(.dport == $p)
+		jq -c --argjson p "$HPORT" --arg h "127.0.0.1:$HPORT" 'select(.dport == $p)
 			| select(.http_host == $h and .http_agent == "secho-features/1.0"
-			         and .http_url == "/feat.html")' "$J" >/dev/null
+			         and .http_url == "/feat.html")' "$J" | grep -q .
 		check $? "$tag: HTTP Host, User-Agent and URL on the flow to :$HPORT"
-		jq -e --argjson p "$TPORT" 'select(.dport == $p)
-			| select(.tls_sni == "tls.features.secho.test")' "$J" >/dev/null
+		jq -c --argjson p "$TPORT" 'select(.dport == $p)
+			| select(.tls_sni == "tls.features.secho.test")' "$J" | grep -q .
 		check $? "$tag: TLS SNI on the flow to :$TPORT"
-		jq -e --argjson p "$TPORT" 'select(.dport == $p)
-			| select((.ppi_pkt_lengths | length) > 0)' "$J" >/dev/null
+		jq -c --argjson p "$TPORT" 'select(.dport == $p)
+			| select((.ppi_pkt_lengths | length) > 0)' "$J" | grep -q .
 		check $? "$tag: pstats packet lengths on the TLS flow"
 		# off: no feature member at all, and the same records as with them less theirs
 		n=$(grep -c -E '"(dns|http|tls|ppi)_' "$T/off.$mode.$w.json")

@@ -172,13 +172,22 @@ int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area,
 		size_t c = cap - used;
 		int n = 0;
 		switch (i) {
-		case SECHO_FEAT_SET_TLS:
-			n = secho_feat_tls_json(STATE(const struct secho_feat_tls, l, area, i), b,
-			                        c);
+		case SECHO_FEAT_SET_TLS: /* tls and quic write "name":value,... without the
+		                          * leading comma the others write: it goes first */
+			if (c < 2)
+				return -ENOSPC;
+			*b = ',';
+			n = secho_feat_tls_json(STATE(const struct secho_feat_tls, l, area, i),
+			                        b + 1, c - 1);
+			n = n > 0 ? n + 1 : n;
 			break;
 		case SECHO_FEAT_SET_QUIC:
-			n = secho_feat_quic_json(STATE(const struct secho_feat_quic, l, area, i), b,
-			                         c);
+			if (c < 2)
+				return -ENOSPC;
+			*b = ',';
+			n = secho_feat_quic_json(STATE(const struct secho_feat_quic, l, area, i),
+			                         b + 1, c - 1);
+			n = n > 0 ? n + 1 : n;
 			break;
 		case SECHO_FEAT_SET_DNS:
 			n = secho_feat_dns_json(STATE(const struct secho_feat_dns, l, area, i), b,
