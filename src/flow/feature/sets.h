@@ -21,7 +21,7 @@
 #define SECHO_FEAT_SETS(X)                                                                         \
 	X(TLS, "tls", "TLS ClientHello/ServerHello: SNI, ALPN, versions, JA3/JA4")                 \
 	X(QUIC, "quic", "QUIC Initial: version, SNI, ALPN, user agent (client Initials opened)")   \
-	X(DNS, "dns", "DNS: question, answers, response code (UDP and TCP port 53)")               \
+	X(DNS, "dns", "DNS over UDP and TCP: question, answers, response code")                    \
 	X(HTTP, "http", "HTTP/1.x: method, Host, path, User-Agent, status, Content-Type")          \
 	X(WG, "wg", "WireGuard: message type, peer indexes")                                       \
 	X(PSTATS, "pstats", "the first packets: sizes, times, TCP flags, directions")              \
