@@ -158,6 +158,13 @@ for bad in "" dns,nope tls, all,x; do
 	check "$([ $rc -eq 2 ] && grep -q "tls, quic, dns, http, wg, pstats, phists, bstats" "$T/bad.out" && echo 0 || echo 1)" \
 		"--features '$bad': exit $rc: $(cat "$T/bad.out")"
 done
+# --flows x the slot: over the table's bound, and over this machine's memory, refused
+for fl in 1073741824 20000000; do
+	"$SECHO" flow --pcap "$CAP" --quiet --json /dev/null --flows $fl --features all >"$T/big.out" 2>&1
+	rc=$?
+	check "$([ $rc -eq 1 ] && grep -q "bytes per flow" "$T/big.out" && echo 0 || echo 1)" \
+		"--flows $fl --features all: exit $rc: $(cat "$T/big.out")"
+done
 # all is accepted; --help lists the sets
 run "$T/all.json" --features all
 check $? "--features all: $(cat "$T/all.json.log")"
