@@ -377,12 +377,15 @@ static int meter_opt_input(int c, struct meter_opts *m)
 		const char *bad;
 		size_t badlen;
 		if (secho_feat_parse(optarg, &m->features, &bad, &badlen)) {
-			char valid[160] = "";
-			for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
-				strcat(valid, secho_feat_set_name(i));
-				strcat(valid, ", ");
+			char valid[160];
+			size_t vl = 0;
+			for (unsigned i = 0; i < SECHO_FEAT_NSETS && vl < sizeof(valid); i++) {
+				int w = snprintf(valid + vl, sizeof(valid) - vl, "%s, ",
+				                 secho_feat_set_name(i));
+				vl += w > 0 ? (size_t)w : 0;
 			}
-			strcat(valid, "all");
+			if (vl < sizeof(valid))
+				snprintf(valid + vl, sizeof(valid) - vl, "all");
 			return cli_usage_err("flow", "--features: '%.*s' is not a feature set (%s)",
 			                     (int)badlen, bad, valid);
 		}
