@@ -174,7 +174,7 @@ static const char usage[] =
         "                  [--collector URL]...\n"
         "                  [--uniflow] [--active S] [--inactive S] [--flows N] [--workers N]\n"
         "                  [--observation-domain ID] [--template-refresh S] [--json FILE|-]\n"
-        "                  [--stats S] [--json-stats]\n"
+        "                  [--stats S] [--json-stats] [--features LIST]\n"
         "                  [--offload xdp [--offload-threshold N] [--offload-flows N]]\n"
         "                  [--xdp-mode native|skb|any]\n"
         "\n"
@@ -213,6 +213,10 @@ static const char usage[] =
         "                            (default 60; 1-86400)\n"
         "  --stats S            print statistics every S seconds (default: at the end only)\n"
         "  --json-stats         statistics as one JSON object per line\n"
+        "  --features LIST      application fields and packet statistics in each record\n"
+        "                       (comma-separated sets, or all; none by default; the sets\n"
+        "                       and what each costs per flow are listed below). JSON\n"
+        "                       records only for now (IPFIX comes next)\n"
         "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
         "                       three docs/FLOW.md compares)\n"
         "  --offload xdp        (with --iface) the XDP offload tier: a program on the\n"
@@ -262,6 +266,7 @@ enum meter_opt {
 	O_OFL_FLOWS,
 	O_XDP_MODE,
 	O_RING,
+	O_FEATURES,
 };
 static const struct option meter_opts_table[] = {
         {"pcap", required_argument, NULL, O_PCAP},
@@ -285,6 +290,7 @@ static const struct option meter_opts_table[] = {
         {"offload-flows", required_argument, NULL, O_OFL_FLOWS},
         {"xdp-mode", required_argument, NULL, O_XDP_MODE},
         {"ring", required_argument, NULL, O_RING},
+        {"features", required_argument, NULL, O_FEATURES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
 
@@ -302,7 +308,22 @@ struct meter_opts {
 	const char *ofl_opt; /* an --offload-* option given */
 	uint64_t ofl_threshold, ofl_flows;
 	enum secho_io_xdp_mode xdp_mode;
+	uint32_t features; /* 1u << SECHO_FEAT_SET_* */
 };
+
+/* The feature sets, one line each, with what each costs per flow. */
+static void features_help(FILE *f)
+{
+	fprintf(f,
+	        "\nFeature sets (--features): each is a section of every flow's slot in the\n"
+	        "table, %u bytes without any; the slot is rounded up to 64 bytes.\n",
+	        SECHO_FLOW_EXTRA_BYTES);
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		fprintf(f, "  %-8s %5zu B  %s\n", secho_feat_set_name(i),
+		        (secho_feat_set_size(i) + 7) & ~(size_t)7, secho_feat_set_text(i));
+	fprintf(f, "  all      %5zu B per flow in all (the slot)\n",
+	        secho_flow_table_stride(SECHO_FEAT_ALL));
+}
 
 /* Parse the options into m (defaults first). Returns -1 to go on, or the exit status. */
 /* One option of the input, sinks and table group into m. Returns -1 to go on, -2 when c is
@@ -367,6 +388,24 @@ static int meter_opt_input(int c, struct meter_opts *m)
 			        "flow", "--template-refresh: '%s' is not 1-86400 (whole seconds)",
 			        optarg);
 		break;
+	case O_FEATURES: {
+		const char *bad;
+		size_t badlen;
+		if (secho_feat_parse(optarg, &m->features, &bad, &badlen)) {
+			char valid[160];
+			size_t vl = 0;
+			for (unsigned i = 0; i < SECHO_FEAT_NSETS && vl < sizeof(valid); i++) {
+				int w = snprintf(valid + vl, sizeof(valid) - vl, "%s, ",
+				                 secho_feat_set_name(i));
+				vl += w > 0 ? (size_t)w : 0;
+			}
+			if (vl < sizeof(valid))
+				snprintf(valid + vl, sizeof(valid) - vl, "all");
+			return cli_usage_err("flow", "--features: '%.*s' is not a feature set (%s)",
+			                     (int)badlen, bad, valid);
+		}
+		break;
+	}
 	case O_JSON:
 		if (!*optarg)
 			return cli_usage_err("flow", "--json: an empty file name");
@@ -450,6 +489,7 @@ static int meter_parse(int argc, char *argv[], struct meter_opts *m)
 	while ((c = getopt_long(argc, argv, ":h", meter_opts_table, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage, stdout);
+			features_help(stdout);
 			return CLI_OK;
 		}
 		int rc = meter_opt_input(c, m);
@@ -486,6 +526,10 @@ static int meter_check(int argc, char *argv[], const struct meter_opts *m)
 	if (m->flows < m->workers * SECHO_FLOW_BUCKET)
 		return cli_usage_err("flow", "--flows %llu: fewer than 8 per worker",
 		                     (unsigned long long)m->flows);
+	if (m->features && !m->json)
+		fprintf(stderr,
+		        "secho flow: warning: --features goes to JSON records only (--json); "
+		        "the IPFIX export of the feature sets is not there yet\n");
 
 	return -1;
 }
@@ -510,8 +554,17 @@ static int meter_memory(const struct meter_opts *m)
 	        .active_ns = (uint64_t)(m->active * 1e9),
 	        .inactive_ns = (uint64_t)(m->inactive * 1e9),
 	        .emit = size_only_emit,
+	        .features = m->features,
 	};
 	uint64_t per_table = secho_flow_table_mem_size(&tc);
+	uint64_t stride = secho_flow_table_stride(m->features);
+	if (!per_table && m->features)
+		return cli_err("flow",
+		               "--flows %" PRIu64 " with --features: %" PRIu64
+		               " bytes per flow (the slot), more than the table's %" PRIu64
+		               " GiB extension pool per worker allows; give fewer --flows or "
+		               "fewer feature sets",
+		               m->flows, stride, (uint64_t)(SECHO_FLOW_EXT_MAX >> 30));
 	struct secho_mem_avail avail;
 
 	secho_mem_available(&avail);
@@ -519,9 +572,11 @@ static int meter_memory(const struct meter_opts *m)
 		return cli_err("flow",
 		               "--flows %" PRIu64 " needs %" PRIu64 " MiB of flow tables (%" PRIu64
 		               " x %" PRIu64 " MiB), more than the %" PRIu64
-		               " MiB this process can have (%s); give fewer --flows",
+		               " MiB this process can have (%s; %" PRIu64
+		               " bytes per flow in the extension with --features); give fewer "
+		               "--flows",
 		               m->flows, per_table * m->workers >> 20, m->workers, per_table >> 20,
-		               avail.bytes >> 20, avail.source);
+		               avail.bytes >> 20, avail.source, stride);
 	return -1;
 }
 
@@ -578,6 +633,7 @@ static int meter_run(const struct meter_opts *m, struct secho_flow_sink *sinks, 
 	cfg.table.active_ns = (uint64_t)(m->active * 1e9);
 	cfg.table.inactive_ns = (uint64_t)(m->inactive * 1e9);
 	cfg.table.hash = m->hash;
+	cfg.table.features = m->features;
 	cfg.workers = (unsigned)m->workers;
 	cfg.pcap = m->pcap;
 	cfg.iface = m->iface;

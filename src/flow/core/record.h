@@ -87,6 +87,8 @@ _Static_assert(sizeof(struct secho_flow_extra) == 192, "three cache lines");
 _Static_assert(__builtin_offsetof(struct secho_flow_extra, src_mac) == 64,
                "what a packet updates is one cache line");
 
+struct secho_feat_layout;
+
 struct secho_flow_rec {
 	struct secho_flow_key key;
 	struct secho_flow_dir fwd; /* packets from key.src to key.dst */
@@ -94,6 +96,11 @@ struct secho_flow_rec {
 	uint8_t end_reason;        /* flowEndReason (136): SECHO_FLOW_END_* */
 	struct secho_flow_extra x; /* MACs, TTLs, TCP options, MPLS, tunnel (a copy: valid as
 	                            * long as the record) */
+	/* The feature sets' states (`--features`, src/flow/feature/sets.h): the slot's feature
+	 * area laid out as feat_layout says, valid during emit only (whoever keeps the record
+	 * longer copies feat_layout->bytes bytes); NULL when no set is on. */
+	const uint8_t *feat;
+	const struct secho_feat_layout *feat_layout;
 };
 
 /* The reverse direction's ICMP type << 8 | code: the answer to the forward's (key.h,

@@ -175,9 +175,20 @@ static uint32_t nbuckets_for(uint32_t flows)
 	return (uint32_t)(((uint64_t)flows + SECHO_FLOW_BUCKET - 1) / SECHO_FLOW_BUCKET);
 }
 
+size_t secho_flow_table_stride(uint32_t features)
+{
+	struct secho_feat_layout l;
+
+	secho_feat_layout_make(features, &l);
+	return ((size_t)SECHO_FLOW_EXTRA_BYTES + l.bytes + 63) & ~(size_t)63;
+}
+
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 {
 	if (!cfg_ok(cfg))
+		return 0;
+	size_t stride = secho_flow_table_stride(cfg->features);
+	if ((uint64_t)nbuckets_for(cfg->flows) * SECHO_FLOW_BUCKET * stride > SECHO_FLOW_EXT_MAX)
 		return 0;
 	size_t nb = nbuckets_for(cfg->flows);
 	size_t cs = cfg->cache_slots ? cfg->cache_slots : SECHO_FLOW_CACHE_DEFAULT;
@@ -188,9 +199,8 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t seen = nb * SECHO_FLOW_BUCKET * sizeof(uint32_t);
 
 	return nb * sizeof(struct flow_bucket) +
-	       nb * SECHO_FLOW_BUCKET *
-	               (sizeof(struct flow_entry) + sizeof(struct secho_flow_extra)) +
-	       cache + fs * sizeof(struct flow_frag) + bdue + seen;
+	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + stride) + cache +
+	       fs * sizeof(struct flow_frag) + bdue + seen;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
@@ -223,8 +233,10 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += (size_t)t->nbuckets * sizeof(struct flow_bucket);
 	t->entries = (struct flow_entry *)p;
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
-	t->extra = (struct secho_flow_extra *)p; /* 192-byte slots: every one 64-byte aligned */
-	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct secho_flow_extra);
+	secho_feat_layout_make(cfg->features, &t->feat);
+	t->xstride = secho_flow_table_stride(cfg->features);
+	t->extra = (struct secho_flow_extra *)p; /* slots of xstride bytes: each 64-byte aligned */
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->xstride;
 	t->cache = (uint64_t *)p;
 	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
 	t->frags = (struct flow_frag *)p;
@@ -447,6 +459,32 @@ static void extra_export(struct secho_flow_extra *r, const struct secho_flow_ext
 	}
 }
 
+/* ---- the feature sets (src/flow/feature/sets.h) ---- */
+
+/* One prepared packet to the feature sections of its record (area), in direction dir (the
+ * record's first packet's is forward). Out of line: the packet path without sets on only
+ * tests fp. */
+static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
+                                                  const struct secho_flow_prep *fp, unsigned dir,
+                                                  uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+{
+	struct secho_feat_pkt p = {
+	        .payload = fp->payload,
+	        .len = fp->plen,
+	        .wire_len = fp->pwire,
+	        .ts_ns = ts,
+	        .ip_len = octets,
+	        .tcp_seq = fp->tcp_seq,
+	        .sport = fp->sport,
+	        .dport = fp->dport,
+	        .proto = fp->key.proto,
+	        .dir = (uint8_t)dir,
+	        .tcp_flags = tcp_flags,
+	};
+
+	secho_feat_sets_packet(&t->feat, area, &p);
+}
+
 /* ---- records ---- */
 
 static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reason)
@@ -470,9 +508,25 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	rec.rev.last_ns = e->d[1].last;
 	rec.rev.tcp_flags = e->tcp[1];
 	rec.end_reason = reason;
-	extra_export(&rec.x, &t->extra[e - t->entries]);
+	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
+	extra_export(&rec.x, (const struct secho_flow_extra *)slot);
+	if (t->feat.bytes) {
+		rec.feat = slot + SECHO_FLOW_EXTRA_BYTES;
+		rec.feat_layout = &t->feat;
+	}
 	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
 	t->cfg.emit(t->cfg.ctx, &rec);
+}
+
+/* A record starts in entry idx: its extension's fields are written by its first packets
+ * (seen = 0), its feature sections start from zero. */
+static inline void x_start(struct secho_flow_table *t, uint32_t idx)
+{
+	uint8_t *slot = secho_flow_table_slot(t, idx);
+
+	((struct secho_flow_extra *)slot)->seen = 0;
+	if (t->feat.bytes)
+		memset(slot + SECHO_FLOW_EXTRA_BYTES, 0, t->feat.bytes);
 }
 
 /* A new record in e (which may have held one before): key ck, forward swapped or not. */
@@ -484,7 +538,7 @@ static void entry_start(struct secho_flow_table *t, struct flow_entry *e,
 	e->key = *ck;
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
-	t->extra[e - t->entries].seen = 0; /* its fields are written by its first packets */
+	x_start(t, (uint32_t)(e - t->entries));
 	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
 }
 
@@ -499,7 +553,7 @@ static void entry_restart(struct secho_flow_table *t, struct flow_entry *e, bool
 	memset(e->d, 0, sizeof(e->d));
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
-	t->extra[e - t->entries].seen = 0; /* its fields are written by its first packets */
+	x_start(t, (uint32_t)(e - t->entries));
 	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
 }
 
@@ -669,7 +723,8 @@ static inline void key_prepare(const struct secho_flow_table *t, const struct se
  */
 static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key *ck, uint64_t h,
                          bool swapped, uint64_t ts, uint64_t clock, uint32_t octets,
-                         uint8_t tcp_flags, const struct secho_flow_prep_extra *x)
+                         uint8_t tcp_flags, const struct secho_flow_prep_extra *x,
+                         const struct secho_flow_prep *fp)
 {
 	if (ts > t->clock_ns)
 		t->clock_ns = ts;
@@ -710,7 +765,10 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 	if (ts > d->last)
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
-	extra_update(&t->extra[e - t->entries], dir, x, tcp_flags, octets);
+	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
+	extra_update((struct secho_flow_extra *)slot, dir, x, tcp_flags, octets);
+	if (__builtin_expect(t->feat.bytes != 0, 0) && fp)
+		feat_update(t, slot + SECHO_FLOW_EXTRA_BYTES, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
 	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;
@@ -726,7 +784,7 @@ static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, 
 	struct keyed k;
 
 	key_prepare(t, pk, &k);
-	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags, x);
+	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags, x, NULL);
 }
 
 /* A packet known only by its key has no L2-L4 fields: zeros. */
@@ -923,6 +981,39 @@ static void prepare_extra(const uint8_t *frame, uint32_t caplen, const struct se
 	}
 }
 
+/* What the feature sets see of a described IP frame (frame[0..caplen)): the innermost
+ * packet's TCP or UDP payload, its captured part (within caplen) and its length on the
+ * wire; other protocols and later fragments: none. */
+static void prepare_payload(const uint8_t *frame, uint32_t caplen, const struct secho_dissect *d,
+                            struct secho_flow_prep *p)
+{
+	uint32_t hdr = 0;
+
+	p->payload = NULL;
+	p->plen = p->pwire = p->tcp_seq = 0;
+	p->sport = d->sport;
+	p->dport = d->dport;
+	if (!(d->flags & SECHO_DISSECT_F_L4) || d->frag == SECHO_FRAG_LATER)
+		return;
+	if (d->proto == SECHO_IPPROTO_TCP) {
+		const uint8_t *l4 = frame + d->l4_off; /* the header lies within caplen */
+		p->tcp_seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 |
+		             l4[7];
+		hdr = d->tcp_doff;
+	} else if (d->proto == SECHO_IPPROTO_UDP) {
+		hdr = 8;
+	} else {
+		return;
+	}
+	if (d->l4_len < hdr)
+		return;
+	uint32_t off = (uint32_t)d->l4_off + hdr;
+	p->pwire = d->l4_len - hdr;
+	p->payload = frame + off;
+	uint32_t avail = caplen > off ? caplen - off : 0;
+	p->plen = p->pwire < avail ? p->pwire : avail;
+}
+
 void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
                               uint32_t caplen, enum secho_dissect_reason r,
                               const struct secho_dissect *d, uint32_t wirelen, uint64_t ts_ns,
@@ -943,6 +1034,8 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 	prepare_extra(frame, caplen, d, &p->x);
 	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4))
 		p->tcp_flags = d->tcp_flags;
+	if (t->feat.bytes)
+		prepare_payload(frame, caplen, d, p);
 	if (d->frag == SECHO_FRAG_LATER) {
 		p->kind = SECHO_FLOW_PREP_FRAG_LATER;
 		secho_flow_key_from(frame, d, &p->key);
@@ -988,7 +1081,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 		break;
 	}
 	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->clock_ns, p->octets, p->tcp_flags,
-	             &p->x);
+	             &p->x, p);
 }
 
 /*
@@ -1031,7 +1124,8 @@ PREFETCH_FN bool prefetch_named(const struct secho_flow_table *t, uint64_t h)
 		const struct flow_entry *e = &t->entries[(uint32_t)c - 1];
 		__builtin_prefetch(e, 1);
 		__builtin_prefetch((const char *)e + 64, 1);
-		__builtin_prefetch(&t->extra[(uint32_t)c - 1], 1); /* the line a packet updates */
+		/* the line a packet updates */
+		__builtin_prefetch(secho_flow_table_slot(t, (uint32_t)c - 1), 1);
 		return true;
 	}
 	__builtin_prefetch(&t->buckets[(uint32_t)(((h >> 32) * t->nbuckets) >> 32)]);
@@ -1050,7 +1144,7 @@ PREFETCH_FN void prefetch_matched(const struct secho_flow_table *t, uint64_t h)
 			const struct flow_entry *e = &t->entries[bk->idx[s]];
 			__builtin_prefetch(e, 1);
 			__builtin_prefetch((const char *)e + 64, 1);
-			__builtin_prefetch(&t->extra[bk->idx[s]], 1);
+			__builtin_prefetch(secho_flow_table_slot(t, bk->idx[s]), 1);
 			return;
 		}
 }

@@ -69,6 +69,7 @@
 
 #include "flow/core/hash.h"
 #include "flow/core/record.h"
+#include "flow/feature/sets.h"
 #include "secho/dissect.h"
 
 #define SECHO_FLOW_BUCKET          8 /* entries per bucket */
@@ -188,6 +189,9 @@ struct secho_flow_table_cfg {
 	const struct secho_flow_offload_hooks *offload;
 	void *offload_ctx;
 	uint32_t offload_after;
+	/* The feature sets on (1u << SECHO_FEAT_SET_*, src/flow/feature/sets.h; 0: none): each a
+	 * section of the extension slot after the 192-byte struct secho_flow_extra */
+	uint32_t features;
 };
 
 struct flow_bucket;
@@ -200,7 +204,10 @@ struct secho_flow_table {
 	struct secho_flow_hasher hasher;
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
-	struct secho_flow_extra *extra; /* the extension: entry i's is extra[i] */
+	struct secho_flow_extra *extra; /* the extension: entry i's slot is xstride bytes at
+	                                 * extra + i * xstride (secho_flow_table_slot) */
+	size_t xstride;                 /* 192 + the feature area, rounded up to 64 */
+	struct secho_feat_layout feat;  /* the feature sections (bytes 0: none) */
 	uint64_t *cache;                /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
@@ -216,8 +223,25 @@ struct secho_flow_table {
 	struct secho_flow_counters cnt;
 };
 
-/* Bytes of caller memory for cfg (0 when cfg is out of range). */
+/* Bytes of caller memory for cfg (0 when cfg is out of range, also when the extension pool,
+ * capacity x stride, would be over SECHO_FLOW_EXT_MAX). */
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
+
+/* The extension slot's stride for the feature sets features: 192 bytes of struct
+ * secho_flow_extra, then each set's section (sets.h), rounded up to 64. */
+size_t secho_flow_table_stride(uint32_t features);
+
+/* The extension pool's largest size: 1 TiB (a bound that keeps every offset well inside
+ * size_t and refuses a --flows x --features product no machine holds). */
+#define SECHO_FLOW_EXT_MAX (1ull << 40)
+
+/* Entry idx's extension slot (struct secho_flow_extra, then the feature area at
+ * SECHO_FLOW_EXTRA_BYTES). */
+#define SECHO_FLOW_EXTRA_BYTES 192u
+static inline uint8_t *secho_flow_table_slot(const struct secho_flow_table *t, uint32_t idx)
+{
+	return (uint8_t *)t->extra + (size_t)idx * t->xstride;
+}
 
 /*
  * Set up t over mem[0..len) (len >= secho_flow_table_mem_size(cfg), 64-byte aligned,
@@ -297,6 +321,13 @@ struct secho_flow_prep {
 	uint8_t tcp_flags;              /* TCP with its header, else 0 */
 	uint8_t why;                    /* IGNORED: the index of its ignored counter */
 	struct secho_flow_prep_extra x; /* not IGNORED: the record's L2-L4 fields */
+	/* With feature sets on (else unset): the innermost packet's transport payload, a
+	 * pointer into the frame, so the frame must still be mapped when the prepared frame
+	 * is metered (the offline workers meter each burst right after reading it) */
+	const uint8_t *payload;
+	uint32_t plen, pwire; /* captured bytes at payload; its length on the wire */
+	uint32_t tcp_seq;
+	uint16_t sport, dport; /* the packet's own direction (the key may be canonical) */
 };
 
 /*

@@ -8,6 +8,7 @@
  * writing; the meter goes on and says so in its summary.
  */
 #include "flow/export/json.h"
+#include "flow/feature/sets.h"
 #include "secho/dissect.h"
 #include "secho/fileio.h"
 #include "sys/names.h"
@@ -194,6 +195,12 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 		p = put_kv(p, end, ",\"rev_icmp_code\":", ri & 0xff);
 	}
 	p = put_extra(p, end, r, uniflow);
+	if (r->feat && p) { /* the feature sets' members (src/flow/feature/sets.h) */
+		int n = secho_feat_sets_json(
+		        r->feat_layout, r->feat, r->fwd.packets + r->rev.packets,
+		        (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags), p, (size_t)(end - p));
+		p = n < 0 ? NULL : p + n;
+	}
 	p = put_kv(p, end, ",\"end_reason\":", r->end_reason);
 	p = put_str(p, end, ",\"end\":\"");
 	p = put_str(p, end, secho_flow_end_name(r->end_reason));
@@ -223,10 +230,17 @@ static int json_record(void *ctx, const struct secho_flow_rec *rec, uint64_t now
 {
 	struct secho_flow_json *j = ctx;
 	(void)now_ns;
-	if (JSON_BUF - j->used < SECHO_FLOW_JSON_MAX)
+	size_t room = rec->feat ? SECHO_FLOW_JSON_FEAT_MAX : SECHO_FLOW_JSON_MAX;
+	if (JSON_BUF - j->used < room)
 		json_flush(j);
 	size_t n =
 	        secho_flow_json_format(rec, j->uniflow, j->buf + j->used, JSON_BUF - j->used - 1);
+	if (!n && rec->feat) { /* its feature members did not fit: the record without them */
+		struct secho_flow_rec bare = *rec;
+		bare.feat = NULL;
+		n = secho_flow_json_format(&bare, j->uniflow, j->buf + j->used,
+		                           JSON_BUF - j->used - 1);
+	}
 	j->buf[j->used + n] = '\n';
 	j->used += n + 1;
 	j->pending++;

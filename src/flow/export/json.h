@@ -38,6 +38,9 @@ void secho_flow_json_free(struct secho_flow_json *j);
 /* Format one record as a JSON object (no newline) into buf; returns its length, or 0 when
  * cap is too small (SECHO_FLOW_JSON_MAX bytes always suffice). Can't fail otherwise. */
 #define SECHO_FLOW_JSON_MAX 2048
+/* A record with feature sets' members (--features): room made for it in the buffer; a
+ * record whose members do not fit goes out without them. */
+#define SECHO_FLOW_JSON_FEAT_MAX (48u * 1024u)
 size_t secho_flow_json_format(const struct secho_flow_rec *rec, bool uniflow, char *buf,
                               size_t cap);
 

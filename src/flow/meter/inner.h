@@ -27,12 +27,13 @@
 #include "sys/clock.h"
 #include "sys/latency.h"
 
-#define BURST          32u
-#define RING_RECORDS   (1u << 15)
-#define SPIN_CHECKS    64u         /* looks before a thread with nothing to do sleeps */
-#define SLEEP_NS       10000000ull /* the longest sleep of a waiting thread */
-#define MAX_IO_PER_WKR 16
-#define TIMED_BURSTS   3u /* every (TIMED_BURSTS + 1)th burst a table gets is timed */
+#define BURST             32u
+#define RING_RECORDS      (1u << 15)
+#define RING_FEAT_RECORDS (1u << 11)  /* with feature sets on: each record carries KiBs */
+#define SPIN_CHECKS       64u         /* looks before a thread with nothing to do sleeps */
+#define SLEEP_NS          10000000ull /* the longest sleep of a waiting thread */
+#define MAX_IO_PER_WKR    16
+#define TIMED_BURSTS      3u /* every (TIMED_BURSTS + 1)th burst a table gets is timed */
 
 /* Where one thread sleeps until another has something for it (futex; ring.c). */
 struct waitpoint {
@@ -43,6 +44,10 @@ struct waitpoint {
 /* A worker's records on their way to the export thread (ring.c). */
 struct rec_ring {
 	struct secho_flow_rec *r;
+	uint8_t *feat; /* with feature sets on: each record's feature area (feat_len bytes
+	                * per slot), copied from the table's slot during emit */
+	size_t feat_len;
+	uint64_t size; /* records: RING_RECORDS, RING_FEAT_RECORDS with feature sets on */
 	uint64_t head; /* written by the worker (release) */
 	char pad1[56];
 	uint64_t tail; /* written by the export thread (release) */

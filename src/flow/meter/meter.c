@@ -171,8 +171,13 @@ static int open_input(struct meter *m, char *err, size_t errlen)
 	}
 	if (m->threaded)
 		for (unsigned i = 0; i < m->n; i++) {
-			m->w[i].ring.r = malloc(RING_RECORDS * sizeof(struct secho_flow_rec));
-			if (!m->w[i].ring.r) {
+			struct rec_ring *q = &m->w[i].ring;
+			q->feat_len = m->w[i].t.feat.bytes;
+			q->size = q->feat_len ? RING_FEAT_RECORDS : RING_RECORDS;
+			q->r = malloc(q->size * sizeof(struct secho_flow_rec));
+			if (q->feat_len)
+				q->feat = malloc(q->size * q->feat_len);
+			if (!q->r || (q->feat_len && !q->feat)) {
 				snprintf(err, errlen, "out of memory");
 				return -ENOMEM;
 			}
@@ -299,6 +304,7 @@ static void teardown(struct meter *m)
 		if (w->mem)
 			munmap(w->mem, w->memlen);
 		free(w->ring.r);
+		free(w->ring.feat);
 	}
 	free(m->w);
 	m->w = NULL;

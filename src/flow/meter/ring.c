@@ -17,6 +17,7 @@
  */
 #include <limits.h>
 #include <linux/futex.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -86,7 +87,7 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 	struct rec_ring *q = &w->ring;
 	uint64_t head = q->head;
 	/* acquire: the export thread finished copying the slot before it moved the tail */
-	for (unsigned spin = 0; head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= RING_RECORDS;
+	for (unsigned spin = 0; head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) >= q->size;
 	     spin++) {
 		if (spin < SPIN_CHECKS) {
 			cpu_relax();
@@ -94,12 +95,14 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 		}
 		/* the ring is full: the export thread drains it and wakes this worker */
 		uint32_t seq = wp_prepare(&q->space);
-		if (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) < RING_RECORDS)
+		if (head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE) < q->size)
 			wp_cancel(&q->space);
 		else
 			wp_sleep(&q->space, seq, SLEEP_NS);
 	}
-	q->r[head & (RING_RECORDS - 1)] = *rec;
+	q->r[head & (q->size - 1)] = *rec;
+	if (q->feat && rec->feat) /* the table's slot is valid during emit only */
+		memcpy(q->feat + (head & (q->size - 1)) * q->feat_len, rec->feat, q->feat_len);
 	/* release: the record's bytes before the new head */
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
 }
@@ -116,10 +119,13 @@ uint64_t meter_drain(struct meter *m)
 		if (tail == head)
 			continue;
 		for (; tail != head; tail++) {
-			struct secho_flow_rec rec = q->r[tail & (RING_RECORDS - 1)];
-			/* release: the copy is done, the slot may be written again */
-			__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
+			struct secho_flow_rec rec = q->r[tail & (q->size - 1)];
+			if (rec.feat) /* the ring's copy, read before the slot is given back */
+				rec.feat = q->feat + (tail & (q->size - 1)) * q->feat_len;
 			export_rec(m, &rec);
+			/* release: the record (and its feature copy) was read, the slot may be
+			 * written again */
+			__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
 			total++;
 		}
 		if (wp_waiting(&q->space))

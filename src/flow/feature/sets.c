@@ -1,0 +1,226 @@
+/*
+ * src/flow/feature/sets.c - the feature sets by name, their layout in the extension slot,
+ * and the calls that go to every set that is on (src/flow/feature/sets.h).
+ */
+#include "flow/feature/sets.h"
+#include "flow/feature/bstats.h"
+#include "flow/feature/dns.h"
+#include "flow/feature/http.h"
+#include "flow/feature/phists.h"
+#include "flow/feature/pstats.h"
+#include "flow/feature/quic.h"
+#include "flow/feature/tls.h"
+#include "flow/feature/wg.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const char *const set_names[SECHO_FEAT_NSETS] = {
+#define SECHO_FEAT_SET_X(name, id, text) id,
+        SECHO_FEAT_SETS(SECHO_FEAT_SET_X)
+#undef SECHO_FEAT_SET_X
+};
+
+static const char *const set_texts[SECHO_FEAT_NSETS] = {
+#define SECHO_FEAT_SET_X(name, id, text) text,
+        SECHO_FEAT_SETS(SECHO_FEAT_SET_X)
+#undef SECHO_FEAT_SET_X
+};
+
+static const size_t set_sizes[SECHO_FEAT_NSETS] = {
+        sizeof(struct secho_feat_tls),    sizeof(struct secho_feat_quic),
+        sizeof(struct secho_feat_dns),    sizeof(struct secho_feat_http),
+        sizeof(struct secho_feat_wg),     sizeof(struct secho_feat_pstats),
+        sizeof(struct secho_feat_phists), sizeof(struct secho_feat_bstats),
+};
+
+const char *secho_feat_set_name(unsigned set)
+{
+	return set < SECHO_FEAT_NSETS ? set_names[set] : NULL;
+}
+
+const char *secho_feat_set_text(unsigned set)
+{
+	return set < SECHO_FEAT_NSETS ? set_texts[set] : NULL;
+}
+
+size_t secho_feat_set_size(unsigned set)
+{
+	return set < SECHO_FEAT_NSETS ? set_sizes[set] : 0;
+}
+
+int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t *badlen)
+{
+	const char *p = list;
+	uint32_t s = 0;
+
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		unsigned i = 0;
+		if (n == 3 && !memcmp(p, "all", 3)) {
+			s |= SECHO_FEAT_ALL;
+		} else {
+			for (i = 0; i < SECHO_FEAT_NSETS; i++)
+				if (strlen(set_names[i]) == n && !memcmp(p, set_names[i], n))
+					break;
+			if (!n || i == SECHO_FEAT_NSETS) {
+				*bad = p;
+				*badlen = n;
+				return -EINVAL;
+			}
+			s |= 1u << i;
+		}
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	*sets = s;
+	return 0;
+}
+
+void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
+{
+	uint32_t off = 0;
+
+	memset(l, 0, sizeof(*l));
+	l->sets = sets & SECHO_FEAT_ALL;
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
+		if (!(l->sets & (1u << i)))
+			continue;
+		l->off[i] = off;
+		off += (uint32_t)((set_sizes[i] + 7) & ~(size_t)7);
+	}
+	l->bytes = off;
+}
+
+/* One set's state at its offset. */
+#define STATE(type, l, area, i) ((type *)(void *)((area) + (l)->off[i]))
+
+void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
+                            const struct secho_feat_pkt *p)
+{
+	uint32_t sets = l->sets;
+
+	while (sets) {
+		unsigned i = (unsigned)__builtin_ctz(sets);
+		sets &= sets - 1;
+		switch (i) {
+		case SECHO_FEAT_SET_TLS: {
+			struct secho_feat_tls *s = STATE(struct secho_feat_tls, l, area, i);
+			if (!secho_feat_tls_done(s))
+				secho_feat_tls_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_QUIC: {
+			struct secho_feat_quic *s = STATE(struct secho_feat_quic, l, area, i);
+			if (!s->done)
+				secho_feat_quic_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_DNS: {
+			struct secho_feat_dns *s = STATE(struct secho_feat_dns, l, area, i);
+			if (!s->done)
+				secho_feat_dns_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_HTTP: {
+			struct secho_feat_http *s = STATE(struct secho_feat_http, l, area, i);
+			if (!s->done)
+				secho_feat_http_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_WG: {
+			struct secho_feat_wg *s = STATE(struct secho_feat_wg, l, area, i);
+			if (!s->done)
+				secho_feat_wg_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_PSTATS: {
+			struct secho_feat_pstats *s = STATE(struct secho_feat_pstats, l, area, i);
+			if (!s->done)
+				secho_feat_pstats_packet(s, p);
+			break;
+		}
+		case SECHO_FEAT_SET_PHISTS:
+			/* never done: every packet counts */
+			secho_feat_phists_packet(STATE(struct secho_feat_phists, l, area, i), p);
+			break;
+		case SECHO_FEAT_SET_BSTATS: {
+			struct secho_feat_bstats *s = STATE(struct secho_feat_bstats, l, area, i);
+			if (!s->done)
+				secho_feat_bstats_packet(s, p);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint64_t packets,
+                         uint8_t tcp_flags, char *buf, size_t cap)
+{
+	size_t used = 0;
+	uint32_t sets = l->sets;
+
+	if (cap)
+		buf[0] = 0;
+	while (sets) {
+		unsigned i = (unsigned)__builtin_ctz(sets);
+		sets &= sets - 1;
+		char *b = buf + used;
+		size_t c = cap - used;
+		int n = 0;
+		switch (i) {
+		case SECHO_FEAT_SET_TLS: /* tls and quic write "name":value,... without the
+		                          * leading comma the others write: it goes first */
+			if (c < 2)
+				return -ENOSPC;
+			*b = ',';
+			n = secho_feat_tls_json(STATE(const struct secho_feat_tls, l, area, i),
+			                        b + 1, c - 1);
+			n = n > 0 ? n + 1 : n;
+			break;
+		case SECHO_FEAT_SET_QUIC:
+			if (c < 2)
+				return -ENOSPC;
+			*b = ',';
+			n = secho_feat_quic_json(STATE(const struct secho_feat_quic, l, area, i),
+			                         b + 1, c - 1);
+			n = n > 0 ? n + 1 : n;
+			break;
+		case SECHO_FEAT_SET_DNS:
+			n = secho_feat_dns_json(STATE(const struct secho_feat_dns, l, area, i), b,
+			                        c);
+			break;
+		case SECHO_FEAT_SET_HTTP:
+			n = secho_feat_http_json(STATE(const struct secho_feat_http, l, area, i), b,
+			                         c);
+			break;
+		case SECHO_FEAT_SET_WG:
+			n = secho_feat_wg_json(STATE(const struct secho_feat_wg, l, area, i), b, c);
+			break;
+		case SECHO_FEAT_SET_PSTATS:
+			if (secho_feat_pstats_keep(packets, tcp_flags))
+				n = secho_feat_pstats_json(
+				        STATE(const struct secho_feat_pstats, l, area, i), b, c);
+			break;
+		case SECHO_FEAT_SET_PHISTS:
+			if (secho_feat_phists_keep(packets, tcp_flags))
+				n = secho_feat_phists_json(
+				        STATE(const struct secho_feat_phists, l, area, i), b, c);
+			break;
+		case SECHO_FEAT_SET_BSTATS:
+			if (secho_feat_bstats_keep(packets))
+				n = secho_feat_bstats_json(
+				        STATE(const struct secho_feat_bstats, l, area, i), b, c);
+			break;
+		default:
+			break;
+		}
+		if (n < 0)
+			return n;
+		used += (size_t)n;
+	}
+	return (int)used;
+}

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# tests/sh/test_flow_features.sh - `secho flow --features` end to end: real clients and
+# servers on loopback (dig against dnsmasq, curl against a Python http.server, openssl
+# s_client against s_server with a certificate this test makes), captured on lo by dumpcap,
+# then metered by `secho flow --pcap CAP --features dns,http,tls,pstats --json`, with one
+# and two workers, biflows and uniflows. Expected: the values the test configured (query
+# name and answer, Host and User-Agent, SNI), ppi lists on the flows; without --features
+# the records are those of the run with them less the feature members; bad --features
+# values refused with exit 2. Every wait bounded; servers, the capture and files go on any
+# exit (trap).
+#
+#   dig  --(UDP 127.0.0.1:DPORT)-->  dnsmasq
+#   curl --(TCP 127.0.0.1:HPORT)-->  python3 http.server      (dumpcap on lo)
+#   s_client --(TCP 127.0.0.1:TPORT)--> openssl s_server
+set -u
+ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+SECHO=$BUILD/secho
+PY=/usr/bin/python3
+T=$(mktemp -d /tmp/secho-flow-features.XXXXXX)
+DM_PID=
+HS_PID=
+TS_PID=
+. "$ROOT/tests/sh/check_lib.bash"
+. "$ROOT/tests/sh/feat_lib.bash"
+cleanup() {
+	cap_stop
+	for p in $DM_PID $HS_PID $TS_PID; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+NAME="secho flow --features: dns, http, tls, pstats on loopback traffic"
+need_tools "$NAME" dnsmasq dig curl openssl dumpcap jq "$PY" || exit 1
+[ -x "$SECHO" ] || { echo "FAIL $NAME: $SECHO not built"; exit 1; }
+
+BASE=$((20000 + RANDOM % 20000))
+DPORT=$BASE HPORT=$((BASE + 1)) TPORT=$((BASE + 2))
+
+# the servers
+cat >"$T/dnsmasq.conf" <<CONF
+no-resolv
+no-hosts
+port=$DPORT
+listen-address=127.0.0.1
+bind-interfaces
+address=/q.features.secho.test/198.18.0.21
+local=/secho.test/
+CONF
+dnsmasq --no-daemon --conf-file="$T/dnsmasq.conf" --pid-file= >"$T/dnsmasq.log" 2>&1 &
+DM_PID=$!
+cat >"$T/server.py" <<'PYEOF'
+import sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"secho\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PYEOF
+"$PY" "$T/server.py" "$HPORT" >"$T/http.log" 2>&1 &
+HS_PID=$!
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 2 \
+	-subj "/CN=srv.features.secho.test" >"$T/req.log" 2>&1 ||
+	{ cat "$T/req.log"; echo "FAIL $NAME: openssl req"; exit 1; }
+openssl s_server -accept "127.0.0.1:$TPORT" -cert "$T/cert.pem" -key "$T/key.pem" -quiet \
+	</dev/null >"$T/tls.log" 2>&1 &
+TS_PID=$!
+
+ready=1
+for _ in $(seq 1 50); do
+	dig -p "$DPORT" @127.0.0.1 +time=1 +tries=1 +short q.features.secho.test A 2>/dev/null |
+		grep -q 198.18.0.21 &&
+		curl -s -m 2 -o /dev/null "http://127.0.0.1:$HPORT/" &&
+		timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$TPORT" 2>/dev/null && { ready=0; break; }
+	sleep 0.1
+done
+if [ "$ready" -ne 0 ]; then
+	cat "$T/dnsmasq.log" "$T/http.log" "$T/tls.log"
+	echo "FAIL $NAME: the servers did not answer"
+	exit 1
+fi
+
+CAP=$T/cap.pcapng
+cap_start "$CAP" "port $DPORT or port $HPORT or port $TPORT" ||
+	{ echo "FAIL $NAME: dumpcap did not start"; exit 1; }
+dig -p "$DPORT" @127.0.0.1 +time=2 +tries=1 q.features.secho.test A >"$T/dig.out" 2>&1
+curl -s -m 5 -o /dev/null -A "secho-features/1.0" "http://127.0.0.1:$HPORT/feat.html"
+echo Q | timeout 10 openssl s_client -connect "127.0.0.1:$TPORT" \
+	-servername tls.features.secho.test -tls1_2 >"$T/s_client.log" 2>&1
+cap_stop
+
+group "$NAME"
+FEAT=dns,http,tls,pstats
+run() { # out-file options...: the JSON records, or a failure
+	local out=$1
+	shift
+	"$SECHO" flow --pcap "$CAP" --quiet --flows 1024 --json "$out" "$@" >"$out.log" 2>&1
+}
+# the feature members (what --features adds) taken out of each record, records sorted
+strip() {
+	jq -c 'with_entries(select(.key | test("^(rev_)?(dns_|http_|tls_|ppi_)") | not))' "$1" |
+		LC_ALL=C sort
+}
+for mode in bi uni; do
+	uni=()
+	[ $mode = uni ] && uni=(--uniflow)
+	for w in 1 2; do
+		tag="$mode/w$w"
+		run "$T/on.$mode.$w.json" --workers $w "${uni[@]}" --features $FEAT
+		check $? "$tag: secho flow --features $FEAT: $(cat "$T/on.$mode.$w.json.log")"
+		run "$T/off.$mode.$w.json" --workers $w "${uni[@]}"
+		check $? "$tag: secho flow without --features: $(cat "$T/off.$mode.$w.json.log")"
+		J=$T/on.$mode.$w.json
+		# dns: the forward record is the query's (the client's packet first)
+		jq -c --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
+			| select(.dns_req_query_name == "q.features.secho.test")' "$J" | grep -q .
+		check $? "$tag: DNS query name on the flow to :$DPORT"
+		if [ $mode = bi ]; then
+			jq -c --argjson p "$DPORT" 'select(.dport == $p and .proto == 17)
+				| select(.dns_rdata | tostring | contains("198.18.0.21"))' "$J" | grep -q .
+			check $? "$tag: DNS answer 198.18.0.21 on the biflow"
+		fi
+		jq -c --argjson p "$HPORT" --arg h "127.0.0.1:$HPORT" 'select(.dport == $p)
+			| select(.http_host == $h and .http_agent == "secho-features/1.0"
+			         and .http_url == "/feat.html")' "$J" | grep -q .
+		check $? "$tag: HTTP Host, User-Agent and URL on the flow to :$HPORT"
+		jq -c --argjson p "$TPORT" 'select(.dport == $p)
+			| select(.tls_sni == "tls.features.secho.test")' "$J" | grep -q .
+		check $? "$tag: TLS SNI on the flow to :$TPORT"
+		jq -c --argjson p "$TPORT" 'select(.dport == $p)
+			| select((.ppi_pkt_lengths | length) > 0)' "$J" | grep -q .
+		check $? "$tag: pstats packet lengths on the TLS flow"
+		# off: no feature member at all, and the same records as with them less theirs
+		n=$(grep -c -E '"(dns|http|tls|ppi)_' "$T/off.$mode.$w.json")
+		check "$([ "$n" -eq 0 ] && echo 0 || echo 1)" "$tag: $n records with feature members without --features"
+		cmp -s <(strip "$J") <(strip "$T/off.$mode.$w.json")
+		check $? "$tag: records without --features equal those with it less the feature members"
+		[ "$(wc -l <"$J")" -ge 3 ]
+		check $? "$tag: at least 3 records, got $(wc -l <"$J")"
+	done
+done
+
+# bad values: exit 2, naming the valid sets
+for bad in "" dns,nope tls, all,x; do
+	"$SECHO" flow --pcap "$CAP" --json /dev/null --features "$bad" >"$T/bad.out" 2>&1
+	rc=$?
+	check "$([ $rc -eq 2 ] && grep -q "tls, quic, dns, http, wg, pstats, phists, bstats" "$T/bad.out" && echo 0 || echo 1)" \
+		"--features '$bad': exit $rc: $(cat "$T/bad.out")"
+done
+# --flows x the slot: over the table's bound, and over this machine's memory, refused
+for fl in 1073741824 20000000; do
+	"$SECHO" flow --pcap "$CAP" --quiet --json /dev/null --flows $fl --features all >"$T/big.out" 2>&1
+	rc=$?
+	check "$([ $rc -eq 1 ] && grep -q "bytes per flow" "$T/big.out" && echo 0 || echo 1)" \
+		"--flows $fl --features all: exit $rc: $(cat "$T/big.out")"
+done
+# all is accepted; --help lists the sets
+run "$T/all.json" --features all
+check $? "--features all: $(cat "$T/all.json.log")"
+"$SECHO" flow --help >"$T/help" 2>&1
+for s in tls quic dns http wg pstats phists bstats; do
+	grep -qE "^  $s +[0-9]+ B " "$T/help"
+	check $? "--help lists the set $s with its bytes per flow"
+done
+# only IPFIX: a warning, once
+"$SECHO" flow --pcap "$CAP" --quiet --collector "file:$T/x.ipfix" --features dns >"$T/ipfix.log" 2>&1
+check $? "--features with only an IPFIX file: $(cat "$T/ipfix.log")"
+n=$(grep -c "warning: --features" "$T/ipfix.log")
+check "$([ "$n" -eq 1 ] && echo 0 || echo 1)" "one warning with only IPFIX, got $n"
+end_group
+[ "${g_failed:-0}" -eq 0 ]

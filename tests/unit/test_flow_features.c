@@ -1,0 +1,292 @@
+/*
+ * tests/unit/test_flow_features.c - the feature sets in the flow table (`--features`,
+ * src/flow/feature/sets.h, src/flow/core/table.h "The extension"): the sections' layout and
+ * the stride, the table's memory growing by (stride - 192) per entry, the record pointing at
+ * its slot during emit, the sections zeroed when a record starts (new flow in a reused
+ * entry, active-timeout continuation, SYN reuse), frames' payloads reaching a set, and the
+ * list parser.
+ */
+#include "flow/core/table.h"
+#include "flow/feature/sets.h"
+#include "harness.h"
+#include "secho/dissect.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_NS 1000000000ull
+
+struct seen {
+	unsigned n;
+	const uint8_t *feat; /* the last record's */
+	const struct secho_feat_layout *layout;
+	uint8_t copy[16384]; /* its feature area, copied during emit */
+	char json[4096];
+	int json_n;
+};
+
+static void on_rec(void *ctx, const struct secho_flow_rec *r)
+{
+	struct seen *s = ctx;
+	s->n++;
+	s->feat = r->feat;
+	s->layout = r->feat_layout;
+	if (r->feat && r->feat_layout->bytes <= sizeof(s->copy))
+		memcpy(s->copy, r->feat, r->feat_layout->bytes);
+	s->json_n = r->feat ? secho_feat_sets_json(r->feat_layout, r->feat,
+	                                           r->fwd.packets + r->rev.packets,
+	                                           (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags),
+	                                           s->json, sizeof(s->json))
+	                    : 0;
+}
+
+struct tbl {
+	struct secho_flow_table t;
+	void *mem;
+	size_t len;
+	struct seen out;
+};
+
+static int tbl_init(struct tbl *x, uint32_t features)
+{
+	struct secho_flow_table_cfg cfg = {
+	        .flows = 64,
+	        .active_ns = 10 * S_NS,
+	        .inactive_ns = 5 * S_NS,
+	        .hash = SECHO_FLOW_HASH_DEFAULT,
+	        .seed = 12345,
+	        .emit = on_rec,
+	        .features = features,
+	};
+	memset(x, 0, sizeof(*x));
+	cfg.ctx = &x->out;
+	x->len = secho_flow_table_mem_size(&cfg);
+	if (!x->len || posix_memalign(&x->mem, 64, x->len))
+		return -1;
+	memset(x->mem, 0, x->len);
+	return secho_flow_table_init(&x->t, &cfg, x->mem, x->len);
+}
+
+static void key4(struct secho_flow_key *k, uint8_t proto, uint16_t sp, uint16_t dp)
+{
+	uint32_t s = htonl(0xc6120001), d = htonl(0xc6120002); /* 198.18.0.1 -> .2 */
+	memset(k, 0, sizeof(*k));
+	k->ip_version = 4;
+	k->proto = proto;
+	memcpy(k->src, &s, 4);
+	memcpy(k->dst, &d, 4);
+	k->sport = sp;
+	k->dport = dp;
+}
+
+static void pkt(struct tbl *x, const struct secho_flow_key *k, uint64_t ts, uint8_t flags)
+{
+	struct secho_flow_pkt p = {.key = *k, .ts_ns = ts, .octets = 100, .tcp_flags = flags};
+	secho_flow_table_packet(&x->t, &p);
+}
+
+static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+static void test_layout(void)
+{
+	t_begin("flow features: layout, stride and memory");
+	struct secho_feat_layout l;
+	secho_feat_layout_make(0, &l);
+	T_CHECK(l.bytes == 0 && l.sets == 0, "no set: %u bytes", l.bytes);
+	T_CHECK(secho_flow_table_stride(0) == 192, "stride without sets %zu",
+	        secho_flow_table_stride(0));
+	uint32_t sets =
+	        1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_DNS | 1u << SECHO_FEAT_SET_WG;
+	secho_feat_layout_make(sets, &l);
+	size_t tls = (secho_feat_set_size(SECHO_FEAT_SET_TLS) + 7) & ~(size_t)7;
+	size_t dns = (secho_feat_set_size(SECHO_FEAT_SET_DNS) + 7) & ~(size_t)7;
+	size_t wg = (secho_feat_set_size(SECHO_FEAT_SET_WG) + 7) & ~(size_t)7;
+	T_CHECK(l.off[SECHO_FEAT_SET_TLS] == 0, "tls at %u", l.off[SECHO_FEAT_SET_TLS]);
+	T_CHECK(l.off[SECHO_FEAT_SET_DNS] == tls, "dns at %u, want %zu", l.off[SECHO_FEAT_SET_DNS],
+	        tls);
+	T_CHECK(l.off[SECHO_FEAT_SET_WG] == tls + dns, "wg at %u", l.off[SECHO_FEAT_SET_WG]);
+	T_CHECK(l.bytes == tls + dns + wg, "bytes %u", l.bytes);
+	size_t stride = secho_flow_table_stride(sets);
+	T_CHECK(stride % 64 == 0 && stride >= 192 + l.bytes && stride < 192 + l.bytes + 64,
+	        "stride %zu for %u bytes", stride, l.bytes);
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		T_CHECK(l.off[i] % 8 == 0, "set %u at %u", i, l.off[i]);
+
+	struct tbl a, b;
+	T_CHECK(tbl_init(&a, 0) == 0 && tbl_init(&b, sets) == 0, "tables");
+	uint32_t cap = secho_flow_table_capacity(&a.t);
+	T_CHECK(b.len - a.len == (stride - 192) * cap, "memory %zu vs %zu: grows by %zu x %u",
+	        b.len, a.len, stride - 192, cap);
+	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) == (long)stride,
+	        "slots stride apart");
+	free(a.mem);
+	free(b.mem);
+
+	/* beyond the extension's bound: refused */
+	struct secho_flow_table_cfg big = {
+	        .flows = SECHO_FLOW_MAX_FLOWS, .emit = on_rec, .features = SECHO_FEAT_ALL};
+	T_CHECK(secho_flow_table_mem_size(&big) == 0, "2^30 flows with every set accepted");
+	t_end();
+}
+
+/* The slot's feature area of the flow's entry (the table holds one flow: entry 0). */
+static uint8_t *area0(struct tbl *x)
+{
+	return secho_flow_table_slot(&x->t, 0) + SECHO_FLOW_EXTRA_BYTES;
+}
+
+static void test_zeroing(void)
+{
+	t_begin("flow features: sections zeroed when a record starts, the record points at them");
+	struct tbl x;
+	uint32_t sets = 1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_HTTP;
+	T_CHECK(tbl_init(&x, sets) == 0, "table");
+	uint32_t fb = x.t.feat.bytes;
+	struct secho_flow_key k;
+	key4(&k, 6, 40000, 80);
+
+	pkt(&x, &k, 1 * S_NS, 0x02);
+	memset(area0(&x), 0xaa, fb); /* what this record's sets "saw" */
+	/* the active timeout (10 s): the record leaves with its area, the next starts at 0 */
+	pkt(&x, &k, 4 * S_NS, 0x10);
+	pkt(&x, &k, 8 * S_NS, 0x10);
+	pkt(&x, &k, 12 * S_NS, 0x10);
+	T_CHECK(x.out.n == 1, "%u records after the active timeout", x.out.n);
+	T_CHECK(x.out.feat == area0(&x) && x.out.layout == &x.t.feat,
+	        "the record points at its slot's area and the table's layout");
+	T_CHECK(all_bytes(x.out.copy, fb, 0xaa), "the record carried its own area");
+	T_CHECK(all_bytes(area0(&x), fb, 0), "continuation: area zeroed");
+
+	/* SYN reuse: FIN, then a SYN on the same key */
+	memset(area0(&x), 0xbb, fb);
+	pkt(&x, &k, 13 * S_NS, 0x11);
+	pkt(&x, &k, 14 * S_NS, 0x02);
+	T_CHECK(x.out.n == 2, "%u records after SYN reuse", x.out.n);
+	T_CHECK(all_bytes(x.out.copy, fb, 0xbb), "the ended record carried its area");
+	T_CHECK(all_bytes(area0(&x), fb, 0), "SYN reuse: area zeroed");
+
+	/* a new flow in the freed entry (the last freed first) */
+	memset(area0(&x), 0xcc, fb);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 3 && all_bytes(x.out.copy, fb, 0xcc), "flush: %u records", x.out.n);
+	struct secho_flow_key k2;
+	key4(&k2, 17, 5353, 53);
+	pkt(&x, &k2, 20 * S_NS, 0);
+	T_CHECK(all_bytes(area0(&x), fb, 0), "a new flow in a used entry: area zeroed");
+	/* the key-only path gives the sets nothing */
+	pkt(&x, &k2, 21 * S_NS, 0);
+	T_CHECK(all_bytes(area0(&x), fb, 0), "packets by key: the sets see nothing");
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.json_n == 0, "no members for a flow whose sets saw nothing: %d (%s)",
+	        x.out.json_n, x.out.json);
+	free(x.mem);
+
+	/* without sets: no area, no pointer */
+	T_CHECK(tbl_init(&x, 0) == 0, "table without sets");
+	pkt(&x, &k, 1 * S_NS, 0);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 1 && x.out.feat == NULL && x.t.xstride == 192,
+	        "no sets: feat NULL, stride %zu", x.t.xstride);
+	free(x.mem);
+	t_end();
+}
+
+/* An Ethernet + IPv4 + UDP frame with plen bytes of payload (v). */
+static size_t udp_frame(uint8_t *f, uint16_t sp, uint16_t dp, size_t plen, uint8_t v)
+{
+	memset(f, 0, 42 + plen);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((20 + 8 + plen) >> 8);
+	ip[3] = (uint8_t)(20 + 8 + plen);
+	ip[8] = 64;
+	ip[9] = 17;
+	ip[12] = 198, ip[13] = 18, ip[14] = 0, ip[15] = 1;
+	ip[16] = 198, ip[17] = 18, ip[18] = 0, ip[19] = 2;
+	uint8_t *u = ip + 20;
+	u[0] = (uint8_t)(sp >> 8), u[1] = (uint8_t)sp;
+	u[2] = (uint8_t)(dp >> 8), u[3] = (uint8_t)dp;
+	u[4] = (uint8_t)((8 + plen) >> 8), u[5] = (uint8_t)(8 + plen);
+	memset(u + 8, v, plen);
+	return 42 + plen;
+}
+
+static void test_frames(void)
+{
+	t_begin("flow features: frames' payloads reach the sets, per direction");
+	struct tbl x;
+	T_CHECK(tbl_init(&x, 1u << SECHO_FEAT_SET_PSTATS) == 0, "table");
+	static const size_t lens[3] = {11, 222, 33};
+	uint8_t buf[3][600];
+	struct secho_flow_frame fr[3];
+	for (unsigned i = 0; i < 3; i++) {
+		/* the second packet is the answer (reverse direction) */
+		size_t n = i == 1 ? udp_frame(buf[i], 53, 3333, lens[i], (uint8_t)i)
+		                  : udp_frame(buf[i], 3333, 53, lens[i], (uint8_t)i);
+		if (i == 1) { /* swap the addresses too */
+			uint8_t t4[4];
+			memcpy(t4, buf[i] + 26, 4);
+			memcpy(buf[i] + 26, buf[i] + 30, 4);
+			memcpy(buf[i] + 30, t4, 4);
+		}
+		memset(&fr[i], 0, sizeof(fr[i]));
+		fr[i].data = buf[i];
+		fr[i].wirelen = (uint32_t)n;
+		fr[i].ts_ns = (1 + i) * S_NS;
+		fr[i].reason = secho_dissect_snap(buf[i], n, n, &fr[i].d);
+		T_CHECK(fr[i].reason == SECHO_DISSECT_OK, "frame %u dissected: %d", i,
+		        fr[i].reason);
+	}
+	secho_flow_table_burst(&x.t, fr, 3);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 1, "%u records", x.out.n);
+	T_CHECK(x.out.json_n > 0 && strstr(x.out.json, "\"ppi_pkt_lengths\":[11,222,33]") &&
+	                strstr(x.out.json, "\"ppi_pkt_directions\":[1,-1,1]"),
+	        "pstats: %s", x.out.json);
+	free(x.mem);
+	t_end();
+}
+
+static void test_parse(void)
+{
+	t_begin("flow features: the list parser");
+	uint32_t s = 0;
+	const char *bad = NULL;
+	size_t bl = 0;
+	T_CHECK(secho_feat_parse("all", &s, &bad, &bl) == 0 && s == SECHO_FEAT_ALL, "all");
+	T_CHECK(secho_feat_parse("dns,http,tls,pstats", &s, &bad, &bl) == 0 &&
+	                s == (1u << SECHO_FEAT_SET_DNS | 1u << SECHO_FEAT_SET_HTTP |
+	                      1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_PSTATS),
+	        "a list: %#x", s);
+	T_CHECK(secho_feat_parse("wg", &s, &bad, &bl) == 0 && s == 1u << SECHO_FEAT_SET_WG, "one");
+	T_CHECK(secho_feat_parse("dns,nope", &s, &bad, &bl) == -EINVAL && bl == 4 &&
+	                !strncmp(bad, "nope", 4),
+	        "unknown name");
+	T_CHECK(secho_feat_parse("", &s, &bad, &bl) == -EINVAL, "empty");
+	T_CHECK(secho_feat_parse("tls,", &s, &bad, &bl) == -EINVAL, "trailing comma");
+	T_CHECK(secho_feat_parse("TLS", &s, &bad, &bl) == -EINVAL, "case matters");
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		T_CHECK(secho_feat_set_name(i) && secho_feat_set_text(i) && secho_feat_set_size(i),
+		        "set %u named", i);
+	T_CHECK(!secho_feat_set_name(SECHO_FEAT_NSETS), "out of range");
+	t_end();
+}
+
+int main(void)
+{
+	test_layout();
+	test_zeroing();
+	test_frames();
+	test_parse();
+	return t_exit();
+}
