@@ -179,8 +179,10 @@ EOF
 # a wrong value by hand (FT_BREAK="CASE FIELD=VALUE" replaces that field of the case's
 # first flow): the test must then fail
 if [ -n "${FT_BREAK:-}" ]; then
-	set -- $FT_BREAK
-	sed -i "0,/^$1 /s/ ${2%%=*}=[^ ]*/ $2/" "$T/want"
+	read -r fc fkv <<<"$FT_BREAK"
+	awk -v c="$fc" -v kv="$fkv" '!done && $1 == c {
+		split(kv, b, "="); for (i = 2; i <= NF; i++) { split($i, a, "="); if (a[1] == b[1]) $i = kv }
+		done = 1 } 1' "$T/want" >"$T/want.new" && mv "$T/want.new" "$T/want"
 fi
 
 # FlowTest's name -> secho's JSON member of one direction ("" when the member is the
