@@ -29,8 +29,9 @@
 # type) or, failing that, as its reverse one (dst, src, proto, rev_icmp_type): FlowTest's
 # icmpv6 lists a neighbour advertisement each way between two hosts as two flows, and
 # secho keys ICMPv6 by type and code with neighbour discovery its own answer, so both are
-# one biflow (the second one's fields are the record's rev_* members). The YAML's `key`
-# lines are not compared (they say how FlowTest matches flows, not a field).
+# one biflow (the second one's fields are the record's rev_* members). Every record of a
+# case must be one the YAML's flows found (no outer flow, no flow split in two). The
+# YAML's `key` lines are not compared (they say how FlowTest matches flows, not a field).
 #
 # Not compared as the YAML has them, and why:
 #   - vxlan src_mac, dst_mac: FlowTest expects the inner Ethernet header's MACs; secho
@@ -221,6 +222,7 @@ for c in $CASES; do
 		check $? "flow $n (${w[src_ip]} -> ${w[dst_ip]}): want one record, got: ${rec:-none} (records: $(tr '\n' ' ' <"$T/$c.json"))"
 		rec=$(printf '%s\n' "$rec" | head -1)
 		[ -n "$rec" ] || continue
+		printf '%s\n' "$rec" >>"$T/$c.matched"
 		for k in "${!w[@]}"; do
 			base=${k%@rev}
 			rev=0
@@ -252,6 +254,10 @@ for c in $CASES; do
 	done <"$T/want"
 	[ $n -gt 0 ]
 	check $? "no expectations for $c"
+	# and no record the YAML does not describe (an outer flow, a flow split in two)
+	m=$(sort -u "$T/$c.matched" 2>/dev/null | grep -c .)
+	[ "$m" -eq "$(grep -c . "$T/$c.json")" ]
+	check $? "$(grep -c . "$T/$c.json") records, $m of them the YAML's flows: $(tr '\n' ' ' <"$T/$c.json")"
 	end_group
 done
 
