@@ -208,9 +208,12 @@ for c in $CASES; do
 		declare -A w=()
 		for kv in "${f[@]:1}"; do w[${kv%%=*}]=${kv#*=}; done
 		# the record: this flow as its forward direction, else as its reverse one
-		sel='.proto == ($p|tonumber)'
-		[ -n "${w[icmp_type]:-}" ] && fsel=' and .icmp_type == ($t|tonumber)' rsel=' and .rev_icmp_type == ($t|tonumber)' ||
-			fsel="" rsel=""
+		# shellcheck disable=SC2016 # jq's variables, not the shell's
+		sel='.proto == ($p|tonumber)' fsel="" rsel=""
+		if [ -n "${w[icmp_type]:-}" ]; then
+			# shellcheck disable=SC2016
+			fsel=' and .icmp_type == ($t|tonumber)' rsel=' and .rev_icmp_type == ($t|tonumber)'
+		fi
 		args=(--arg s "${w[src_ip]}" --arg d "${w[dst_ip]}" --arg p "${w[protocol]}" --arg t "${w[icmp_type]:-0}")
 		dir=fwd
 		rec=$(jq -c "${args[@]}" "select(.src == \$s and .dst == \$d and $sel$fsel)" "$T/$c.json")
