@@ -136,7 +136,7 @@ want='[272,305,305,"none",64,61,"none"]'
 check $? "MPLS: $got, want $want"
 got=$(j bi '.src == "198.18.9.1"' '[.tunnel_type,.tunnel_id,.vxlan_id,.outer_src,.outer_dst,.bytes_outer,.rev_bytes_outer,.octets,.src_mac,.ttl_min]')
 # outer IP: 20 + UDP 8 + VXLAN 8 + Ethernet 14 + inner 20 + ICMP 8 + 28 = 106; inner 56
-want='["vxlan",123,123,"192.0.2.1","192.0.2.2",212,106,112,"02:00:00:00:00:0a",33]'
+want='["vxlan",123,123,"192.0.2.1","192.0.2.2",212,106,112,"02:00:00:00:00:0c",33]'
 [ "$got" = "$want" ]
 check $? "VXLAN: $got, want $want"
 got=$(j bi '.ip_version == 6' '[.tos,.ttl_min,.ttl_max,.ip_flags]')
@@ -222,13 +222,15 @@ else
 	for mode in bi uni; do
 		"$LIS" --file "$T/$mode.ipfix" --out "$T/$mode.lines" >"$T/$mode.sum" 2>&1
 		check $? "$mode: the collector saw errors: $(cat "$T/$mode.sum")"
+		# the collector's lines are the 15 columns of flow_lib.bash's, without the tunnel
+		# columns FLOW_JQ adds to tunnelled records (checked through JSON and tshark above)
 		# every record under a template sent before it; the variants beyond the plain four
 		# (MPLS depth 2, VXLAN) in messages of their own
 		[ "$(sed -n 's/.* records=\([0-9]*\).*/\1/p' "$T/$mode.sum")" = "$(wc -l <"$T/$mode.json")" ] &&
 			[ "$(sed -n 's/.* templates=\([0-9]*\).*/\1/p' "$T/$mode.sum")" -ge 7 ]
 		check $? "$mode: $(cat "$T/$mode.sum"); want $(wc -l <"$T/$mode.json") records, 7 templates or more"
 		sed -E 's/"(first_ns|last_ns|rev_first_ns|rev_last_ns)":([0-9]+)[0-9]{6}([,}])/"\1":\2\3/g' \
-			"$T/$mode.json" | jq -r "$FLOW_JQ" | LC_ALL=C sort >"$T/$mode.want"
+			"$T/$mode.json" | jq -r "$FLOW_JQ" | cut -d, -f1-15 | LC_ALL=C sort >"$T/$mode.want"
 		awk -F, -v OFS=, '{ $13 = substr($13, 1, length($13) - 6); $14 = substr($14, 1, length($14) - 6); print }' \
 			"$T/$mode.lines" | LC_ALL=C sort | cmp -s - "$T/$mode.want"
 		check $? "$mode: the collector's records differ from the JSON ones"

@@ -34,10 +34,6 @@
 # YAML's `key` lines are not compared (they say how FlowTest matches flows, not a field).
 #
 # Not compared as the YAML has them, and why:
-#   - vxlan src_mac, dst_mac: FlowTest expects the inner Ethernet header's MACs; secho
-#     exports the frame's outermost ones (FLOW.md, "The record's L2-L4 fields": a VXLAN
-#     flow's outer MACs). The capture puts the YAML's MACs on the inner frame and other
-#     ones outside, and the test holds secho to what it documents (the outer ones).
 #   - ipv6_mobile src_ip "f6ea1:86f8:..." is not an IPv6 address (five hex digits in the
 #     first group); the capture uses f6ea:86f8:169:115f:76a0:c016:3074:6f95 and the test
 #     compares with that.
@@ -168,7 +164,7 @@ cat >"$T/want" <<'EOF'
 mpls_single src_ip=1.1.1.1 dst_ip=5.5.5.5 ip_version=4 protocol=1 bytes=500 bytes@rev=500 packets=5 packets@rev=5 mpls_label_1=272 mpls_label_1@rev=305
 mpls_double src_ip=1.1.1.1 dst_ip=5.5.5.5 ip_version=4 protocol=1 bytes=500 bytes@rev=500 packets=5 packets@rev=5 mpls_label_1=272 mpls_label_1@rev=305 mpls_label_2=305
 gre src_ip=1.1.1.1 dst_ip=2.2.2.2 ip_version=4 protocol=1 bytes=500 bytes@rev=500 bytes_outer=620 bytes_outer@rev=620 packets=5 packets@rev=5
-vxlan src_ip=10.0.0.1 dst_ip=10.0.0.2 ip_version=4 protocol=1 bytes=336 bytes@rev=336 bytes_outer=536 bytes_outer@rev=536 packets=4 packets@rev=4 src_mac=02:00:00:00:00:01 dst_mac=02:00:00:00:00:02 vxlan_id=123
+vxlan src_ip=10.0.0.1 dst_ip=10.0.0.2 ip_version=4 protocol=1 bytes=336 bytes@rev=336 bytes_outer=536 bytes_outer@rev=536 packets=4 packets@rev=4 src_mac=ba:09:2b:6e:f8:be dst_mac=4a:7f:01:3b:a2:71 vxlan_id=123
 ipv6_auth_header src_ip=fe80::21e:7aff:fe79:3f10 dst_ip=ff02::5 ip_version=6 protocol=89 bytes=108 packets=1 tos=0 ttl=1
 ipv6_mobile src_ip=f6ea:86f8:169:115f:76a0:c016:3074:6f95 dst_ip=2d8e:be9b:c3f:83bd:32a1:b5dd:aac6:353e ip_version=6 protocol=59 bytes=148 packets=1 tos=136 ttl=150
 icmpv6 src_ip=fe80::c001:2ff:fe40:0 dst_ip=ff02::1:ffe4:0 ip_version=6 protocol=58 bytes=72 packets=1 icmp_type=135 icmp_code=0 icmp_type_code=34560

@@ -11,7 +11,7 @@
  *     packets' values; a biflow without reverse packets has zero reverse fields;
  *   - MPLS label stacks per direction; IPv6 traffic class and hop limit;
  *   - TCP options cut by a snap length: nothing past caplen is read;
- *   - VXLAN: outer addresses, bytes_outer, the outermost MACs, the inner TTL;
+ *   - VXLAN: outer addresses, bytes_outer, the inner frame's MACs, the inner TTL;
  *   - the JSON and IPFIX encodings of such a record carry the same values.
  */
 #include "harness.h"
@@ -480,7 +480,7 @@ static size_t vxlan_frame(uint8_t *f, bool back)
 
 static void test_vxlan(void)
 {
-	t_begin("flow extra: VXLAN: outer addresses, bytes_outer, outermost MACs, inner TTL");
+	t_begin("flow extra: VXLAN: outer addresses, bytes_outer, inner MACs, inner TTL");
 	struct tbl x;
 	if (tbl_init(&x, false, 300)) {
 		t_unavailable("table init");
@@ -517,8 +517,8 @@ static void test_vxlan(void)
 		        (unsigned long long)e->bytes_outer[1], 2 * outer, outer);
 		T_CHECK(r->fwd.octets == 2 * 36, "octets are the inner packets' (%llu)",
 		        (unsigned long long)r->fwd.octets);
-		T_CHECK(!memcmp(e->src_mac, MAC_A, 6) && !memcmp(e->dst_mac, MAC_B, 6),
-		        "MACs of the outermost Ethernet header");
+		T_CHECK(!memcmp(e->src_mac, MAC_C, 6) && !memcmp(e->dst_mac, MAC_D, 6),
+		        "MACs of the inner Ethernet header (the tenant's frame)");
 		T_CHECK(e->ttl_min[0] == 33 && e->ttl_max[0] == 33, "inner TTL %u", e->ttl_min[0]);
 		char js[SECHO_FLOW_JSON_MAX];
 		size_t jl = secho_flow_json_format(r, false, js, sizeof(js));

@@ -74,7 +74,8 @@ struct secho_flow_extra {
 	uint8_t pad0[8];
 	/* -- written once per direction -- */
 	uint8_t src_mac[6], dst_mac[6]; /* sourceMacAddress (56), destinationMacAddress (80): the
-	                                 * outermost Ethernet header of the forward first packet */
+	                                 * innermost Ethernet header of the forward first packet
+	                                 * (a tunnel's tenant frame when it carries one) */
 	uint32_t tun_id;                /* VNI, GRE key, GTP-U TEID, ERSPAN session (tun_type) */
 	uint8_t outer_src[16], outer_dst[16];    /* the outermost IP header's addresses (IPv4 in the
 	                                          * first 4 bytes), forward first packet */

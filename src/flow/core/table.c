@@ -939,9 +939,14 @@ static void prepare_extra(const uint8_t *frame, uint32_t caplen, const struct se
 {
 	const uint8_t *ip = frame + d->l3_off;
 
+	/* the innermost Ethernet header: a tunnel's tenant frame when it carries one (what
+	 * FlowTest's vxlan case expects: the underlay's MACs are the next hop's, not the
+	 * flow's), else the frame's own */
+	const uint8_t *l2 = frame + d->inner_l2_off;
+
 	memset(x, 0, sizeof(*x));
-	memcpy(x->dst_mac, frame, 6);
-	memcpy(x->src_mac, frame + 6, 6);
+	memcpy(x->dst_mac, l2, 6);
+	memcpy(x->src_mac, l2 + 6, 6);
 	if (d->ip_version == 4) {
 		x->tos = ip[1];
 		x->ip_flags = ip[6] & 0xe0; /* reserved, DF, MF: fragmentFlags (197) */
