@@ -138,19 +138,54 @@ static void test_templates(void)
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
 	          "008b000200060002000100080002000800980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001");
-	/* IPv4, TCP, two labels, a VXLAN VNI (variant 2 | 4 | 2 << 3 = 22, template 281):
-	 * tcpOptions 209, tcpWindowSize 186, ipfixprobe's MSS (8057/900) and SYN size
-	 * (8057/902), mplsTopLabelStackSection 70, mplsLabelStackSection2 71, layer2SegmentId
+	/* IPv4, TCP, two labels, VXLAN over IPv4 (variant 2 | 4 | 2 << 3 = 22, tunnel shape
+	 * outer IPv4 1 | port and VNI 4 = 5: 22 + 72 * 5 = 382, template 641): tcpOptions 209,
+	 * tcpWindowSize 186, ipfixprobe's MSS (8057/900) and SYN size (8057/902),
+	 * mplsTopLabelStackSection 70, mplsLabelStackSection2 71, then Open vSwitch's tunnel
+	 * elements under VMware's PEN 6876 (0x1adc): tunnelType 891, tunnelKey 892,
+	 * tunnelProtocolIdentifier 895, tunnelSourceIPv4Address 893,
+	 * tunnelDestinationIPv4Address 894, tunnelDestinationTransportPort 897; layer2SegmentId
 	 * 351 */
-	n = secho_ipfix_template_set(false, 22, b);
-	check_hex("uniflow IPv4 TCP MPLS VXLAN template set", b, n,
-	          "00020080"
-	          "0119001c"
+	n = secho_ipfix_template_set(false, 382, b);
+	check_hex("uniflow IPv4 TCP MPLS VXLAN-over-IPv4 template set", b, n,
+	          "000200b0"
+	          "02810022"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
 	          "0020000200060002000100080002000800980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001"
 	          "00d10008 00ba0002 83840004 00001f79 83860002 00001f79"
-	          "00460003 00470003 015f0008");
+	          "00460003 00470003"
+	          "837b0001 00001adc 837c0004 00001adc 837f0001 00001adc"
+	          "837d0004 00001adc 837e0004 00001adc 83810002 00001adc"
+	          "015f0008");
+	/* Biflow IPv6, GRE over IPv6 (variant 1 | 4 = 5, shape 0, template 264): the reverse
+	 * elements, IPv6's, then tunnelType, tunnelKey, tunnelProtocolIdentifier only */
+	n = secho_ipfix_template_set(true, 5, b);
+	check_hex("biflow IPv6 tunnel (no outer IPv4, no port) template set", b, n,
+	          "000200c4"
+	          "01080022"
+	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80980008 00007279 80990008 00007279 808b0002 00007279"
+	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
+	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
+	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001"
+	          "837b0001 00001adc 837c0004 00001adc 837f0001 00001adc");
+	/* Uniflow IPv4, GTP-U over IPv4 (variant 4 + 72 * (1 | 2) = 220, template 479): the
+	 * outer addresses and port, no layer2SegmentId */
+	n = secho_ipfix_template_set(false, 220, b);
+	check_hex("uniflow IPv4 GTP-U-over-IPv4 template set", b, n,
+	          "0002008c"
+	          "01df001b"
+	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
+	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001"
+	          "837b0001 00001adc 837c0004 00001adc 837f0001 00001adc"
+	          "837d0004 00001adc 837e0004 00001adc 83810002 00001adc");
+	/* a tunnel shape without the tunnel bit is no variant */
+	T_CHECK(secho_ipfix_template_set(false, 72, b) == 0 &&
+	                secho_ipfix_template_set(true, 72 * 5 + 3, b) == 0,
+	        "a tunnel shape without the tunnel part has a template");
 	T_CHECK(secho_ipfix_template_set(false, SECHO_IPFIX_VARIANTS, b) == 0,
 	        "a variant out of range has a template");
 	n = secho_ipfix_options_template_set(b);
@@ -202,6 +237,52 @@ static void test_records(void)
 	        "v6 bi: tid %u len %zu", tid, n);
 	snprintf(hex, sizeof(hex), "%s%s%s%s", rev, rev_icmp6, rev_l3, v6);
 	check_hex("IPv6 biflow record", b, n, hex);
+	/* Tunnelled records: the tunnel part after the rest (tunnelType, tunnelKey,
+	 * tunnelProtocolIdentifier; the outer IPv4 addresses 192.0.2.1 -> 192.0.2.2 when the
+	 * outer header is IPv4; the outer UDP port of a UDP tunnel; VXLAN's layer2SegmentId). */
+	static const struct {
+		int ipv, bi;
+		uint8_t tun, outer;
+		uint32_t id;
+		uint16_t tid;
+		const char *part;
+	} tun[] = {
+	        {4, 0, SECHO_TUN_VXLAN, 4, 0xabcdef, 259 + 4 + 72 * 5,
+	         "01 00abcdef 11 c0000201 c0000202 12b5 0100000000abcdef"},
+	        {4, 1, SECHO_TUN_GRE, 4, 7, 259 + 4 + 72 * 1, "02 00000007 2f c0000201 c0000202"},
+	        {4, 0, SECHO_TUN_GTPU, 4, 0x1000, 259 + 4 + 72 * 3,
+	         "00 00001000 11 c0000201 c0000202 0868"},
+	        {4, 0, SECHO_TUN_GENEVE, 6, 301, 259 + 4 + 72 * 2, "07 0000012d 11 17c1"},
+	        {4, 1, SECHO_TUN_ERSPAN, 4, 77, 259 + 4 + 72 * 1,
+	         "00 0000004d 2f c0000201 c0000202"},
+	        {4, 0, SECHO_TUN_IPIP, 4, 0, 259 + 4 + 72 * 1, "00 00000000 04 c0000201 c0000202"},
+	        {6, 0, SECHO_TUN_IPIP, 6, 0, 259 + 5, "00 00000000 29"},
+	        {4, 0, SECHO_TUN_EOMPLS, 0, 0, 259 + 4, "00 00000000 00"},
+	};
+	for (size_t i = 0; i < sizeof(tun) / sizeof(tun[0]); i++) {
+		struct secho_flow_rec rt = sample(tun[i].ipv);
+		char what[64];
+		rt.key.tun_type = tun[i].tun;
+		rt.key.tun_id = tun[i].id;
+		rt.x.tun_type = tun[i].tun;
+		rt.x.tun_id = tun[i].id;
+		rt.x.outer_ip_version = tun[i].outer;
+		if (tun[i].outer == 4) {
+			inet_pton(AF_INET, "192.0.2.1", rt.x.outer_src);
+			inet_pton(AF_INET, "192.0.2.2", rt.x.outer_dst);
+		} else if (tun[i].outer == 6) {
+			inet_pton(AF_INET6, "2001:db8:ff::1", rt.x.outer_src);
+			inet_pton(AF_INET6, "2001:db8:ff::2", rt.x.outer_dst);
+		}
+		n = secho_ipfix_encode(tun[i].bi, &rt, b, &tid);
+		snprintf(what, sizeof(what), "%s over IPv%u, %s record", secho_tun_name(tun[i].tun),
+		         tun[i].outer, tun[i].bi ? "biflow" : "uniflow");
+		T_CHECK(tid == tun[i].tid, "%s: template %u, want %u", what, tid, tun[i].tid);
+		snprintf(hex, sizeof(hex), "%s%s%s%s%s", tun[i].bi ? rev : "",
+		         tun[i].bi ? (tun[i].ipv == 4 ? rev_icmp4 : rev_icmp6) : "",
+		         tun[i].bi ? rev_l3 : "", tun[i].ipv == 4 ? v4 : v6, tun[i].part);
+		check_hex(what, b, n, hex);
+	}
 	struct secho_flow_rec bad = r4;
 	bad.key.ip_version = 5;
 	T_CHECK(secho_ipfix_encode(false, &bad, b, &tid) == 0, "ip_version 5 encoded");
@@ -236,17 +317,39 @@ static int elem_at(const uint8_t *t, uint16_t id, uint32_t pen, unsigned *len, u
  * goes out under its ID, and carries each field where the template puts it. */
 static void test_variants(void)
 {
-	t_begin("ipfix: template variants (TCP, MPLS depth 0-8, VXLAN VNI), uniflow and biflow");
+	t_begin("ipfix: template variants (TCP, MPLS depth 0-8, tunnel shapes), uniflow and "
+	        "biflow");
 	uint8_t t[512], b[SECHO_IPFIX_REC_MAX];
+	static uint8_t tid_seen[2][1024];
+	unsigned nvalid = 0;
 	for (unsigned bi = 0; bi < 2; bi++)
 		for (unsigned v = 0; v < SECHO_IPFIX_VARIANTS; v++) {
+			/* variant = IPv6 1 | TCP 2 | tunnel 4 | depth << 3 (0-71), + 72 * the
+			 * tunnel shape: outer IPv4 1, UDP port 2, port and VXLAN VNI 4 */
+			unsigned low = v % 72, shape = v / 72, outer4 = shape & 1, udp = shape >> 1;
 			struct secho_flow_rec r = sample((v & 1) ? 6 : 4);
-			unsigned depth = v >> 3, len = 0, total = 0;
+			unsigned depth = low >> 3, len = 0, total = 0;
+			if (shape && !(v & 4)) {
+				T_CHECK(secho_ipfix_template_set(bi, v, t) == 0,
+				        "variant %u (a shape without a tunnel) has a template", v);
+				continue;
+			}
+			nvalid++;
 			if (v & 2)
 				r.key.proto = 6;
-			if (v & 4) {
-				r.key.tun_type = SECHO_TUN_VXLAN;
+			if (v & 4) { /* GRE (or EoMPLS), GTP-U, VXLAN; over IPv4 or IPv6 */
+				r.key.tun_type = udp == 2   ? SECHO_TUN_VXLAN
+				                 : udp == 1 ? SECHO_TUN_GTPU
+				                 : outer4   ? SECHO_TUN_GRE
+				                            : SECHO_TUN_EOMPLS;
 				r.key.tun_id = 0xabcdef;
+				r.x.tun_type = r.key.tun_type;
+				r.x.tun_id = r.key.tun_id;
+				r.x.outer_ip_version = outer4 ? 4 : (udp ? 6 : 0);
+				static const uint8_t os[16] = {192, 0, 2, 1},
+				                     od[16] = {192, 0, 2, 2};
+				memcpy(r.x.outer_src, os, 16);
+				memcpy(r.x.outer_dst, od, 16);
 			}
 			r.x.nmpls[0] = (uint8_t)depth;
 			r.x.nmpls[1] =
@@ -292,9 +395,45 @@ static void test_variants(void)
 			T_CHECK((v & 2) && bi ? o >= 0 && rd(b + o, 8) == r.x.tcp_options[1]
 			                      : o < 0,
 			        "variant %u bi %u: reverse tcpOptions", v, bi);
+			unsigned tid_i = tid < 1024 ? tid : 1023;
+			T_CHECK(tid >= 256 && tid < 1024 && tid != SECHO_IPFIX_TID_OPTIONS &&
+			                (tid < 258 || tid > 259 || bi) && (tid > 257 || !bi) &&
+			                !tid_seen[bi][tid_i]++,
+			        "variant %u bi %u: template ID %u taken, out of 256-1023 or the "
+			        "options template's",
+			        v, bi, tid);
 			o = elem_at(t + 4, 351, 0, &len, &total);
-			T_CHECK((v & 4) ? o >= 0 && rd(b + o, 8) == (1ull << 56 | 0xabcdef) : o < 0,
+			T_CHECK(udp == 2 ? o >= 0 && rd(b + o, 8) == (1ull << 56 | 0xabcdef)
+			                 : o < 0,
 			        "variant %u bi %u: layer2SegmentId", v, bi);
+			/* the tunnel part: PEN 6876 */
+			uint8_t code = r.key.tun_type == SECHO_TUN_VXLAN ? 1
+			               : r.key.tun_type == SECHO_TUN_GRE ? 2
+			                                                 : 0;
+			uint8_t proto = r.key.tun_type == SECHO_TUN_GRE      ? 47
+			                : r.key.tun_type == SECHO_TUN_EOMPLS ? 0
+			                                                     : 17;
+			o = elem_at(t + 4, 891, 6876, &len, &total);
+			T_CHECK((v & 4) ? o >= 0 && len == 1 && b[o] == code : o < 0,
+			        "variant %u bi %u: tunnelType", v, bi);
+			o = elem_at(t + 4, 892, 6876, &len, &total);
+			T_CHECK((v & 4) ? o >= 0 && len == 4 && rd(b + o, 4) == 0xabcdef : o < 0,
+			        "variant %u bi %u: tunnelKey", v, bi);
+			o = elem_at(t + 4, 895, 6876, &len, &total);
+			T_CHECK((v & 4) ? o >= 0 && len == 1 && b[o] == proto : o < 0,
+			        "variant %u bi %u: tunnelProtocolIdentifier", v, bi);
+			o = elem_at(t + 4, 893, 6876, &len, &total);
+			T_CHECK(outer4 ? o >= 0 && len == 4 && rd(b + o, 4) == 0xc0000201 : o < 0,
+			        "variant %u bi %u: tunnelSourceIPv4Address", v, bi);
+			o = elem_at(t + 4, 894, 6876, &len, &total);
+			T_CHECK(outer4 ? o >= 0 && len == 4 && rd(b + o, 4) == 0xc0000202 : o < 0,
+			        "variant %u bi %u: tunnelDestinationIPv4Address", v, bi);
+			o = elem_at(t + 4, 897, 6876, &len, &total);
+			T_CHECK(udp ? o >= 0 && len == 2 && rd(b + o, 2) == (udp == 2 ? 4789 : 2152)
+			            : o < 0,
+			        "variant %u bi %u: tunnelDestinationTransportPort", v, bi);
+			T_CHECK(elem_at(t + 4, 896, 6876, &len, &total) < 0,
+			        "variant %u bi %u: a source port", v, bi);
 			for (unsigned i = 0; i <= 8; i++) {
 				o = elem_at(t + 4, (uint16_t)(70 + i), 0, &len, &total);
 				T_CHECK(i < depth ? o >= 0 && len == 3 && b[o] == 0x10 + i &&
@@ -311,6 +450,8 @@ static void test_variants(void)
 				        i + 1);
 			}
 		}
+	/* 36 without a tunnel, 36 with each of the 6 tunnel shapes; both modes */
+	T_CHECK(nvalid == 2 * (36 + 36 * 6), "%u variants", nvalid);
 	t_end();
 }
 

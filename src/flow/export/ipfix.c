@@ -42,19 +42,27 @@ enum { M_TEMPLATE, M_DATA };
 #define SET_HDR 4
 
 /*
- * Template variants (docs/FLOW.md, "IPFIX templates"): a record goes out under the smallest
- * template that carries what it has: bit 0 IPv6, bit 1 TCP (the TCP fields), bit 2 a VXLAN
- * VNI (layer2SegmentId), bits 3.. the depth of the MPLS label stacks (0-8 sections). The
- * four without labels or VNI are sent at the start of every stream; the others when a
- * record first needs them, and again with the base ones at every refresh or reconnect.
+ * Template variants (docs/FLOW.md, "Templates and elements"): a record goes out under the
+ * smallest template that carries what it has. The low part (0-71): bit 0 IPv6, bit 1 TCP
+ * (the TCP fields), bit 2 the tunnel part, bits 3.. the depth of the MPLS label stacks
+ * (0-8 sections). A tunnelled record's tunnel shape (0-5) adds 72 times itself: 1 the outer
+ * IPv4 addresses, 2 the outer UDP destination port, 4 the port and a VXLAN VNI
+ * (layer2SegmentId); a shape without bit 2 is no variant. The four plain ones are sent at
+ * the start of every stream; the others when a record first needs them, and again with the
+ * base ones at every refresh or reconnect.
  */
-#define VAR_V6       1u
-#define VAR_TCP      2u
-#define VAR_L2SEG    4u
-#define VAR_DEPTH(v) ((v) >> 3)
-#define NVARIANTS    SECHO_IPFIX_VARIANTS
-#define NBASE        4u     /* variants 0-3: sent at the start */
-#define TBUF         32768u /* every template, in messages of at most the MTU */
+#define VAR_V6        1u
+#define VAR_TCP       2u
+#define VAR_TUN       4u
+#define VAR_LOW       72u /* variants without a tunnel shape */
+#define VAR_DEPTH(v)  (((v) % VAR_LOW) >> 3)
+#define VAR_OUTER4(v) ((v) / VAR_LOW & 1u) /* tunnelSource/DestinationIPv4Address */
+#define VAR_UDP(v)    ((v) / VAR_LOW >> 1) /* 1 the port, 2 the port and layer2SegmentId */
+#define NVARIANTS     SECHO_IPFIX_VARIANTS
+#define NBASE         4u /* variants 0-3: sent at the start */
+/* Every template a stream can use (252 valid variants, at most 368 bytes each), in
+ * messages of at most the MTU (576 and up: one template and a header each at worst). */
+#define TBUF 131072u
 
 /* One message in a TCP queue. */
 struct qmsg {
@@ -128,13 +136,17 @@ static uint8_t *w64(uint8_t *p, uint64_t v)
 }
 
 /* Template fields: IANA element ID (| 0x8000 with PEN 29305: reverse; | 0x4000: an element of
- * ipfixprobe's PEN 8057), length. IANA's IDs are below 0x4000. */
+ * ipfixprobe's PEN 8057; | 0x2000: an element of VMware's PEN 6876, Open vSwitch's tunnel
+ * elements), length. IANA's IDs are below 0x2000. */
 struct field {
 	uint16_t id, len;
 };
 
 #define PEN_IPFIXPROBE 8057u
 #define PROBE(id)      ((uint16_t)((id) | 0x4000))
+
+#define PEN_VMWARE 6876u
+#define VMW(id)    ((uint16_t)((id) | 0x2000))
 
 #define REV(id) ((uint16_t)((id) | 0x8000))
 
@@ -195,10 +207,12 @@ static const struct field f_opt[] = {
 static uint8_t *put_fields(uint8_t *p, const struct field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		p = w16(p, (uint16_t)((f[i].id & 0x3fff) | ((f[i].id & 0xc000) ? 0x8000 : 0)));
+		p = w16(p, (uint16_t)((f[i].id & 0x1fff) | ((f[i].id & 0xe000) ? 0x8000 : 0)));
 		p = w16(p, f[i].len);
 		if (f[i].id & 0x4000)
 			p = w32(p, PEN_IPFIXPROBE);
+		else if (f[i].id & 0x2000)
+			p = w32(p, PEN_VMWARE);
 		else if (f[i].id & 0x8000)
 			p = w32(p, SECHO_IPFIX_PEN_REVERSE);
 	}
@@ -229,11 +243,24 @@ static const struct field f_rev_tcp[] = {
 	{REV(209), 8}, {REV(186), 2},
 	{PROBE(901), 4},           /* ipfixprobe TCP_MSS_REV */
 };
+/* The tunnel part: Open vSwitch's elements (PEN 6876; OVS has no reverse ones: the tunnel is
+ * the same both ways, the outer addresses the forward first packet's). */
+static const struct field f_tun[] = {
+	{VMW(891), 1},             /* tunnelType: OVS's code (tun_code) */
+	{VMW(892), 4},             /* tunnelKey: VNI, GRE key, TEID, ERSPAN session */
+	{VMW(895), 1},             /* tunnelProtocolIdentifier: the outer header's protocol */
+};
+static const struct field f_tun_v4[] = {
+	{VMW(893), 4},             /* tunnelSourceIPv4Address */
+	{VMW(894), 4},             /* tunnelDestinationIPv4Address */
+};
+static const struct field f_tun_port = {VMW(897), 2}; /* tunnelDestinationTransportPort */
 static const struct field f_l2seg = {351, 8}; /* layer2SegmentId (RFC 7133) */
 /* clang-format on */
 
 /* The template ID of variant v: the plain IPv4 and IPv6 ones keep the IDs they always had
- * (256-259), the others are 261-330. */
+ * (256-259), the others are 261-690 (260 is the options template; IDs from 1024 up are the
+ * feature sets'). */
 static uint16_t variant_tid(bool biflow, unsigned v)
 {
 	if (v < 2)
@@ -270,8 +297,15 @@ static size_t variant_fields(bool biflow, unsigned v, struct field *f)
 		ADD(f_tcp, NF(f_tcp));
 	for (unsigned i = 0; i < depth; i++)
 		f[n++] = (struct field){(uint16_t)(70 + i), 3};
-	if (v & VAR_L2SEG)
-		ADD(&f_l2seg, 1);
+	if (v & VAR_TUN) {
+		ADD(f_tun, NF(f_tun));
+		if (VAR_OUTER4(v))
+			ADD(f_tun_v4, NF(f_tun_v4));
+		if (VAR_UDP(v))
+			ADD(&f_tun_port, 1);
+		if (VAR_UDP(v) == 2)
+			ADD(&f_l2seg, 1);
+	}
 #undef ADD
 	return n;
 }
@@ -291,9 +325,67 @@ static size_t variant_template_set(bool biflow, unsigned v, uint8_t *out)
 	return (size_t)(p - out);
 }
 
+/* A variant some record goes out under: a tunnel shape only with the tunnel part. */
+static bool variant_valid(unsigned v)
+{
+	return v < NVARIANTS && (v < VAR_LOW || (v & VAR_TUN));
+}
+
 size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out)
 {
-	return variant < NVARIANTS ? variant_template_set(biflow, variant, out) : 0;
+	return variant_valid(variant) ? variant_template_set(biflow, variant, out) : 0;
+}
+
+/* The outer UDP destination port of a UDP tunnel (the dissector knows these tunnels by it
+ * alone, wire_inner.h), else 0. */
+static uint16_t tun_port(unsigned tun_type)
+{
+	switch (tun_type) {
+	case SECHO_TUN_VXLAN:
+		return 4789;
+	case SECHO_TUN_GENEVE:
+		return 6081;
+	case SECHO_TUN_GTPU:
+		return 2152;
+	default:
+		return 0;
+	}
+}
+
+/* tunnelType: Open vSwitch's code where it has one (VXLAN 1, GRE 2, Geneve 7), else 0
+ * ("unknown": ERSPAN, GTP-U, IP in IP, Ethernet over MPLS; the protocol and port tell
+ * them apart). */
+static uint8_t tun_code(unsigned tun_type)
+{
+	switch (tun_type) {
+	case SECHO_TUN_VXLAN:
+		return 0x01;
+	case SECHO_TUN_GRE:
+		return 0x02;
+	case SECHO_TUN_GENEVE:
+		return 0x07;
+	default:
+		return 0x00;
+	}
+}
+
+/* tunnelProtocolIdentifier: the IP protocol that carries the innermost tunnel (UDP 17, GRE
+ * 47, IPv4 in IP 4, IPv6 in IP 41); 0 for Ethernet over MPLS, which no IP header carries. */
+static uint8_t tun_proto(const struct secho_flow_key *k)
+{
+	switch (k->tun_type) {
+	case SECHO_TUN_GRE:
+	case SECHO_TUN_ERSPAN:
+		return 47;
+	case SECHO_TUN_VXLAN:
+	case SECHO_TUN_GENEVE:
+	case SECHO_TUN_GTPU:
+		return 17;
+	case SECHO_TUN_IPIP:
+		return k->ip_version == 6 ? 41 : 4;
+	default:
+		return 0;
+	}
 }
 
 /* The variant record r goes out under. */
@@ -305,8 +397,16 @@ static unsigned rec_variant(bool biflow, const struct secho_flow_rec *r)
 		depth = r->x.nmpls[1];
 	if (depth > SECHO_FLOW_MPLS_MAX)
 		depth = SECHO_FLOW_MPLS_MAX;
-	return (r->key.ip_version == 6 ? VAR_V6 : 0) | (r->key.proto == 6 ? VAR_TCP : 0) |
-	       (r->key.tun_type == SECHO_TUN_VXLAN ? VAR_L2SEG : 0) | depth << 3;
+	unsigned v = (r->key.ip_version == 6 ? VAR_V6 : 0) | (r->key.proto == 6 ? VAR_TCP : 0) |
+	             depth << 3;
+	if (r->key.tun_type) {
+		unsigned shape = r->x.outer_ip_version == 4 ? 1 : 0;
+		if (tun_port(r->key.tun_type))
+			shape += r->key.tun_type == SECHO_TUN_VXLAN ? 4 : 2;
+		v |= VAR_TUN;
+		v += VAR_LOW * shape;
+	}
+	return v;
 }
 
 /* Direction dir's label stack, depth sections (zeros below its own). */
@@ -401,8 +501,20 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 		p = w16(p, x->syn_size);
 	}
 	p = put_mpls(p, x, 0, depth);
-	if (v & VAR_L2SEG) /* RFC 7133 section 4.9: segment type 0x01 (VXLAN) in the top octet */
-		p = w64(p, 1ull << 56 | k->tun_id);
+	if (v & VAR_TUN) { /* in the order of variant_fields */
+		*p++ = tun_code(k->tun_type);
+		p = w32(p, k->tun_id);
+		*p++ = tun_proto(k);
+		if (VAR_OUTER4(v)) {
+			memcpy(p, x->outer_src, 4);
+			memcpy(p + 4, x->outer_dst, 4);
+			p += 8;
+		}
+		if (VAR_UDP(v))
+			p = w16(p, tun_port(k->tun_type));
+		if (VAR_UDP(v) == 2) /* RFC 7133 section 4.9: segment type 0x01 (VXLAN) on top */
+			p = w64(p, 1ull << 56 | k->tun_id);
+	}
 	return (size_t)(p - out);
 }
 
@@ -671,10 +783,14 @@ static void tcp_up(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 	c->st.connected = true;
 	/* Rebuild the queue: templates, then the data messages with new sequence numbers. */
 	uint8_t *old = c->q + c->qhead;
-	uint8_t *nq = malloc(c->qcap);
 	struct qmsg *oqm = c->qm + c->qmhead;
-	size_t onqm = c->nqm;
+	size_t onqm = c->nqm, tbytes = 0;
 	unsigned nt, ntm = template_msgs(x, c, now_ns, &nt);
+	for (unsigned i = 0; i < ntm; i++)
+		tbytes += x->tlen[i];
+	/* The templates always go: a stream that used many variants may have more of them than
+	 * the queue holds (the data after them then waits for room, as when the queue is full). */
+	uint8_t *nq = malloc(tbytes > c->qcap ? tbytes : c->qcap);
 	struct qmsg *nqm = malloc((onqm + ntm) * sizeof(*nqm));
 	if (!nq || !nqm) {
 		free(nq);

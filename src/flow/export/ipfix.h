@@ -36,15 +36,17 @@
 #define SECHO_IPFIX_PEN_REVERSE    29305u /* RFC 5103 reverse information elements */
 
 /* Template IDs (RFC 7011: 256 and up). The plain IPv4 and IPv6 templates, one pair per mode,
- * the statistics, then the variants that carry more (TCP fields, MPLS label stacks, a VXLAN
- * VNI: 261 and up; docs/FLOW.md, "IPFIX templates"). */
+ * the statistics, then the variants that carry more (TCP fields, MPLS label stacks, the
+ * tunnel part: 261-690; docs/FLOW.md, "Templates and elements"). */
 #define SECHO_IPFIX_TID_V4      256
 #define SECHO_IPFIX_TID_V6      257
 #define SECHO_IPFIX_TID_V4_BI   258
 #define SECHO_IPFIX_TID_V6_BI   259
 #define SECHO_IPFIX_TID_OPTIONS 260
 
-#define SECHO_IPFIX_VARIANTS 72 /* IPv6 1 | TCP 2 | VNI 4 | MPLS depth 0-8 << 3 */
+/* IPv6 1 | TCP 2 | tunnel 4 | MPLS depth 0-8 << 3, + 72 * the tunnel shape (0-5: outer IPv4
+ * addresses 1, outer UDP port 2, port and VXLAN VNI 4) */
+#define SECHO_IPFIX_VARIANTS 432
 
 /* Data record sizes of the plain templates (fixed-length elements only), and the largest. */
 #define SECHO_IPFIX_REC_V4       71 /* 55 of the key and counters, 16 of MACs, TTLs, ToS, flags */
@@ -165,7 +167,8 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 
 /* A template set (set ID 2) with the template of variant (0..SECHO_IPFIX_VARIANTS-1; 0 and
  * 1 are the plain IPv4 and IPv6 ones), or the options template set (set ID 3), into out;
- * returns its length (cap is enough at 512 bytes), 0 for a variant out of range. */
+ * returns its length (cap is enough at 512 bytes), 0 for a variant out of range or one no
+ * record uses (a tunnel shape without the tunnel bit). */
 size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out);
 size_t secho_ipfix_options_template_set(uint8_t *out);
 /* Encode rec's data record for its template (the smallest variant that carries its fields)
