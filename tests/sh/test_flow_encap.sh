@@ -22,7 +22,16 @@
 #     flows; five encapsulations are refused (tun_depth), a cut GRE header too
 #     (gre_short); a non-VXLAN payload on 4789 is the outer UDP flow; biflow and
 #     uniflow, one and two workers
-# Needs: jq, python3-scapy (scripts/deps.sh).
+#   - the tunnels over IPFIX (a file: collector; docs/FLOW.md, "Templates and elements"):
+#     tshark decodes every template and record with no malformed data, and the tunnel
+#     part's bytes (Open vSwitch's elements, PEN 6876: tunnelType, tunnelKey,
+#     tunnelProtocolIdentifier, the outer IPv4 addresses, the UDP port; VXLAN's
+#     layer2SegmentId) are each tunnel's, for VXLAN (also inside GRE), GRE with and
+#     without a key and over IPv6, ERSPAN, GTP-U both ways, Geneve, the four IP in IP and
+#     EoMPLS; the plain flow goes under the plain template (258) with no tunnel element; a
+#     strict collector (build/tools/ipfix_listen) reads every record; nfcapd (which knows
+#     no PEN 6876 element) stores every record with the JSON's 5-tuple and counts
+# Needs: jq, python3-scapy; tshark, nfdump for the IPFIX groups (scripts/deps.sh).
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 S=${SECHO_BIN:-$ROOT/build/secho}
@@ -298,4 +307,137 @@ for w in 1 2; do
 	jq -r "$tunrec" "$T/tuw$w.json" | LC_ALL=C sort | cmp -s - "$T/tgot.uni"
 	check $? "--workers $w --uniflow differs"
 done
+end_group
+
+# ---- tunnels over IPFIX ----
+# The tunnel part (docs/FLOW.md, "Templates and elements"): Open vSwitch's elements under
+# VMware's PEN 6876, which tshark 4.0 does not name: it shows "Enterprise Private entry:
+# (VMware Inc.) Type 891: Value (hex bytes): 01", whose bytes are checked here.
+group "flow encapsulations: the tunnel part over IPFIX, decoded by tshark and a strict collector"
+"$S" flow --pcap "$T/tun.pcap" --json "$T/tix.json" --collector "file:$T/tun.ipfix" --quiet \
+	>/dev/null 2>"$T/tix.err"
+check $? "secho flow --collector file: $(tail -2 "$T/tix.err")"
+B=${BUILD:-build}
+case "$B" in /*) ;; *) B="$ROOT/$B" ;; esac
+LIS=$B/tools/ipfix_listen
+if [ ! -x "$LIS" ]; then
+	check 1 "$LIS not built"
+else
+	"$LIS" --file "$T/tun.ipfix" --out "$T/tix.lines" >"$T/tix.sum" 2>&1
+	check $? "the strict collector saw errors: $(cat "$T/tix.sum")"
+	[ "$(sed -n 's/.* records=\([0-9]*\).*/\1/p' "$T/tix.sum")" = "$(wc -l <"$T/tix.json")" ]
+	check $? "strict collector: $(cat "$T/tix.sum"); want $(wc -l <"$T/tix.json") records"
+fi
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+else
+	# the IPFIX file's messages, each in a UDP datagram to port 4739
+	"$PY" - "$T/tun.ipfix" "$T/tix.pcap" <<'PYEOF'
+import struct, sys
+from scapy.all import Ether, IP, UDP, Raw, wrpcap
+b = open(sys.argv[1], "rb").read()
+out, o = [], 0
+while o + 16 <= len(b):
+    n = struct.unpack(">H", b[o + 2:o + 4])[0]
+    out.append(Ether() / IP(src="127.0.0.1", dst="127.0.0.1") / UDP(sport=40000, dport=4739) / Raw(b[o:o + n]))
+    o += n
+wrpcap(sys.argv[2], out)
+PYEOF
+	check $? "could not wrap the IPFIX file"
+	tshark -r "$T/tix.pcap" -d udp.port==4739,cflow -V >"$T/tix.txt" 2>&1
+	check $? "tshark could not read the capture"
+	! grep -qi 'malformed\|no template\|template not found\|Expert Info (Error\|Expert Info (Warn' "$T/tix.txt"
+	check $? "tshark: $(grep -i -m3 'malformed\|no template\|template not found\|Expert Info' "$T/tix.txt" | tr '\n' ' ')"
+	# each data record on one line (tshark -V's lines joined by '|'), after its set's ID
+	awk '/^ *(Set [0-9]+|Frame [0-9]+:)/ { open = 0 }
+		/FlowSet Id: \(Data\)/ { tid = $NF; gsub(/[()]/, "", tid) }
+		/^ *Flow [0-9]+$/ { n++; a[n] = "|tid=" tid; open = 1; next }
+		open { sub(/^ +/, ""); a[n] = a[n] "|" $0 }
+		END { for (i = 1; i <= n; i++) print a[i] "|" }' "$T/tix.txt" >"$T/tix.flows"
+	# one line per data record: the flows and the statistics record
+	[ "$(wc -l <"$T/tix.flows")" = $(($(wc -l <"$T/tix.json") + 1)) ]
+	check $? "tshark decoded $(wc -l <"$T/tix.flows") data records, want $(($(wc -l <"$T/tix.json") + 1))"
+	V() { printf 'Type %s: Value (hex bytes): %s|' "$1" "$2"; }
+	O4="$(V 893 'c0 00 02 01')$(V 894 'c0 00 02 02')"
+	# tun WHAT SRC SPORT DPORT PATTERN...: some record of that inner source and ports has
+	# every PATTERN, in order (read without tshark's "Enterprise Private entry: (VMware
+	# Inc.) " before each element); a PATTERN "!X" means the record has no X anywhere
+	tun() {
+		local what=$1 src=$2 sp=$3 dp=$4 r rest p ok
+		shift 4
+		while IFS= read -r r; do
+			ok=1
+			rest=${r//Enterprise Private entry: (VMware Inc.) /} # the PEN before each Type
+			for p in "$@"; do
+				if [ "${p#!}" != "$p" ]; then
+					[[ "$r" != *"${p#!}"* ]] || { ok=0; break; }
+					continue
+				fi
+				[[ "$rest" == *"$p"* ]] || { ok=0; break; }
+				rest=${rest#*"$p"}
+			done
+			[ $ok = 0 ] || { check 0 "$what"; return; }
+		done < <(grep -F "|SrcAddr: $src|" "$T/tix.flows" | grep -F "|SrcPort: $sp|" | grep -F "|DstPort: $dp|")
+		check 1 "$what: no record with $* in: $(grep -F "|SrcAddr: $src|" "$T/tix.flows" |
+			grep -F "|SrcPort: $sp|" | grep -o 'Type 89[0-9]: Value (hex bytes): [0-9a-f ]*\|Layer2 Segment Id: [0-9]*' | tr '\n' ';')"
+	}
+	# VXLAN (type 1, UDP, port 4789, layer2SegmentId 1 << 56 | VNI), VNIs 100 and 200
+	tun "VXLAN 100" 198.18.10.1 50000 443 "$(V 891 01)$(V 892 '00 00 00 64')$(V 895 11)$O4$(V 897 '12 b5')Layer2 Segment Id: 72057594037928036|"
+	tun "VXLAN 200" 198.18.10.1 50000 443 "$(V 891 01)$(V 892 '00 00 00 c8')$(V 895 11)$O4$(V 897 '12 b5')Layer2 Segment Id: 72057594037928136|"
+	# inside GRE: the innermost tunnel's type, key and port; the outermost addresses
+	tun "VXLAN 400 in GRE" 198.18.10.1 19 19 "$(V 891 01)$(V 892 '00 00 01 90')$(V 895 11)$O4$(V 897 '12 b5')"
+	# GRE (type 2, protocol 47): keys 1 and 2, no key, over IPv6 (no addresses); no port
+	tun "GRE key 1" 198.18.10.1 5000 53 "$(V 891 02)$(V 892 '00 00 00 01')$(V 895 2f)$O4" "!Type 897" "!Layer2 Segment"
+	tun "GRE key 2" 198.18.10.1 5000 53 "$(V 891 02)$(V 892 '00 00 00 02')$(V 895 2f)$O4" "!Type 897"
+	tun "GRE without a key" 198.18.10.1 1000 80 "$(V 891 02)$(V 892 '00 00 00 00')$(V 895 2f)$O4"
+	tun "GRE over IPv6" 2001:db8:10::1 7 8 "$(V 891 02)$(V 892 '00 00 00 00')$(V 895 2f)" "!Type 893" "!Type 894" "!Type 897"
+	# ERSPAN (type 0, protocol 47, the session)
+	tun "ERSPAN II 77" 198.18.10.1 10 10 "$(V 891 00)$(V 892 '00 00 00 4d')$(V 895 2f)$O4"
+	# GTP-U (type 0, UDP, port 2152, the TEID); the downlink from the other endpoint
+	tun "GTP-U 0x1000" 198.18.10.1 14 14 "$(V 891 00)$(V 892 '00 00 10 00')$(V 895 11)$O4$(V 897 '08 68')" "!Layer2 Segment"
+	tun "GTP-U 0x2000" 198.18.10.1 14 14 "$(V 891 00)$(V 892 '00 00 20 00')$(V 895 11)$O4$(V 897 '08 68')"
+	tun "GTP-U 0x3000 downlink" 198.18.10.2 14 14 "$(V 891 00)$(V 892 '00 00 30 00')$(V 895 11)$(V 893 'c0 00 02 02')$(V 894 'c0 00 02 01')$(V 897 '08 68')"
+	# Geneve (type 7, UDP, port 6081), over IPv4 and IPv6
+	tun "Geneve 300" 198.18.10.1 12 12 "$(V 891 07)$(V 892 '00 00 01 2c')$(V 895 11)$O4$(V 897 '17 c1')"
+	tun "Geneve 301 over IPv6" 2001:db8:10::1 13 13 "$(V 891 07)$(V 892 '00 00 01 2d')$(V 895 11)$(V 897 '17 c1')" "!Type 893"
+	# IP in IP (type 0, protocol 4 or 41 by the inner version; addresses over IPv4 only)
+	tun "IPv4 in IPv4" 198.18.10.1 15 15 "$(V 891 00)$(V 892 '00 00 00 00')$(V 895 04)$O4" "!Type 897"
+	tun "IPv6 in IPv4" 2001:db8:10::1 15 15 "$(V 891 00)$(V 892 '00 00 00 00')$(V 895 29)$O4"
+	tun "IPv4 in IPv6" 198.18.10.1 16 16 "$(V 891 00)$(V 892 '00 00 00 00')$(V 895 04)" "!Type 893"
+	tun "IPv6 in IPv6" 2001:db8:10::1 16 16 "$(V 891 00)$(V 892 '00 00 00 00')$(V 895 29)" "!Type 893"
+	# Ethernet over MPLS: no IP header carries it (protocol 0), no addresses, no port
+	tun "Ethernet over MPLS" 198.18.10.1 17 17 "$(V 891 00)$(V 892 '00 00 00 00')$(V 895 00)" "!Type 893" "!Type 897"
+	# the plain flow on port 4789: the plain IPv4 biflow template (258), no tunnel element
+	tun "the plain UDP flow on 4789" 192.0.2.1 3333 4789 "|tid=258|" "!VMware" "!Layer2 Segment"
+	# every tunnelled record has the tunnel part, no plain one has
+	[ "$(grep -c 'Type 891:' "$T/tix.flows")" = "$(jq -s '[.[] | select(has("tunnel_type"))] | length' "$T/tix.json")" ]
+	check $? "$(grep -c 'Type 891:' "$T/tix.flows") records with tunnelType, want $(jq -s '[.[] | select(has("tunnel_type"))] | length' "$T/tix.json")"
+fi
+end_group
+
+# nfdump 1.7 knows no VMware element (it skips them: its tunnel fields stay empty), but
+# every tunnelled record must reach it whole: the inner 5-tuple and both directions' counts.
+group "flow encapsulations: nfcapd stores the tunnelled records (it skips the tunnel part)"
+if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
+	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
+else
+	# shellcheck source=tests/sh/flow_lib.bash
+	. "$ROOT/tests/sh/flow_lib.bash"
+	PIDS=()
+	trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+	if ! nfcapd_start "$T/nf" "$T/nf.log" 8000000; then
+		check 1 "nfcapd did not start: $(tail -2 "$T/nf.log")"
+	else
+		PIDS+=("$NF_PID")
+		"$S" flow --pcap "$T/tun.pcap" --quiet --collector "udp://127.0.0.1:$NF_PORT" >"$T/nf.out" 2>&1
+		check $? "secho flow: $(tail -2 "$T/nf.out")"
+		nfcapd_stop
+		nfdump -R "$T/nf" -q -N -o 'fmt:%sa,%da,%sp,%dp,%ipkt,%ibyt,%opkt,%obyt' | tr -d ' ' |
+			LC_ALL=C sort >"$T/nf.got"
+		jq -r '"\(.src),\(.dst),\(.sport),\(.dport),\(.packets),\(.octets),\(.rev_packets),\(.rev_octets)"' \
+			"$T/tix.json" | LC_ALL=C sort >"$T/nf.want"
+		[ -s "$T/nf.want" ] && cmp -s "$T/nf.want" "$T/nf.got"
+		check $? "nfdump's records differ from the JSON ones: $(diff "$T/nf.want" "$T/nf.got" | head -6 | tr '\n' ' ')"
+	fi
+fi
 end_group

@@ -2,8 +2,11 @@
  * tests/unit/test_ipfix.c - the IPFIX encoder and exporter (src/flow/export/ipfix.h).
  *
  *   - template sets and one data record of each template (IPv4, IPv6, uniflow and RFC 5103
- *     biflow) and the options template against bytes written out by hand from RFC 7011,
- *     RFC 5103 and the IANA element list;
+ *     biflow; tunnelled records of every tunnel type with Open vSwitch's elements, PEN
+ *     6876) and the options template against bytes written out by hand from RFC 7011,
+ *     RFC 5103, the IANA element list and OVS's element numbers;
+ *   - every template variant (TCP, MPLS depth, tunnel shapes) parsed back: IDs distinct,
+ *     256-1023 and not the options template's, each field where the template says;
  *   - messages (through a file: collector): the header, sequence numbers (data records
  *     before the message; template records not counted), every message within the MTU;
  *   - UDP with a clock of the test's own: templates before the first data, again after the
