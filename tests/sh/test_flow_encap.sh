@@ -431,7 +431,7 @@ else
 		PIDS+=("$NF_PID")
 		"$S" flow --pcap "$T/tun.pcap" --quiet --collector "udp://127.0.0.1:$NF_PORT" >"$T/nf.out" 2>&1
 		check $? "secho flow: $(tail -2 "$T/nf.out")"
-		nfcapd_stop
+		nfcapd_stop 200
 		nfdump -R "$T/nf" -q -N -o 'fmt:%sa,%da,%sp,%dp,%ipkt,%ibyt,%opkt,%obyt' | tr -d ' ' |
 			LC_ALL=C sort >"$T/nf.got"
 		jq -r '"\(.src),\(.dst),\(.sport),\(.dport),\(.packets),\(.octets),\(.rev_packets),\(.rev_octets)"' \
