@@ -61,7 +61,8 @@ enum { M_TEMPLATE, M_DATA };
 #define NVARIANTS     SECHO_IPFIX_VARIANTS
 #define NBASE         4u /* variants 0-3: sent at the start */
 /* Every template a stream can use (252 valid variants, at most 368 bytes each), in
- * messages of at most the MTU (576 and up: one template and a header each at worst). */
+ * messages of at most the MTU: 73,934 bytes in biflow mode when each goes in a message of
+ * its own, more than the smallest TCP queue (tcp_up). */
 #define TBUF 131072u
 
 /* One message in a TCP queue. */
