@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +317,44 @@ static int elem_at(const uint8_t *t, uint16_t id, uint32_t pen, unsigned *len, u
 	return found;
 }
 
+/* A record of variant v's kind (v: a valid variant): variant = IPv6 1 | TCP 2 | tunnel 4 |
+ * depth << 3 (0-71), + 72 * the tunnel shape (outer IPv4 1, UDP port 2, port and VXLAN VNI
+ * 4): GRE over IPv4 or EoMPLS, GTP-U or VXLAN over IPv4 or IPv6. */
+static struct secho_flow_rec variant_rec(unsigned v)
+{
+	unsigned shape = v / 72, outer4 = shape & 1, udp = shape >> 1, depth = (v % 72) >> 3;
+	struct secho_flow_rec r = sample((v & 1) ? 6 : 4);
+	if (v & 2)
+		r.key.proto = 6;
+	if (v & 4) {
+		r.key.tun_type = udp == 2   ? SECHO_TUN_VXLAN
+		                 : udp == 1 ? SECHO_TUN_GTPU
+		                 : outer4   ? SECHO_TUN_GRE
+		                            : SECHO_TUN_EOMPLS;
+		r.key.tun_id = 0xabcdef;
+		r.x.tun_type = r.key.tun_type;
+		r.x.tun_id = r.key.tun_id;
+		r.x.outer_ip_version = outer4 ? 4 : (udp ? 6 : 0);
+		static const uint8_t os[16] = {192, 0, 2, 1}, od[16] = {192, 0, 2, 2};
+		memcpy(r.x.outer_src, os, 16);
+		memcpy(r.x.outer_dst, od, 16);
+	}
+	r.x.nmpls[0] = (uint8_t)depth;
+	r.x.nmpls[1] = (uint8_t)(depth ? depth - 1 : 0); /* the reverse: one fewer */
+	for (unsigned i = 0; i < depth; i++) {
+		r.x.mpls[0][i][0] = (uint8_t)(0x10 + i);
+		r.x.mpls[0][i][2] = i + 1 == depth ? 0x01 : 0; /* bottom of stack */
+		r.x.mpls[1][i][0] = (uint8_t)(0x20 + i);
+	}
+	r.x.tcp_options[0] = 0x2a00000000000000ull; /* kinds 2, 4, 6: bits 61, 59, 57 */
+	r.x.tcp_options[1] = 0x0100000000000000ull;
+	r.x.tcp_mss[0] = 1460;
+	r.x.tcp_mss[1] = 1380;
+	r.x.tcp_win[0] = 64240;
+	r.x.syn_size = 60;
+	return r;
+}
+
 /* Every template variant: the record of a flow of its kind has the length its template says,
  * goes out under its ID, and carries each field where the template puts it. */
 static void test_variants(void)
@@ -330,7 +369,6 @@ static void test_variants(void)
 			/* variant = IPv6 1 | TCP 2 | tunnel 4 | depth << 3 (0-71), + 72 * the
 			 * tunnel shape: outer IPv4 1, UDP port 2, port and VXLAN VNI 4 */
 			unsigned low = v % 72, shape = v / 72, outer4 = shape & 1, udp = shape >> 1;
-			struct secho_flow_rec r = sample((v & 1) ? 6 : 4);
 			unsigned depth = low >> 3, len = 0, total = 0;
 			if (shape && !(v & 4)) {
 				T_CHECK(secho_ipfix_template_set(bi, v, t) == 0,
@@ -338,37 +376,7 @@ static void test_variants(void)
 				continue;
 			}
 			nvalid++;
-			if (v & 2)
-				r.key.proto = 6;
-			if (v & 4) { /* GRE (or EoMPLS), GTP-U, VXLAN; over IPv4 or IPv6 */
-				r.key.tun_type = udp == 2   ? SECHO_TUN_VXLAN
-				                 : udp == 1 ? SECHO_TUN_GTPU
-				                 : outer4   ? SECHO_TUN_GRE
-				                            : SECHO_TUN_EOMPLS;
-				r.key.tun_id = 0xabcdef;
-				r.x.tun_type = r.key.tun_type;
-				r.x.tun_id = r.key.tun_id;
-				r.x.outer_ip_version = outer4 ? 4 : (udp ? 6 : 0);
-				static const uint8_t os[16] = {192, 0, 2, 1},
-				                     od[16] = {192, 0, 2, 2};
-				memcpy(r.x.outer_src, os, 16);
-				memcpy(r.x.outer_dst, od, 16);
-			}
-			r.x.nmpls[0] = (uint8_t)depth;
-			r.x.nmpls[1] =
-			        (uint8_t)(depth ? depth - 1 : 0); /* the reverse: one fewer */
-			for (unsigned i = 0; i < depth; i++) {
-				r.x.mpls[0][i][0] = (uint8_t)(0x10 + i);
-				r.x.mpls[0][i][2] = i + 1 == depth ? 0x01 : 0; /* bottom of stack */
-				r.x.mpls[1][i][0] = (uint8_t)(0x20 + i);
-			}
-			r.x.tcp_options[0] =
-			        0x2a00000000000000ull; /* kinds 2, 4, 6: bits 61, 59, 57 */
-			r.x.tcp_options[1] = 0x0100000000000000ull;
-			r.x.tcp_mss[0] = 1460;
-			r.x.tcp_mss[1] = 1380;
-			r.x.tcp_win[0] = 64240;
-			r.x.syn_size = 60;
+			struct secho_flow_rec r = variant_rec(v);
 			uint16_t tid = 0;
 			size_t n = secho_ipfix_encode(bi, &r, b, &tid);
 			size_t tn = secho_ipfix_template_set(bi, v, t);
@@ -764,6 +772,90 @@ static void test_url(void)
 	t_end();
 }
 
+/* A TCP connection that comes up after the stream used every variant: all 253 templates
+ * (about 70 KB in biflow mode at an MTU of 576: more than the smallest queue, 64 KiB) go
+ * first, whole, in messages of at most the MTU; the data that no longer fits is counted as
+ * not delivered, never written past the queue. */
+static void test_tcp_all_templates(void)
+{
+	t_begin("ipfix: TCP: every variant's template on a new connection, beyond the queue size");
+	int ls = socket(AF_INET, SOCK_STREAM, 0), fd = -1;
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof(a);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 1) ||
+	    getsockname(ls, (struct sockaddr *)&a, &al)) {
+		if (ls >= 0)
+			close(ls);
+		t_unavailable("no TCP socket on 127.0.0.1");
+		return;
+	}
+	char url[64], err[256];
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", ntohs(a.sin_port));
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {
+	        .odid = 3, .biflow = true, .mtu = 576, .tcp_queue_bytes = 65536};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, url, err, sizeof(err)) == 0, "add: %s", err);
+	const uint64_t t0 = 1800000000ull * 1000000000ull;
+	uint8_t t[512];
+	unsigned nv = 0;
+	/* every variant's record while the connection is still being made */
+	for (unsigned v = 0; v < SECHO_IPFIX_VARIANTS; v++) {
+		if (!secho_ipfix_template_set(true, v, t))
+			continue;
+		struct secho_flow_rec r = variant_rec(v);
+		secho_ipfix_record(x, &r, t0);
+		nv++;
+	}
+	/* connect, send, read: bounded (at most 2000 rounds of 1 ms; done after 50 rounds
+	 * without data once some came) */
+	static uint8_t in[1 << 18];
+	size_t got = 0;
+	for (int i = 0, idle = 0; i < 2000 && got < sizeof(in) && idle < 50; i++) {
+		secho_ipfix_tick(x, t0 + (uint64_t)i * 1000000u, NULL);
+		if (fd < 0) {
+			struct pollfd p = {.fd = ls, .events = POLLIN};
+			if (poll(&p, 1, 0) == 1)
+				fd = accept(ls, NULL, NULL);
+		}
+		ssize_t n = fd >= 0 ? recv(fd, in + got, sizeof(in) - got, MSG_DONTWAIT) : -1;
+		if (n > 0) {
+			got += (size_t)n;
+			idle = 0;
+			continue;
+		}
+		idle += got > 0;
+		usleep(1000);
+	}
+	/* walk the stream: whole messages within the MTU; count the templates */
+	unsigned tmpl = 0, opts = 0, msgs = 0;
+	size_t o = 0;
+	while (o + 16 <= got) {
+		size_t ml = (size_t)rd(in + o + 2, 2);
+		if (rd(in + o, 2) != 10 || ml < 16 || ml > 576 || o + ml > got)
+			break;
+		tmpl += (unsigned)count_set(in + o, ml, 2);
+		opts += (unsigned)count_set(in + o, ml, 3);
+		msgs++;
+		o += ml;
+	}
+	T_CHECK(o == got && got > 65536, "%zu bytes read, %zu of them whole messages", got, o);
+	T_CHECK(nv == 252 && tmpl == nv && opts == 1,
+	        "%u templates and %u options templates in %u messages, want %u and 1", tmpl, opts,
+	        msgs, nv);
+	struct secho_ipfix_stats st;
+	secho_ipfix_get_stats(x, &st);
+	T_CHECK(st.c[0].template_records == nv + 1 && st.c[0].connected,
+	        "template_records %llu, connected %d", (unsigned long long)st.c[0].template_records,
+	        st.c[0].connected);
+	secho_ipfix_close(x, t0 + 3000000000ull, &st, 100);
+	if (fd >= 0)
+		close(fd);
+	close(ls);
+	t_end();
+}
+
 int main(void)
 {
 	test_url();
@@ -772,6 +864,7 @@ int main(void)
 	test_variants();
 	test_messages_file();
 	test_udp_timers();
+	test_tcp_all_templates();
 	test_bad();
 	return t_exit();
 }
