@@ -1146,7 +1146,8 @@ static void conn_reserve(struct conn *c)
  * among those asked for; the server port becomes the application's. same: the previous
  * case whose key c shares (conformance): its application, so its port. Fragmented and
  * snap-truncated connections, and the rest, carry none; a UDP one on port 53 moves to
- * port 9 (discard), where no meter reads its zero bytes as DNS.
+ * port 9 (discard), where no meter reads its zero bytes as DNS. A client port of 53, 80 or
+ * 443 (FlowTest rows) moves to 49152 + port.
  */
 static void app_assign(struct secho_gen *g, struct conn *c, const struct conn *same)
 {
@@ -1168,8 +1169,15 @@ static void app_assign(struct secho_gen *g, struct conn *c, const struct conn *s
 		c->key.dport = port[app];
 	if (c->feat & (F_FRAG | F_SNAP))
 		app = SECHO_GEN_APP_NONE;
-	if (!app && c->kind == K_UDP && c->key.dport == 53 && !same)
-		c->key.dport = 9;
+	if (!same) {
+		/* a client port of a FlowTest row that is an application's port (53, 80, 443)
+		 * would make the other end look like the client: moved to 49152 + port */
+		uint16_t sp = c->key.sport;
+		if (sp == 53 || sp == 80 || sp == 443)
+			c->key.sport = (uint16_t)(49152 + sp);
+		if (!app && c->kind == K_UDP && c->key.dport == 53)
+			c->key.dport = 9;
+	}
 	secho_gen_app_draw(&c->app, app, seed);
 }
 
@@ -1267,7 +1275,9 @@ static void conn_next_pkt(struct secho_gen *g, struct conn *c, struct pkt *k)
 	k->dir = dir;
 	k->flags = flags;
 	uint32_t sz = next_size(g, c, dir, control);
-	if (c->app.app && !control && !(c->feat & F_FRAG))
+	/* a control packet has no payload, but for a FlowTest row's (c->csv) sizes: a SYN
+	 * then carries data as with TCP Fast Open, and the message goes there */
+	if (c->app.app && !(c->feat & F_FRAG) && (!control || sz > min_ip_len(c)))
 		sz = app_payload(g, c, dir, sz, k);
 	c->sent[dir]++;
 	if (!(c->feat & F_FRAG)) {

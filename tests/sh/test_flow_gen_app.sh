@@ -156,6 +156,13 @@ for name in conf light vx; do
 		check $? "$name $m: counters differ from the truth: $(diff "$T/got.lines" "$T/want.lines" | head -3 | tr '\n' ' ')"
 	done
 done
+# the checker itself: one SNI changed in the truth is found
+"$S" flow --pcap "$T/light.pcap" --features tls,quic,dns,http --json "$T/r.json" --quiet \
+	>/dev/null 2>&1
+sed '0,/"tls_sni":"/{s/"tls_sni":"/"tls_sni":"x/g}' "$T/light.pcap.truth.csv" >"$T/bad.csv"
+! cmp -s "$T/bad.csv" "$T/light.pcap.truth.csv" &&
+	! python3 "$T/cmp.py" "$T/bad.csv" "$T/r.json" bi >/dev/null 2>&1
+check $? "the checker takes a truth with one SNI changed"
 end_group
 
 # ---- tshark ----
