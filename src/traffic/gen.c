@@ -797,7 +797,7 @@ static int encap_parse(const char *spec, uint8_t *kind, uint32_t *id, uint8_t *h
 	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
 	for (unsigned e = 1; e < E_COUNT; e++) {
 		const struct encap_info *ei = &encaps[e];
-		if (strlen(ei->name) != nl || strncmp(spec, ei->name, nl))
+		if (strlen(ei->name) != nl || strncmp(spec, ei->name, nl) != 0)
 			continue;
 		*kind = (uint8_t)e;
 		*id = ei->def_id;

@@ -63,8 +63,7 @@ static const char *const path_words[] = {"index", "search", "assets", "img",  "a
 static const char *const path_ext[] = {".html", ".js", ".css", ".png", ".json", ""};
 static const char *const user_agents[] = {
         "Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101 Firefox/121.0",
-        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/120.0.0.0 Safari/537.36",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 Chrome/120.0.0.0",
         "curl/7.88.1", "Wget/1.21.3", "python-requests/2.28.1"};
 /* text types only: the bodies are random letters, and tshark reads a body by its type */
 static const char *const content_types[] = {"text/html; charset=utf-8", "text/plain", "text/css",
