@@ -38,7 +38,7 @@ static void on_signal(int sig)
 static void gen_usage(FILE *f)
 {
 	fprintf(f, "usage: secho flow gen --profile NAME|FILE.csv [--packets N] [--seed S]\n"
-	           "                     [--encap KIND[:ID]] -o OUT.pcap\n"
+	           "                     [--encap KIND[:ID]] [--app LIST] -o OUT.pcap\n"
 	           "\n"
 	           "Write a seeded capture (classic pcap, microsecond timestamps, Ethernet) and\n"
 	           "its ground truth OUT.pcap.truth.csv: one line per unidirectional flow, as a\n"
@@ -60,6 +60,16 @@ static void gen_usage(FILE *f)
 	           "                       (4in4, 6in6), ipip4, ipip6 (outer IPv4 / IPv6),\n"
 	           "                       eompls (label); the truth gets tunnel_type,\n"
 	           "                       tunnel_id and bytes_outer\n"
+	           "  -a, --app LIST       application payloads, LIST of tls, quic, dns, http or\n"
+	           "                       all: each TCP connection carries TLS (port 443: a\n"
+	           "                       ClientHello with SNI and ALPN, a ServerHello) or\n"
+	           "                       HTTP/1.1 (80: a request, a response), each UDP one\n"
+	           "                       QUIC (443: Initials protected with the RFC 9001\n"
+	           "                       keys) or DNS (53: a query, an answer), drawn from\n"
+	           "                       the seed among those in LIST; the first packet each\n"
+	           "                       way carries the message (grown to it when smaller);\n"
+	           "                       the truth gets app and features (the fields a meter's\n"
+	           "                       --features tls,quic,dns,http must report, JSON)\n"
 	           "  -o, --out FILE       the capture to write (FILE.truth.csv beside it);\n"
 	           "                       each must be new or a regular file (a device node,\n"
 	           "                       a link, a FIFO or a directory is refused)\n"
@@ -84,6 +94,7 @@ static int cmd_flow_gen(int argc, char *argv[])
 	        {"packets", required_argument, NULL, 'n'},
 	        {"seed", required_argument, NULL, 's'},
 	        {"encap", required_argument, NULL, 'e'},
+	        {"app", required_argument, NULL, 'a'},
 	        {"out", required_argument, NULL, 'o'},
 	        {"quiet", no_argument, NULL, 'q'},
 	        {"help", no_argument, NULL, 'h'},
@@ -96,7 +107,7 @@ static int cmd_flow_gen(int argc, char *argv[])
 	int c;
 
 	cli_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":p:n:s:e:o:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:n:s:e:a:o:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			cfg.profile = optarg;
@@ -115,6 +126,12 @@ static int cmd_flow_gen(int argc, char *argv[])
 			if (secho_gen_encap_check(optarg, eerr, sizeof(eerr)))
 				return cli_usage_err(cmd, "%s", eerr);
 			cfg.encap = optarg;
+			break;
+		}
+		case 'a': {
+			char aerr[200];
+			if (secho_gen_app_parse(optarg, &cfg.apps, aerr, sizeof(aerr)))
+				return cli_usage_err(cmd, "%s", aerr);
 			break;
 		}
 		case 'o':

@@ -17,9 +17,13 @@
  * (gen.h's contract: no gap above 20 s, no span above 240 s).
  *
  * Payload bytes are zero: checksums then only cover headers (and stay correct), and a frame
- * costs its header writes plus one memset.
+ * costs its header writes plus one memset. With --app (cfg.apps), the first data packet of
+ * each direction of a TCP or UDP connection carries its application's message instead
+ * (gen_app.h; every packet of a DNS connection does), drawn from a stream of its own so that
+ * the connections' shapes stay those of the profile.
  */
 #include "traffic/gen.h"
+#include "traffic/gen_app.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -240,9 +244,11 @@ struct conn {
 	struct secho_flow_dir d[2];
 	uint64_t bytes_outer[2]; /* encapsulated: the outer IP lengths per direction */
 	const struct profile *prof;
-	uint8_t enc, enc_has_id; /* E_*: the encapsulation of every frame; an ID given */
-	uint16_t enc_ipid[2];    /* outer IPv4 identification, GRE sequence (ERSPAN) */
-	uint32_t enc_id;         /* label, session, key, VNI or TEID */
+	uint8_t enc, enc_has_id;  /* E_*: the encapsulation of every frame; an ID given */
+	uint16_t enc_ipid[2];     /* outer IPv4 identification, GRE sequence (ERSPAN) */
+	uint32_t enc_id;          /* label, session, key, VNI or TEID */
+	struct secho_gen_app app; /* --app: its application (app.app NONE: none) */
+	uint16_t app_len[2];      /* bytes of the first message sent each way (0: none yet) */
 };
 
 /* ---- key registry (CSV rows with addresses of their own) ---- */
@@ -295,6 +301,10 @@ struct secho_gen {
 	uint32_t enc_over;  /* bytes the encapsulation added to it */
 	const struct case_spec *cases; /* conformance or encap */
 	size_t ncases;
+	unsigned apps;       /* --app: 1 << SECHO_GEN_APP_* of the applications drawn */
+	struct rng app_rng;  /* --app: draws the applications (g->rng stays the profile's) */
+	char app_json[4096]; /* the flow's features column while on_flow runs */
+	uint8_t app_buf[SECHO_GEN_APP_MSG_MAX];
 	uint8_t frame[SECHO_GEN_MAX_FRAME + 128];
 };
 
@@ -511,6 +521,8 @@ static unsigned min_ip_len(const struct conn *c)
 
 /* What one packet of a connection is. */
 struct pkt {
+	const uint8_t *pay; /* application payload (--app), pay_len bytes after the L4 header */
+	uint32_t pay_len;
 	int dir;            /* 0 forward, 1 reverse */
 	uint8_t flags;      /* TCP flags */
 	uint32_t ip_len;    /* IP total length (IPv6: 40 + payload length) */
@@ -591,7 +603,7 @@ static unsigned put_l4(struct conn *c, const struct pkt *k, uint8_t *p)
 		p[13] = k->flags;
 		put_be16(p + 14, 65535);
 		uint32_t s = pseudo_sum(src, dst, ipv, 6, k->l4_total);
-		put_be16(p + 16, secho_csum_fold(secho_csum_add(s, p, 20)));
+		put_be16(p + 16, secho_csum_fold(secho_csum_add(s, p, 20 + k->pay_len)));
 		uint32_t adv = k->l4_total - 20 + ((k->flags & (TCP_SYN | TCP_FIN)) ? 1 : 0);
 		c->seq[k->dir] += adv;
 		break;
@@ -601,7 +613,7 @@ static unsigned put_l4(struct conn *c, const struct pkt *k, uint8_t *p)
 		put_be16(p + 2, dport);
 		put_be16(p + 4, (uint16_t)k->l4_total);
 		uint32_t s = pseudo_sum(src, dst, ipv, 17, k->l4_total);
-		uint16_t cs = secho_csum_fold(secho_csum_add(s, p, 8));
+		uint16_t cs = secho_csum_fold(secho_csum_add(s, p, 8 + k->pay_len));
 		put_be16(p + 6, cs ? cs : 0xffff);
 		break;
 	}
@@ -733,6 +745,8 @@ static uint32_t build(struct secho_gen *g, struct conn *c, const struct pkt *k)
 		}
 		*nh = proto;
 	}
+	if (k->pay_len)
+		memcpy(p + l4_hdr_len(c), k->pay, k->pay_len); /* before its checksum */
 	if (!k->frag || k->frag_off == 0)
 		put_l4(c, k, p);
 	uint32_t len = l2 + k->ip_len;
@@ -783,7 +797,7 @@ static int encap_parse(const char *spec, uint8_t *kind, uint32_t *id, uint8_t *h
 	size_t nl = colon ? (size_t)(colon - spec) : strlen(spec);
 	for (unsigned e = 1; e < E_COUNT; e++) {
 		const struct encap_info *ei = &encaps[e];
-		if (strlen(ei->name) != nl || strncmp(spec, ei->name, nl))
+		if (strlen(ei->name) != nl || strncmp(spec, ei->name, nl) != 0)
 			continue;
 		*kind = (uint8_t)e;
 		*id = ei->def_id;
@@ -1125,6 +1139,81 @@ static void conn_reserve(struct conn *c)
 		c->ctl_left[1] = 1;
 }
 
+/* ---- application payloads (--app) ---- */
+
+/*
+ * Give c its application: TCP draws TLS (port 443) or HTTP (80), UDP QUIC (443) or DNS (53),
+ * among those asked for; the server port becomes the application's. same: the previous
+ * case whose key c shares (conformance): its application, so its port. Fragmented and
+ * snap-truncated connections, and the rest, carry none; a UDP one on port 53 moves to
+ * port 9 (discard), where no meter reads its zero bytes as DNS. A client port of 53, 80 or
+ * 443 (FlowTest rows) moves to 49152 + port.
+ */
+static void app_assign(struct secho_gen *g, struct conn *c, const struct conn *same)
+{
+	if (!g->apps || (c->kind != K_TCP && c->kind != K_UDP))
+		return;
+	uint64_t seed = rng_u64(&g->app_rng);
+	unsigned cand[2], n = 0;
+	static const uint16_t port[SECHO_GEN_APP_COUNT] = {0, 443, 443, 53, 80};
+	unsigned first = c->kind == K_TCP ? SECHO_GEN_APP_TLS : SECHO_GEN_APP_QUIC;
+	unsigned second = c->kind == K_TCP ? SECHO_GEN_APP_HTTP : SECHO_GEN_APP_DNS;
+	if (g->apps & (1u << first))
+		cand[n++] = first;
+	if (g->apps & (1u << second))
+		cand[n++] = second;
+	unsigned app = n ? cand[rng_range(&g->app_rng, 0, n - 1)] : SECHO_GEN_APP_NONE;
+	if (same)
+		app = same->app.app;
+	else if (app)
+		c->key.dport = port[app];
+	if (c->feat & (F_FRAG | F_SNAP))
+		app = SECHO_GEN_APP_NONE;
+	if (!same) {
+		/* a client port of a FlowTest row that is an application's port (53, 80, 443)
+		 * would make the other end look like the client: moved to 49152 + port */
+		uint16_t sp = c->key.sport;
+		if (sp == 53 || sp == 80 || sp == 443)
+			c->key.sport = (uint16_t)(49152 + sp);
+		if (!app && c->kind == K_UDP && c->key.dport == 53)
+			c->key.dport = 9;
+	}
+	secho_gen_app_draw(&c->app, app, seed);
+}
+
+/*
+ * The packet of sz bytes (IP) in dir is c's first data packet that way (every one, DNS):
+ * put the application's message in it, grown to the message when that is longer (within
+ * the connection's largest IP packet); a later one gets the application's filler, if it
+ * has one (QUIC: short-header packets). Returns the packet's IP length.
+ */
+static uint32_t app_payload(struct secho_gen *g, struct conn *c, int dir, uint32_t sz,
+                            struct pkt *k)
+{
+	uint32_t hdr = ip_hdr_len(c) + l4_hdr_len(c);
+	uint32_t room = c->max_ip > hdr ? c->max_ip - hdr : 0;
+	uint32_t want = sz > hdr ? sz - hdr : 0;
+	size_t cap = room < sizeof(g->app_buf) ? room : sizeof(g->app_buf), n;
+	if (want > room)
+		want = room;
+	if (c->app_len[dir] && c->app.app != SECHO_GEN_APP_DNS) {
+		n = secho_gen_app_filler(&c->app, dir, c->sent[dir], want, g->app_buf, cap);
+		if (!n)
+			return sz;
+		k->pay = g->app_buf;
+		k->pay_len = (uint32_t)n;
+		return hdr + (uint32_t)n;
+	}
+	n = secho_gen_app_msg(&c->app, dir, want, g->app_buf, cap);
+	if (!n)
+		return sz; /* no room: the direction keeps its filler */
+	k->pay = g->app_buf;
+	k->pay_len = (uint32_t)n;
+	if (!c->app_len[dir])
+		c->app_len[dir] = (uint16_t)n;
+	return hdr + (uint32_t)n;
+}
+
 /* Decide the next packet of c (direction, flags, size) and account it. */
 static void conn_next_pkt(struct secho_gen *g, struct conn *c, struct pkt *k)
 {
@@ -1186,6 +1275,10 @@ static void conn_next_pkt(struct secho_gen *g, struct conn *c, struct pkt *k)
 	k->dir = dir;
 	k->flags = flags;
 	uint32_t sz = next_size(g, c, dir, control);
+	/* a control packet has no payload, but for a FlowTest row's (c->csv) sizes: a SYN
+	 * then carries data as with TCP Fast Open, and the message goes there */
+	if (c->app.app && !(c->feat & F_FRAG) && (!control || sz > min_ip_len(c)))
+		sz = app_payload(g, c, dir, sz, k);
 	c->sent[dir]++;
 	if (!(c->feat & F_FRAG)) {
 		k->ip_len = sz;
@@ -1233,6 +1326,13 @@ static void report_dir(struct secho_gen *g, const struct conn *c, int dir)
 		fl.key.sport = c->key.dport;
 		fl.key.dport = c->key.sport;
 		fl.key.icmp_type_code = c->icmp_rev;
+	}
+	if (g->apps) {
+		fl.app = c->app.app;
+		fl.app_json = g->app_json;
+		if (secho_gen_app_truth(&c->app, c->app_len, c->key.sport, c->key.dport, dir,
+		                        g->app_json, sizeof(g->app_json)))
+			snprintf(g->app_json, sizeof(g->app_json), "{\"uni\":{}}");
 	}
 	g->tot.flows++;
 	g->tot.flow_packets += d->packets;
@@ -1306,6 +1406,7 @@ static struct conn *make_stat_conn(struct secho_gen *g, uint64_t start_us, uint6
 	c->ipid[1] = (uint16_t)rng_u64(&g->rng);
 	c->seq[0] = (uint32_t)rng_u64(&g->rng);
 	c->seq[1] = (uint32_t)rng_u64(&g->rng);
+	app_assign(g, c, NULL);
 	c->next_us = c->start_us;
 	return c;
 }
@@ -1448,6 +1549,7 @@ static struct conn *make_csv_conn(struct secho_gen *g, const struct secho_gen_cs
 	c->ipid[1] = (uint16_t)rng_u64(&g->rng);
 	c->seq[0] = (uint32_t)rng_u64(&g->rng);
 	c->seq[1] = (uint32_t)rng_u64(&g->rng);
+	app_assign(g, c, NULL);
 	c->next_us = c->start_us;
 	return c;
 }
@@ -1684,6 +1786,7 @@ static struct conn *make_conf_conn(struct secho_gen *g, const struct case_spec *
 	               n > 1 ? (uint64_t)(s->gap_ms ? s->gap_ms : 1) * 1000 * (n - 1) : 0);
 	if (c->kind == K_RAW)
 		c->n = 1;
+	app_assign(g, c, s->same_key ? prev : NULL);
 	c->next_us = c->start_us;
 	return c;
 }
@@ -1978,6 +2081,9 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 			c->total[1] = c->reuse_total[1];
 			memset(c->d, 0, sizeof(c->d));
 			memset(c->bytes_outer, 0, sizeof(c->bytes_outer));
+			memset(c->app_len, 0, sizeof(c->app_len));
+			if (c->app.app) /* a new connection: new names, new keys */
+				secho_gen_app_draw(&c->app, c->app.app, rng_u64(&g->app_rng));
 			conn_reserve(c);
 			uint64_t n = c->total[0] + c->total[1];
 			conn_plan_time(c, t + wait, 2000 * (n - 1));
@@ -2000,6 +2106,41 @@ int secho_gen_next(struct secho_gen *g, struct secho_gen_frame *f)
 int secho_gen_has_tunnels(const struct secho_gen *g)
 {
 	return g->tunnels;
+}
+
+int secho_gen_has_apps(const struct secho_gen *g)
+{
+	return g->apps != 0;
+}
+
+int secho_gen_app_parse(const char *list, unsigned *apps, char *err, size_t errlen)
+{
+	*apps = 0;
+	const char *s = list;
+	for (;;) {
+		const char *comma = strchr(s, ',');
+		size_t n = comma ? (size_t)(comma - s) : strlen(s);
+		unsigned a;
+		if (n == 3 && !strncmp(s, "all", 3)) {
+			*apps |= (1u << SECHO_GEN_APP_COUNT) - 2u;
+		} else {
+			for (a = 1; a < SECHO_GEN_APP_COUNT; a++)
+				if (strlen(secho_gen_app_name(a)) == n &&
+				    !strncmp(s, secho_gen_app_name(a), n))
+					break;
+			if (a == SECHO_GEN_APP_COUNT) {
+				snprintf(err, errlen,
+				         "--app '%s': unknown application '%.*s' (tls, quic, dns, "
+				         "http or all)",
+				         list, (int)(n > 40 ? 40 : n), s);
+				return -EINVAL;
+			}
+			*apps |= 1u << a;
+		}
+		if (!comma)
+			return 0;
+		s = comma + 1;
+	}
 }
 
 void secho_gen_get_totals(const struct secho_gen *g, struct secho_gen_totals *t)
@@ -2032,6 +2173,8 @@ int secho_gen_new(struct secho_gen **out, const struct secho_gen_cfg *cfg, char 
 		return -ENOMEM;
 	}
 	rng_seed(&g->rng, cfg->seed);
+	rng_seed(&g->app_rng, cfg->seed ^ 0x6170706c69636174ull);
+	g->apps = cfg->apps & ((1u << SECHO_GEN_APP_COUNT) - 2u);
 	g->on_flow = cfg->on_flow;
 	g->ctx = cfg->ctx;
 	const char *name = cfg->profile ? cfg->profile : "";

@@ -99,6 +99,11 @@ struct secho_gen_flow {
 	uint64_t bytes_outer; /* sum of the outermost IP packets' lengths (dir.octets counts the
 	                       * inner ones); 0 when not in an IP tunnel (none, MPLS, PPPoE,
 	                       * Ethernet over MPLS) */
+	/* --app (cfg.apps): the connection's application (SECHO_GEN_APP_*, gen_app.h) and the
+	 * feature fields a meter must report, JSON (secho_gen_app_truth); NULL without --app.
+	 * Valid while the callback runs. */
+	uint8_t app;
+	const char *app_json;
 };
 
 /* Called once per flow, after its last packet was handed out (so in order of flow end). */
@@ -111,6 +116,8 @@ struct secho_gen_cfg {
 	uint64_t seed;
 	const char *encap; /* KIND[:ID] wrapping every flow frame (secho_gen_encap_check); NULL:
 	                      none */
+	unsigned apps;     /* --app: 1 << SECHO_GEN_APP_* (gen_app.h) of the applications TCP and
+	                      UDP connections carry (secho_gen_app_parse); 0: none, zero payloads */
 	secho_gen_flow_fn on_flow; /* may be NULL */
 	void *ctx;
 	/* secho_gen_write: when it becomes non-zero (a signal handler sets it), the writer
@@ -199,6 +206,14 @@ int secho_gen_has_tunnels(const struct secho_gen *g);
 /* The truth file's header line (no newline) and one flow as a line (no newline). With
  * tunnels, three more columns: tunnel_type (secho_tun_name), tunnel_id, bytes_outer. A
  * reader takes a file of 15 columns as one without tunnels. */
+int secho_gen_has_apps(const struct secho_gen *g);
+/* Parse --app's LIST (tls, quic, dns, http, all; comma-separated) into *apps. 0, or -EINVAL
+ * with the reason in err. */
+int secho_gen_app_parse(const char *list, unsigned *apps, char *err, size_t errlen);
+
+/* With --app the truth has two more columns, after the tunnel columns when there are
+ * any: app (secho_gen_app_name) and features, a JSON object that runs to the end of the
+ * line (it holds commas): docs/FLOW.md, "Application payloads". */
 extern const char secho_gen_truth_header[];
 extern const char secho_gen_truth_header_tun[];
 int secho_gen_truth_line(char *buf, size_t n, const struct secho_gen_flow *fl);

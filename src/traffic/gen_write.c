@@ -19,6 +19,7 @@
 #include "secho/dissect.h"
 #include "secho/fileio.h"
 #include "traffic/gen.h"
+#include "traffic/gen_app.h"
 
 const char secho_gen_truth_header[] = "vlan,vlan_inner,ip_version,proto,src,dst,sport,dport,"
                                       "icmp_type,icmp_code,packets,octets,first_ns,last_ns,"
@@ -61,6 +62,7 @@ struct wctx {
 	FILE *truth;
 	int err;
 	bool tun; /* the tunnel columns */
+	bool app; /* the app and features columns */
 };
 
 static void on_flow(void *p, const struct secho_gen_flow *fl)
@@ -71,7 +73,12 @@ static void on_flow(void *p, const struct secho_gen_flow *fl)
 	                : secho_gen_truth_line(line, sizeof(line), fl);
 	if (rc && !w->err)
 		w->err = rc;
-	if (!rc && fprintf(w->truth, "%s\n", line) < 0 && !w->err)
+	if (!rc && w->app) {
+		if (fprintf(w->truth, "%s,%s,%s\n", line, secho_gen_app_name(fl->app),
+		            fl->app_json ? fl->app_json : "{\"uni\":{}}") < 0 &&
+		    !w->err)
+			w->err = -EIO;
+	} else if (!rc && fprintf(w->truth, "%s\n", line) < 0 && !w->err)
 		w->err = -EIO;
 }
 
@@ -146,7 +153,9 @@ int secho_gen_write(const struct secho_gen_cfg *cfg_in, const char *pcap_path,
 	if (pbuf)
 		setvbuf(pf, pbuf, _IOFBF, 1 << 20);
 	w.tun = secho_gen_has_tunnels(g);
-	fprintf(w.truth, "%s\n", w.tun ? secho_gen_truth_header_tun : secho_gen_truth_header);
+	w.app = secho_gen_has_apps(g);
+	fprintf(w.truth, "%s%s\n", w.tun ? secho_gen_truth_header_tun : secho_gen_truth_header,
+	        w.app ? ",app,features" : "");
 
 	uint8_t fh[24] = {0};
 	le32(fh, 0xa1b2c3d4u); /* microsecond timestamps, written little-endian */

@@ -337,8 +337,7 @@ static void test_encap(void)
 		T_CHECK(secho_gen_has_tunnels(ge) && !secho_gen_has_tunnels(gp), "has_tunnels");
 		struct secho_gen_frame fp, fe;
 		unsigned compared = 0, bad = 0;
-		int a, b;
-		while ((a = secho_gen_next(gp, &fp)) == 1 && (b = secho_gen_next(ge, &fe)) == 1) {
+		while (secho_gen_next(gp, &fp) == 1 && secho_gen_next(ge, &fe) == 1) {
 			struct secho_dissect dp, de;
 			if (secho_dissect_snap(fp.data, fp.caplen, fp.len, &dp) !=
 			            SECHO_DISSECT_OK ||
