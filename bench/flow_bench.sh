@@ -260,10 +260,12 @@ ratio_line() {
 		function med(x, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
 			if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
 			return (k % 2) ? x[(k + 1) / 2] : (x[k / 2] + x[k / 2 + 1]) / 2 }
+		$1 == 0 || $2 == 0 || $(n + 1) == 0 || $(n + 2) == 0 { zero = 1; next }
 		{ k++; wa[k] = $1; wb[k] = $(n + 1); ca[k] = $2; cb[k] = $(n + 2)
 			r = $1 / $(n + 1); if (k == 1 || r < rlo) rlo = r; if (k == 1 || r > rhi) rhi = r
 			c = $(n + 2) / $2; if (k == 1 || c < clo) clo = c; if (k == 1 || c > chi) chi = c }
-		END { printf "ratio %s / %s: %.2fx by wall time (rounds %.2f-%.2f), %.2fx by CPU time (rounds %.2f-%.2f)\n",
+		END { if (zero || !k) { printf "ratio %s / %s: - (a rate or a CPU time rounds to 0)\n", A, B; exit }
+			printf "ratio %s / %s: %.2fx by wall time (rounds %.2f-%.2f), %.2fx by CPU time (rounds %.2f-%.2f)\n",
 			A, B, med(wa, k) / med(wb, k), rlo, rhi, med(cb, k) / med(ca, k), clo, chi }'
 }
 NROWS=12 # fields per row below
@@ -273,8 +275,9 @@ echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')
 	"family $(grep -m1 'cpu family' /proc/cpuinfo | awk '{print $NF}')" \
 	"model $(grep -m1 '^model\s' /proc/cpuinfo | awk '{print $NF}'), $(nproc) CPUs;" \
 	"shared machine, load at start $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# $("$S" --version 2>/dev/null | head -1) | softflowd $(softflowd -h 2>&1 | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -1)" \
-	"| $(pmacctd -V 2>&1 | head -1) | nfcapd $(nfdump -V | awk '{print $NF}')" \
+echo "# $("$S" --version 2>/dev/null | head -1)" \
+	"| softflowd $(command -v softflowd >/dev/null && softflowd -h 2>&1 | sed -n 's/.*version \([0-9.]*\).*/\1/p' | head -1)" \
+	"| pmacctd $(command -v pmacctd >/dev/null && pmacctd -V 2>&1 | head -1) | nfcapd $(nfdump -V | awk '{print $NF}')" \
 	"| ipfixprobe ${IPXP:+$("$IPXP" -V 2>&1 | head -1)}${IPXP_WHY:+-}"
 [ -n "$FEATURES" ] && [ -z "$IPXP_WHY" ] && echo "# ipfixprobe-feat plugins: ${IPXP_P[*]}"
 
