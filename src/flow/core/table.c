@@ -609,10 +609,32 @@ static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flo
  * exported it), a TCP flow that saw FIN/RST (it leaves as ended), else the least recently
  * used (lack of resources). The first two lose nothing, so the choice is the same however
  * far the sweep has got: records do not depend on when it ran. Returns the slot, emptied.
+ *
+ * The bucket's bounds (due[], its second line) say which entries may have timed out: only
+ * those are read first, and the first whose time has come leaves (any of them would: each
+ * such record is final, and the sweep exports the others unchanged), so that a bucket of
+ * short flows waiting for the sweep costs one or two entry reads, not eight. A bound that
+ * passed for a flow still alive is raised to its exact end on the way. Only when none of
+ * those has timed out are all eight read, as before: an entry whose bound had not passed
+ * may still have timed out when packet times went backwards (its bound was taken at the
+ * packet clock, its last packet is earlier), then the ended and least recently used.
  */
 static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 {
-	const struct flow_bucket *bk = &t->buckets[b];
+	struct flow_bucket *bk = &t->buckets[b];
+	uint32_t nt = tick(ts);
+
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		if (!tick_le(bk->due[s], nt))
+			continue;
+		struct flow_entry *e = &t->entries[bk->idx[s]];
+		if (time_has_come(t, e, ts)) {
+			emit(t, e, timeout_reason(t, e));
+			slot_free(t, b, s);
+			return s;
+		}
+		bk->due[s] = tick(entry_end(t, e));
+	}
 	unsigned best = 0, best_class = 3;
 	uint64_t best_last = UINT64_MAX;
 
