@@ -461,14 +461,11 @@ static void extra_export(struct secho_flow_extra *r, const struct secho_flow_ext
 
 /* ---- the feature sets (src/flow/feature/sets.h) ---- */
 
-/* One prepared packet to the feature sections of its record (area), in direction dir (the
- * record's first packet's is forward). Out of line: the packet path without sets on only
- * tests fp. */
-static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
-                                                  const struct secho_flow_prep *fp, unsigned dir,
-                                                  uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+/* A prepared packet as the feature sets see it, in direction dir of its record. */
+static void feat_pkt(const struct secho_flow_prep *fp, unsigned dir, uint64_t ts, uint32_t octets,
+                     uint8_t tcp_flags, struct secho_feat_pkt *p)
 {
-	struct secho_feat_pkt p = {
+	*p = (struct secho_feat_pkt){
 	        .payload = fp->payload,
 	        .len = fp->plen,
 	        .wire_len = fp->pwire,
@@ -481,8 +478,35 @@ static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, ui
 	        .dir = (uint8_t)dir,
 	        .tcp_flags = tcp_flags,
 	};
+}
 
+/* One prepared packet to the feature sections of its record (area), in direction dir (the
+ * record's first packet's is forward). Out of line: the packet path without sets on only
+ * tests fp. */
+static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
+                                                  const struct secho_flow_prep *fp, unsigned dir,
+                                                  uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+{
+	struct secho_feat_pkt p;
+
+	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
 	secho_feat_sets_packet(&t->feat, area, &p);
+}
+
+/* Whether the packet, not counted yet, starts a new record of its flow for a feature set
+ * (wg: a new WireGuard session, sets.h). Out of line, as feat_update. */
+static __attribute__((noinline)) bool feat_new_record(struct secho_flow_table *t, uint32_t idx,
+                                                      const struct secho_flow_prep *fp,
+                                                      unsigned dir, uint64_t ts, uint32_t octets,
+                                                      uint8_t tcp_flags)
+{
+	struct secho_feat_pkt p;
+
+	if (!(t->feat.sets & 1u << SECHO_FEAT_SET_WG))
+		return false;
+	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
+	return secho_feat_sets_new_record(
+	        &t->feat, secho_flow_table_slot(t, idx) + SECHO_FLOW_EXTRA_BYTES, &p);
 }
 
 /* ---- records ---- */
@@ -778,6 +802,14 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		}
 	}
 	unsigned dir = (swapped != !!(e->flags & F_FWD_SWAPPED)) ? 1 : 0;
+	if (__builtin_expect(t->feat.bytes != 0, 0) && fp && !fresh &&
+	    feat_new_record(t, (uint32_t)(e - t->entries), fp, dir, ts, octets, tcp_flags)) {
+		/* a feature set keeps one record per session (wg): the old one ends here, as
+		 * ipfixprobe's flush with reinsert (forced), and this packet starts the next */
+		emit(t, e, SECHO_FLOW_END_FORCED);
+		entry_restart(t, e, swapped, now);
+		dir = 0;
+	}
 	struct flow_dir_state *d = &e->d[dir];
 
 	if (!d->packets || ts < d->first)
