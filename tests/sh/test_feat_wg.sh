@@ -68,6 +68,9 @@ wrpcap(sys.argv[1], pk)
 PYEOF
 SECHO_FEAT_PCAP="$T/wg.pcap" "$PROG" >"$T/recs.json" 2>"$T/err"
 rc=$?
+# the meter itself: the table ends a record when a new session starts (forced, as ipfixprobe)
+"$SECHO_BIN" flow --pcap "$T/wg.pcap" --features wg --json "$T/meter.json" --quiet >/dev/null 2>"$T/merr"
+mrc=$?
 
 # expect SPORT RECORD JQ-FILTER DESCRIPTION
 expect() {
@@ -97,5 +100,12 @@ expect 51822 0 '(has("wg_conf_level") | not)' "147-byte initiation"
 expect 51823 0 '(has("wg_conf_level") | not)' "reserved byte set"
 expect 51824 0 '.wg_conf_level == 0 and .wg_src_peer == 1364349780' "then not WireGuard"
 expect 51825 0 '.wg_conf_level == 1 and .types == 16' "DNS look-alike"
+check "$mrc" "secho flow --features wg failed: $(cat "$T/merr")"
+jq -s -e '[.[] | select(.sport == 51820 and .dport == 51820)] as $r | ($r | length) == 2 and
+	$r[0].end_reason == 4 and $r[0].packets + $r[0].rev_packets == 4 and
+	$r[0].wg_src_peer == 16909060 and $r[0].wg_dst_peer == 168496141 and
+	$r[1].packets + $r[1].rev_packets == 3 and $r[1].wg_src_peer == 84281096 and
+	$r[1].wg_dst_peer == 235868177' "$T/meter.json" >/dev/null
+check $? "secho flow: the first session's record ends forced (4 packets), the re-key starts the second (3): $(jq -c 'select(.sport == 51820) | {packets, rev_packets, end_reason, wg_src_peer, wg_dst_peer}' "$T/meter.json" 2>&1)"
 end_group
 [ "${g_failed:-0}" -eq 0 ]

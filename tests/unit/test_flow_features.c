@@ -26,6 +26,10 @@ struct seen {
 	uint8_t copy[16384]; /* its feature area, copied during emit */
 	char json[4096];
 	int json_n;
+	/* every record's, up to 8: its JSON members, end reason, packets */
+	char jsons[8][512];
+	uint8_t reasons[8];
+	uint64_t packets[8];
 };
 
 static void on_rec(void *ctx, const struct secho_flow_rec *r)
@@ -41,6 +45,15 @@ static void on_rec(void *ctx, const struct secho_flow_rec *r)
 	                                           (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags),
 	                                           s->json, sizeof(s->json))
 	                    : 0;
+	if (s->n <= 8) {
+		size_t jn = s->json_n > 0 ? (size_t)s->json_n : 0;
+		if (jn >= sizeof(s->jsons[0]))
+			jn = sizeof(s->jsons[0]) - 1;
+		memcpy(s->jsons[s->n - 1], s->json, jn);
+		s->jsons[s->n - 1][jn] = 0;
+		s->reasons[s->n - 1] = r->end_reason;
+		s->packets[s->n - 1] = r->fwd.packets + r->rev.packets;
+	}
 }
 
 struct tbl {
@@ -257,6 +270,81 @@ static void test_frames(void)
 	t_end();
 }
 
+/* A WireGuard message of type ty in frame f: sender and receiver indexes where the type has
+ * them, padded to the type's length (data: 48 bytes); rev: the responder's direction. */
+static size_t wg_frame(uint8_t *f, uint8_t ty, uint32_t sender, uint32_t receiver, bool rev)
+{
+	static const size_t lens[5] = {0, 148, 92, 64, 48};
+	size_t n = rev ? udp_frame(f, 51820, 40000, lens[ty], 0)
+	               : udp_frame(f, 40000, 51820, lens[ty], 0);
+	uint8_t *w = f + 42;
+	if (rev) {
+		uint8_t t4[4];
+		memcpy(t4, f + 26, 4);
+		memcpy(f + 26, f + 30, 4);
+		memcpy(f + 30, t4, 4);
+	}
+	w[0] = ty;
+	uint32_t a = ty == 3 || ty == 4 ? receiver : sender, b = receiver;
+	for (unsigned i = 0; i < 4; i++) {
+		w[4 + i] = (uint8_t)(a >> (8 * i)); /* little-endian, as WireGuard */
+		if (ty == 2)
+			w[8 + i] = (uint8_t)(b >> (8 * i));
+	}
+	return n;
+}
+
+static void test_wg_sessions(void)
+{
+	t_begin("flow features: wg, a new record per WireGuard session (forced end, reinsert)");
+	struct tbl x;
+	T_CHECK(tbl_init(&x, 1u << SECHO_FEAT_SET_WG) == 0, "table");
+	/* initiation A, response B->A, data to B, initiation A again (a retransmission: same
+	 * session), initiation C (a new session), response D->C, data to D */
+	static const struct {
+		uint8_t ty;
+		uint32_t s, r;
+		bool rev;
+	} m[7] = {{1, 0xa, 0, false}, {2, 0xb, 0xa, true}, {4, 0, 0xb, false}, {1, 0xa, 0, false},
+	          {1, 0xc, 0, false}, {2, 0xd, 0xc, true}, {4, 0, 0xd, false}};
+	uint8_t buf[7][256];
+	struct secho_flow_frame fr[7];
+	for (unsigned i = 0; i < 7; i++) {
+		size_t n = wg_frame(buf[i], m[i].ty, m[i].s, m[i].r, m[i].rev);
+		memset(&fr[i], 0, sizeof(fr[i]));
+		fr[i].data = buf[i];
+		fr[i].wirelen = (uint32_t)n;
+		fr[i].ts_ns = (1 + i) * S_NS / 10;
+		fr[i].reason = secho_dissect_snap(buf[i], n, n, &fr[i].d);
+		T_CHECK(fr[i].reason == SECHO_DISSECT_OK, "frame %u dissected: %d", i,
+		        fr[i].reason);
+	}
+	secho_flow_table_burst(&x.t, fr, 7);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 2, "%u records (two sessions)", x.out.n);
+	T_CHECK(x.out.reasons[0] == SECHO_FLOW_END_FORCED && x.out.packets[0] == 4,
+	        "the first session's record: reason %u, %llu packets", x.out.reasons[0],
+	        (unsigned long long)x.out.packets[0]);
+	T_CHECK(strstr(x.out.jsons[0], "\"wg_src_peer\":10,") &&
+	                strstr(x.out.jsons[0], "\"wg_dst_peer\":11"),
+	        "first: %s", x.out.jsons[0]);
+	T_CHECK(x.out.reasons[1] == SECHO_FLOW_END_FORCED && x.out.packets[1] == 3,
+	        "the second session's record starts with its initiation: reason %u, %llu packets",
+	        x.out.reasons[1], (unsigned long long)x.out.packets[1]);
+	T_CHECK(strstr(x.out.jsons[1], "\"wg_conf_level\":100") &&
+	                strstr(x.out.jsons[1], "\"wg_src_peer\":12,") &&
+	                strstr(x.out.jsons[1], "\"wg_dst_peer\":13"),
+	        "second: %s", x.out.jsons[1]);
+	free(x.mem);
+	/* without the wg set, the same frames are one record */
+	T_CHECK(tbl_init(&x, 1u << SECHO_FEAT_SET_PSTATS) == 0, "table");
+	secho_flow_table_burst(&x.t, fr, 7);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 1 && x.out.packets[0] == 7, "without wg: %u record(s)", x.out.n);
+	free(x.mem);
+	t_end();
+}
+
 static void test_parse(void)
 {
 	t_begin("flow features: the list parser");
@@ -287,6 +375,7 @@ int main(void)
 	test_layout();
 	test_zeroing();
 	test_frames();
+	test_wg_sessions();
 	test_parse();
 	return t_exit();
 }

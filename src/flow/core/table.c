@@ -461,14 +461,11 @@ static void extra_export(struct secho_flow_extra *r, const struct secho_flow_ext
 
 /* ---- the feature sets (src/flow/feature/sets.h) ---- */
 
-/* One prepared packet to the feature sections of its record (area), in direction dir (the
- * record's first packet's is forward). Out of line: the packet path without sets on only
- * tests fp. */
-static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
-                                                  const struct secho_flow_prep *fp, unsigned dir,
-                                                  uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+/* A prepared packet as the feature sets see it, in direction dir of its record. */
+static void feat_pkt(const struct secho_flow_prep *fp, unsigned dir, uint64_t ts, uint32_t octets,
+                     uint8_t tcp_flags, struct secho_feat_pkt *p)
 {
-	struct secho_feat_pkt p = {
+	*p = (struct secho_feat_pkt){
 	        .payload = fp->payload,
 	        .len = fp->plen,
 	        .wire_len = fp->pwire,
@@ -481,8 +478,35 @@ static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, ui
 	        .dir = (uint8_t)dir,
 	        .tcp_flags = tcp_flags,
 	};
+}
 
+/* One prepared packet to the feature sections of its record (area), in direction dir (the
+ * record's first packet's is forward). Out of line: the packet path without sets on only
+ * tests fp. */
+static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
+                                                  const struct secho_flow_prep *fp, unsigned dir,
+                                                  uint64_t ts, uint32_t octets, uint8_t tcp_flags)
+{
+	struct secho_feat_pkt p;
+
+	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
 	secho_feat_sets_packet(&t->feat, area, &p);
+}
+
+/* Whether the packet, not counted yet, starts a new record of its flow for a feature set
+ * (wg: a new WireGuard session, sets.h). Out of line, as feat_update. */
+static __attribute__((noinline)) bool feat_new_record(struct secho_flow_table *t, uint32_t idx,
+                                                      const struct secho_flow_prep *fp,
+                                                      unsigned dir, uint64_t ts, uint32_t octets,
+                                                      uint8_t tcp_flags)
+{
+	struct secho_feat_pkt p;
+
+	if (!(t->feat.sets & 1u << SECHO_FEAT_SET_WG))
+		return false;
+	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
+	return secho_feat_sets_new_record(
+	        &t->feat, secho_flow_table_slot(t, idx) + SECHO_FLOW_EXTRA_BYTES, &p);
 }
 
 /* ---- records ---- */
@@ -609,10 +633,32 @@ static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flo
  * exported it), a TCP flow that saw FIN/RST (it leaves as ended), else the least recently
  * used (lack of resources). The first two lose nothing, so the choice is the same however
  * far the sweep has got: records do not depend on when it ran. Returns the slot, emptied.
+ *
+ * The bucket's bounds (due[], its second line) say which entries may have timed out: only
+ * those are read first, and the first whose time has come leaves (any of them would: each
+ * such record is final, and the sweep exports the others unchanged), so that a bucket of
+ * short flows waiting for the sweep costs one or two entry reads, not eight. A bound that
+ * passed for a flow still alive is raised to its exact end on the way. Only when none of
+ * those has timed out are all eight read, as before: an entry whose bound had not passed
+ * may still have timed out when packet times went backwards (its bound was taken at the
+ * packet clock, its last packet is earlier), then the ended and least recently used.
  */
 static unsigned evict(struct secho_flow_table *t, uint32_t b, uint64_t ts)
 {
-	const struct flow_bucket *bk = &t->buckets[b];
+	struct flow_bucket *bk = &t->buckets[b];
+	uint32_t nt = tick(ts);
+
+	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
+		if (!tick_le(bk->due[s], nt))
+			continue;
+		struct flow_entry *e = &t->entries[bk->idx[s]];
+		if (time_has_come(t, e, ts)) {
+			emit(t, e, timeout_reason(t, e));
+			slot_free(t, b, s);
+			return s;
+		}
+		bk->due[s] = tick(entry_end(t, e));
+	}
 	unsigned best = 0, best_class = 3;
 	uint64_t best_last = UINT64_MAX;
 
@@ -756,6 +802,14 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		}
 	}
 	unsigned dir = (swapped != !!(e->flags & F_FWD_SWAPPED)) ? 1 : 0;
+	if (__builtin_expect(t->feat.bytes != 0, 0) && fp && !fresh &&
+	    feat_new_record(t, (uint32_t)(e - t->entries), fp, dir, ts, octets, tcp_flags)) {
+		/* a feature set keeps one record per session (wg): the old one ends here, as
+		 * ipfixprobe's flush with reinsert (forced), and this packet starts the next */
+		emit(t, e, SECHO_FLOW_END_FORCED);
+		entry_restart(t, e, swapped, now);
+		dir = 0;
+	}
 	struct flow_dir_state *d = &e->d[dir];
 
 	if (!d->packets || ts < d->first)

@@ -96,6 +96,15 @@ void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
 /* One set's state at its offset. */
 #define STATE(type, l, area, i) ((type *)(void *)((area) + (l)->off[i]))
 
+bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
+                                const struct secho_feat_pkt *p)
+{
+	if (!(l->sets & 1u << SECHO_FEAT_SET_WG))
+		return false;
+	return secho_feat_wg_new_session(
+	        STATE(const struct secho_feat_wg, l, area, SECHO_FEAT_SET_WG), p);
+}
+
 void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
                             const struct secho_feat_pkt *p)
 {

@@ -62,6 +62,11 @@ void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l);
 void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
                             const struct secho_feat_pkt *p);
 
+/* Whether packet p, not counted yet, is to start a new record of its flow (a set that keeps
+ * one record per session: wg, secho_feat_wg_new_session). Reads area only. */
+bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
+                                const struct secho_feat_pkt *p);
+
 /* Every set's JSON members (",\"name\":value", fjson.h) into buf[0..cap), for a record of
  * packets packets (both directions) whose TCP flags (both directions, ORed) are tcp_flags:
  * the statistics sets' export rules (secho_feat_X_keep) apply. Bytes written, or -ENOSPC. */

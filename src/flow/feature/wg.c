@@ -44,6 +44,35 @@ int secho_wg_parse(const uint8_t *p, size_t len, struct secho_wg_msg *m)
 	return m->type;
 }
 
+/* The message p carries (its type, 0 when none). A snapped datagram: its type's length is
+ * checked against the wire length, its indexes read from the captured bytes (zeros past
+ * them). */
+static int read_msg(const struct secho_feat_pkt *p, struct secho_wg_msg *m)
+{
+	int t;
+	if (p->len < p->wire_len) {
+		uint8_t hdr[SECHO_WG_LEN_INITIATION];
+		memset(hdr, 0, sizeof(hdr));
+		memcpy(hdr, p->payload, p->len < sizeof(hdr) ? p->len : sizeof(hdr));
+		size_t wl = p->wire_len < sizeof(hdr) ? p->wire_len : sizeof(hdr);
+		t = p->len >= 8 ? secho_wg_parse(hdr, wl, m) : 0;
+		if (t && t != SECHO_WG_DATA && p->wire_len > sizeof(hdr))
+			t = 0;
+	} else {
+		t = secho_wg_parse(p->payload, p->len, m);
+	}
+	return t;
+}
+
+bool secho_feat_wg_new_session(const struct secho_feat_wg *s, const struct secho_feat_pkt *p)
+{
+	struct secho_wg_msg m;
+	if (s->done || !s->seen || p->proto != 17 || read_msg(p, &m) != SECHO_WG_INITIATION)
+		return false;
+	uint32_t own = p->dir == SECHO_FEAT_FWD ? s->src_peer : s->dst_peer;
+	return own != 0 && own != m.sender;
+}
+
 void secho_feat_wg_packet(struct secho_feat_wg *s, const struct secho_feat_pkt *p)
 {
 	struct secho_wg_msg m;
@@ -53,20 +82,7 @@ void secho_feat_wg_packet(struct secho_feat_wg *s, const struct secho_feat_pkt *
 		s->done = 1;
 		return;
 	}
-	int t;
-	if (p->len < p->wire_len) {
-		/* a snapped datagram: its type's length is checked against the wire length, its
-		 * indexes read from the captured bytes (zeros past them) */
-		uint8_t hdr[SECHO_WG_LEN_INITIATION];
-		memset(hdr, 0, sizeof(hdr));
-		memcpy(hdr, p->payload, p->len < sizeof(hdr) ? p->len : sizeof(hdr));
-		size_t wl = p->wire_len < sizeof(hdr) ? p->wire_len : sizeof(hdr);
-		t = p->len >= 8 ? secho_wg_parse(hdr, wl, &m) : 0;
-		if (t && t != SECHO_WG_DATA && p->wire_len > sizeof(hdr))
-			t = 0;
-	} else {
-		t = secho_wg_parse(p->payload, p->len, &m);
-	}
+	int t = read_msg(p, &m);
 	bool fwd = p->dir == SECHO_FEAT_FWD;
 	if (!t) {
 		if (s->seen)

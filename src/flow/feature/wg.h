@@ -23,12 +23,13 @@
  * A flow is looked at only if its first packet is a WireGuard message; from the first
  * packet that is not, the set stops (conf 0). Nothing is decrypted.
  *
- * A new record per WireGuard session (ipfixprobe's rule, for the table to apply when it is
- * wired): a handshake initiation whose sender index differs from the index already
- * recorded for its side starts a new session. secho_feat_wg_packet() then leaves the state
- * as it was, sets new_session and done, and the caller ends the record (ipfixprobe:
- * FLOW_FLUSH_WITH_REINSERT), starts a new one for the same flow key with a zeroed state,
- * and feeds it this same packet. tests/unit/test_feat_wg.c's capture mode does exactly that.
+ * A new record per WireGuard session (ipfixprobe's rule: its wg plugin flushes the flow
+ * with reinsert): a handshake initiation whose sender index differs from the index already
+ * recorded for its side starts a new session. Before such a packet is counted, the table
+ * asks secho_feat_wg_new_session(); on yes it ends the record (flowEndReason 4, forced, as
+ * ipfixprobe), starts a new one for the same flow key with zeroed states, and counts the
+ * packet there. secho_feat_wg_packet() given such a packet anyway (a caller that does not
+ * ask) leaves the state as it was and sets new_session and done.
  */
 #ifndef SECHO_FLOW_FEATURE_WG_H
 #define SECHO_FLOW_FEATURE_WG_H
@@ -75,6 +76,10 @@ struct secho_feat_wg {
 };
 #define SECHO_FEAT_WG_SIZE 20
 _Static_assert(sizeof(struct secho_feat_wg) == SECHO_FEAT_WG_SIZE, "wg state size");
+
+/* Whether packet p starts a new WireGuard session in the flow whose state is s (see above):
+ * the record is to end before p is counted. Reads s only. */
+bool secho_feat_wg_new_session(const struct secho_feat_wg *s, const struct secho_feat_pkt *p);
 
 /* One packet of the flow. */
 void secho_feat_wg_packet(struct secho_feat_wg *s, const struct secho_feat_pkt *p);
