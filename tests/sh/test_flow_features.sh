@@ -173,10 +173,61 @@ for s in tls quic dns http wg pstats phists bstats; do
 	grep -qE "^  $s +[0-9]+ B " "$T/help"
 	check $? "--help lists the set $s with its bytes per flow"
 done
-# only IPFIX: a warning, once
-"$SECHO" flow --pcap "$CAP" --quiet --collector "file:$T/x.ipfix" --features dns >"$T/ipfix.log" 2>&1
-check $? "--features with only an IPFIX file: $(cat "$T/ipfix.log")"
-n=$(grep -c "warning: --features" "$T/ipfix.log")
-check "$([ "$n" -eq 1 ] && echo 0 || echo 1)" "one warning with only IPFIX, got $n"
 end_group
+
+# ---- IPFIX: the sets as ipfixprobe's elements ----
+group "secho flow --features all over IPFIX: tshark decodes every template and record"
+"$SECHO" flow --pcap "$CAP" --quiet --flows 1024 --features all --json "$T/ix.json" \
+	--collector "file:$T/x.ipfix" >"$T/ipfix.log" 2>&1
+check $? "--features all with JSON and an IPFIX file: $(cat "$T/ipfix.log")"
+n=$(grep -c "warning" "$T/ipfix.log")
+check "$([ "$n" -eq 0 ] && echo 0 || echo 1)" "no warning with an IPFIX collector, got $n"
+# The file's messages, each in a UDP datagram to port 4739 (Ethernet, IPv4 with its
+# checksum, UDP without one), as a classic pcap file: python3's struct only.
+wrap() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+out, o = [struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)], 0
+def csum(h):
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xffff) + (s >> 16)
+    s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+while o + 16 <= len(b):
+    n = struct.unpack(">H", b[o + 2:o + 4])[0]
+    if n < 16 or o + n > len(b):
+        sys.exit("a message's length runs past the file at %d" % o)
+    udp = struct.pack("!HHHH", 40000, 4739, 8 + n, 0) + b[o:o + n]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes([127, 0, 0, 1]), bytes([127, 0, 0, 1]))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    fr = bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0]) + ip + udp
+    out.append(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    o += n
+if o != len(b):
+    sys.exit("%d bytes after the last message" % (len(b) - o))
+open(sys.argv[2], "wb").write(b"".join(out))
+PYEOF
+}
+# The hex of string member $1 of the JSON record of the flow to port $2.
+json_hex() { # member port
+	jq -r --argjson p "$2" --arg m "$1" 'select(.dport == $p) | .[$m] // empty' "$T/ix.json" |
+		head -1 | tr -d '\n' | od -An -tx1 | tr -d ' \n'
+}
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+else
+	wrap "$T/x.ipfix" "$T/x.pcap"
+	check $? "could not wrap the IPFIX file"
+	tshark -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
+	check $? "tshark could not read the wrapped export"
+	! grep -qi 'malformed\|no template\|template not found\|Expert Info (Error\|Expert Info (Warn' "$T/x.txt"
+	check $? "tshark: $(grep -i -m3 'malformed\|no template\|template not found\|Expert Info' "$T/x.txt" | tr '\n' ' ')"
+	recs=$(wc -l <"$T/ix.json")
+	got=$(grep -c '^ *Flow [0-9][0-9]*$' "$T/x.txt")
+	[ "$recs" -gt 0 ] && [ "$got" = $((recs + 1)) ] # and the statistics record
+	check $? "tshark decoded $got data records, the JSON has $recs (+1 statistics record)"
+	TEMPLATE_CHECKS
+fi
 [ "${g_failed:-0}" -eq 0 ]
