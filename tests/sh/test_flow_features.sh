@@ -6,8 +6,11 @@
 # and two workers, biflows and uniflows. Expected: the values the test configured (query
 # name and answer, Host and User-Agent, SNI), ppi lists on the flows; without --features
 # the records are those of the run with them less the feature members; bad --features
-# values refused with exit 2. Every wait bounded; servers, the capture and files go on any
-# exit (trap).
+# values refused with exit 2. Then `--features all` into an IPFIX file (ipfixprobe's
+# elements), its messages wrapped in UDP datagrams for tshark: every template and record
+# decodes, no malformed data, the SNI, Host and query name and the TLS flow's lists equal the
+# JSON's, every basicList well formed. Every wait bounded; servers, the capture and files
+# go on any exit (trap).
 #
 #   dig  --(UDP 127.0.0.1:DPORT)-->  dnsmasq
 #   curl --(TCP 127.0.0.1:HPORT)-->  python3 http.server      (dumpcap on lo)
@@ -220,7 +223,10 @@ if ! command -v tshark >/dev/null; then
 else
 	wrap "$T/x.ipfix" "$T/x.pcap"
 	check $? "could not wrap the IPFIX file"
-	tshark -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
+	# tshark takes templates of at most 60 fields unless told (a biflow's TCP template with
+	# every set has 72)
+	TSO="-o cflow.max_template_fields:0"
+	tshark $TSO -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
 	check $? "tshark could not read the wrapped export"
 	! grep -qi 'malformed\|no template\|template not found\|Expert Info (Error\|Expert Info (Warn' "$T/x.txt"
 	check $? "tshark: $(grep -i -m3 'malformed\|no template\|template not found\|Expert Info' "$T/x.txt" | tr '\n' ' ')"
@@ -228,6 +234,71 @@ else
 	got=$(grep -c '^ *Flow [0-9][0-9]*$' "$T/x.txt")
 	[ "$recs" -gt 0 ] && [ "$got" = $((recs + 1)) ] # and the statistics record
 	check $? "tshark decoded $got data records, the JSON has $recs (+1 statistics record)"
-	TEMPLATE_CHECKS
+	# templates of records with features (1024 and up): at least one, each used by data
+	tids=$(grep -oE '^ *Template Id: 1[0-9]{3}$' "$T/x.txt" | grep -oE '[0-9]+' | sort -u)
+	[ -n "$tids" ]
+	check $? "no template of ID 1024 and up"
+	for t in $tids; do
+		grep -qE "^ *FlowSet Id: \(Data\) \($t\)$" "$T/x.txt"
+		check $? "template $t: no data set uses it"
+	done
+	# The values, from tshark's PDML (whole values; -V cuts long ones): tshark 4.0 shows an
+	# element of an enterprise it has no definitions for as bytes, and a basicList as the
+	# bytes after its length prefix. Strings: the SNI, HTTP Host and DNS query name equal the
+	# JSON record's; lists: every basicList is semantic 3, an 8057 member of ipfixprobe's
+	# with the enterprise bit, a whole number of entries; the TLS flow's packet lengths and
+	# extension types equal the JSON's.
+	tshark $TSO -r "$T/x.pcap" -d udp.port==4739,cflow -T pdml >"$T/x.pdml" 2>/dev/null
+	check $? "tshark -T pdml"
+	"$PY" - "$T/x.pdml" "$T/ix.json" "$TPORT" "$HPORT" "$DPORT" <<'PYEOF'
+import json, re, sys
+pdml, js, tport, hport, dport = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+vals = {}  # (org, type) -> [hex values]
+for m in re.finditer(r'name="cflow.enterprise_private_entry" showname="Enterprise Private '
+                     r'entry: \((.*?)\) Type (\d+): [^"]*"[^>]*value="([0-9a-f]*)"',
+                     open(pdml).read()):
+    vals.setdefault((m.group(1), int(m.group(2))), []).append(m.group(3))
+recs = [json.loads(l) for l in open(js)]
+bad = 0
+def fail(msg):
+    global bad
+    bad += 1
+    if bad <= 8:
+        print("FAIL-DETAIL " + msg)
+def rec(port):
+    r = [x for x in recs if x.get("dport") == port]
+    return r[0] if r else {}
+for member, port, org, t in (("tls_sni", tport, "CESNET", 808),
+                             ("http_host", hport, "Flowmon Networks a.s.", 1),
+                             ("dns_req_query_name", dport, "CESNET", 2)):
+    want = rec(port).get(member, "").encode().hex()
+    if not want or want not in vals.get((org, t), []):
+        fail("%s: JSON %r not among %s/%d values %s" % (member, want, org, t,
+                                                      vals.get((org, t))))
+ids = set(range(1013, 1017)) | set(range(1050, 1058)) | set(range(1060, 1064)) | \
+      {802, 803, 884, 885}
+lists = {}
+for v in vals.get(("(null)", 291), []):
+    b = bytes.fromhex(v)
+    fid, elen = int.from_bytes(b[1:3], "big"), int.from_bytes(b[3:5], "big")
+    if len(b) < 9 or b[0] != 3 or not fid & 0x8000 or (fid & 0x7fff) not in ids or \
+       b[5:9] != (8057).to_bytes(4, "big") or elen == 0 or (len(b) - 9) % elen:
+        fail("basicList %s: not semantic 3, an 8057 member of ipfixprobe's, whole entries" % v)
+        continue
+    lists.setdefault(fid & 0x7fff, []).append(
+        [int.from_bytes(b[i:i + elen], "big") for i in range(9, len(b), elen)])
+if not lists:
+    fail("no basicList")
+t = rec(tport)
+for member, fid in (("ppi_pkt_lengths", 1013), ("tls_ext_type", 802)):
+    if not t.get(member) or t[member] not in lists.get(fid, []):
+        fail("%s: JSON %s not among the 8057/%d lists %s" % (member, t.get(member), fid,
+                                                            lists.get(fid)))
+print("checked %d string values and %d basicLists" % (sum(map(len, vals.values())),
+                                                     sum(map(len, lists.values()))))
+sys.exit(1 if bad else 0)
+PYEOF
+	check $? "the values tshark reads: see FAIL-DETAIL above"
 fi
+end_group
 [ "${g_failed:-0}" -eq 0 ]
