@@ -225,8 +225,8 @@ else
 	check $? "could not wrap the IPFIX file"
 	# tshark takes templates of at most 60 fields unless told (a biflow's TCP template with
 	# every set has 72)
-	TSO="-o cflow.max_template_fields:0"
-	tshark $TSO -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
+	TSO=(-o cflow.max_template_fields:0)
+	tshark "${TSO[@]}" -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
 	check $? "tshark could not read the wrapped export"
 	! grep -qi 'malformed\|no template\|template not found\|Expert Info (Error\|Expert Info (Warn' "$T/x.txt"
 	check $? "tshark: $(grep -i -m3 'malformed\|no template\|template not found\|Expert Info' "$T/x.txt" | tr '\n' ' ')"
@@ -248,7 +248,7 @@ else
 	# JSON record's; lists: every basicList is semantic 3, an 8057 member of ipfixprobe's
 	# with the enterprise bit, a whole number of entries; the TLS flow's packet lengths and
 	# extension types equal the JSON's.
-	tshark $TSO -r "$T/x.pcap" -d udp.port==4739,cflow -T pdml >"$T/x.pdml" 2>/dev/null
+	tshark "${TSO[@]}" -r "$T/x.pcap" -d udp.port==4739,cflow -T pdml >"$T/x.pdml" 2>/dev/null
 	check $? "tshark -T pdml"
 	"$PY" - "$T/x.pdml" "$T/ix.json" "$TPORT" "$HPORT" "$DPORT" <<'PYEOF'
 import json, re, sys
@@ -299,6 +299,64 @@ print("checked %d string values and %d basicLists" % (sum(map(len, vals.values()
 sys.exit(1 if bad else 0)
 PYEOF
 	check $? "the values tshark reads: see FAIL-DETAIL above"
+fi
+# libfixbuf (tests/tools/ipfix_fixbuf) decodes every record, lists included, on its own: each
+# record's strings and lists equal the JSON line's (the same records, in the same order)
+if [ ! -x "$BUILD/tools/ipfix_fixbuf" ]; then
+	check 1 "$BUILD/tools/ipfix_fixbuf not built"
+else
+	"$BUILD/tools/ipfix_fixbuf" "$T/x.ipfix" >"$T/fb.txt" 2>"$T/fb.err"
+	check $? "libfixbuf could not read the export: $(cat "$T/fb.err")"
+	"$PY" - "$T/fb.txt" "$T/ix.json" <<'PYEOF'
+import json, re, sys
+fb = [dict(re.findall(r" (\d+/\d+)=(\S*)", l)) for l in open(sys.argv[1])]
+js = [json.loads(l) for l in open(sys.argv[2])]
+bad = 0
+def fail(msg):
+    global bad
+    bad += 1
+    if bad <= 8:
+        print("FAIL-DETAIL " + msg)
+if len(fb) != len(js):
+    fail("libfixbuf read %d records, the JSON has %d" % (len(fb), len(js)))
+strings = {"tls_sni": "8057/808", "tls_ja4": "8057/809", "tls_alpn": "39499/337",
+           "http_host": "39499/1", "http_url": "39499/2", "http_agent": "39499/20",
+           "http_method": "8057/200", "http_server": "8057/201",
+           "http_content_type": "39499/10", "dns_req_query_name": "8057/2",
+           "dns_rdata": "8057/7"}
+ms = lambda v: [x // 1000000 for x in v]
+u8 = lambda v: [x & 0xff for x in v]
+same = lambda v: v
+lists = {"ppi_pkt_lengths": ("8057/1013", same), "ppi_pkt_times": ("8057/1014", ms),
+         "ppi_pkt_flags": ("8057/1015", same), "ppi_pkt_directions": ("8057/1016", u8),
+         "tls_ext_type": ("8057/802", same), "tls_ext_len": ("8057/803", same),
+         "s_phists_sizes": ("8057/1060", same), "s_phists_ipt": ("8057/1061", same),
+         "d_phists_sizes": ("8057/1062", same), "d_phists_ipt": ("8057/1063", same)}
+for d, base in (("sbi", 1050), ("dbi", 1054)):
+    for k, name in enumerate(("packets", "bytes", "time_start", "time_stop")):
+        lists["%s_brst_%s" % (d, name)] = ("8057/%d" % (base + k), ms if k > 1 else same)
+n = 0
+for i, (f, j) in enumerate(zip(fb, js)):
+    for m, e in strings.items():
+        want = j[m].encode().hex() if m in j else None
+        if want is not None and f.get(e) != want:
+            fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, want, e, f.get(e)))
+        n += want is not None
+    if "tls_ja3" in j and f.get("39499/357") != j["tls_ja3"]:
+        fail("record %d tls_ja3: JSON %s, libfixbuf %s" % (i, j["tls_ja3"], f.get("39499/357")))
+    for m, (e, conv) in lists.items():
+        got = f.get(e)
+        got = None if got is None else [int(x) for x in got.strip("[]").split(",") if x]
+        if m in j:
+            n += 1
+            if got != conv(j[m]):
+                fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, conv(j[m]), e, got))
+        elif got not in (None, [], [0] * 8):  # JSON leaves empty lists out, IPFIX not
+            fail("record %d %s: not in JSON, libfixbuf %s=%s" % (i, m, e, got))
+print("libfixbuf: %d records, %d values equal to the JSON's" % (len(fb), n))
+sys.exit(1 if bad or not n else 0)
+PYEOF
+	check $? "libfixbuf's values against the JSON: see FAIL-DETAIL above"
 fi
 end_group
 [ "${g_failed:-0}" -eq 0 ]
