@@ -12,12 +12,15 @@
  *   - the template set of a record with features, and the exporter through a file: a
  *     template of ID 1024 and up before the first record that needs it, the plain records'
  *     templates and bytes unchanged, sets left out from the last while a record would not fit
- *     the MTU.
+ *     the MTU; over UDP, the feature template again at every refresh.
  * End to end with tshark: tests/sh/test_flow_features.sh.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "flow/export/ipfix.h"
@@ -633,6 +636,59 @@ static void test_export(void)
 	t_end();
 }
 
+/* UDP: the feature template goes out before its first record, and again with the others at
+ * every refresh. */
+static void test_udp_refresh(void)
+{
+	t_begin("ipfix feat: UDP: template 1024 before its first record and at every refresh");
+	int rx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof(a);
+	if (rx < 0 || bind(rx, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(rx, (struct sockaddr *)&a, &al)) {
+		if (rx >= 0)
+			close(rx);
+		t_unavailable("no UDP socket on 127.0.0.1");
+		return;
+	}
+	char url[64], err[256];
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(a.sin_port));
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {.odid = 5, .template_refresh_s = 10};
+	const uint64_t S = 1000000000ull, t0 = 1800000000ull * S;
+	struct secho_flow_rec r = rec_with(B(WG));
+	((struct secho_feat_wg *)st(SECHO_FEAT_SET_WG))->seen = 1;
+	static uint8_t m[65536];
+	unsigned per_step[3][2]; /* template 1024 records, data sets 1024 */
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, url, err, sizeof(err)) == 0, "add: %s", err);
+	const uint64_t when[3] = {t0, t0 + 5 * S, t0 + 11 * S};
+	for (unsigned k = 0; k < 3; k++) {
+		struct seen s;
+		memset(&s, 0, sizeof(s));
+		secho_ipfix_record(x, &r, when[k]);
+		secho_ipfix_tick(x, when[k] + S, NULL); /* flush */
+		for (;;) {
+			ssize_t n = recv(rx, m, sizeof(m), MSG_DONTWAIT);
+			if (n <= 0)
+				break;
+			walk(m, (size_t)n, 1400, &s);
+		}
+		per_step[k][0] = s.tmpl_1024;
+		per_step[k][1] = s.data_1024;
+	}
+	T_CHECK(per_step[0][0] == 1 && per_step[0][1] == 1, "t0: template %u, data %u",
+	        per_step[0][0], per_step[0][1]);
+	T_CHECK(per_step[1][0] == 0 && per_step[1][1] == 1, "t0+5 s: template %u, data %u",
+	        per_step[1][0], per_step[1][1]);
+	T_CHECK(per_step[2][0] == 1 && per_step[2][1] == 1,
+	        "t0+11 s (refresh): template %u, data %u", per_step[2][0], per_step[2][1]);
+	secho_ipfix_close(x, t0 + 12 * S, NULL, 100);
+	close(rx);
+	t_end();
+}
+
 int main(void)
 {
 	test_varlen();
@@ -645,5 +701,6 @@ int main(void)
 	test_carried();
 	test_template();
 	test_export();
+	test_udp_refresh();
 	return t_exit();
 }
