@@ -469,6 +469,12 @@ static void test_template(void)
 	          "8008 0002 00001f79 8009 0001 00001f79 800a 0002 00001f79 "
 	          "8002 ffff 00001f79 8007 ffff 00001f79 "
 	          "844c 0001 00001f79 844d 0004 00001f79 844e 0004 00001f79");
+	/* biflow: the biflow variant's elements (template 258's), then the same sets' */
+	pl = secho_ipfix_template_set(true, 0, plain);
+	size_t bl = secho_ipfix_feat_template_set(true, &r, B(DNS) | B(WG), 1031, t);
+	T_CHECK(bl == pl + 14 * 8 && !memcmp(t + 8, plain + 8, pl - 8) &&
+	                (t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 14,
+	        "biflow: %zu bytes, want the plain biflow template's %zu and 112", bl, pl);
 	size_t fl = secho_ipfix_feat_fields(B(TLS) | B(PSTATS), f, &nf);
 	T_CHECK(nf == 11, "tls + pstats: %u fields", nf);
 	check_hex("tls and pstats field specifiers", f, fl,
