@@ -143,6 +143,9 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/obj/src/cli/util.o $(LIBSECHO)
 FIXBUF_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags libfixbuf 2>/dev/null))
 $(BUILD)/obj/bench/ipfix_encode.o: CFLAGS += $(FIXBUF_CFLAGS)
 $(BUILD)/bench/ipfix_encode: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/null)
+# tests/tools/ipfix_fixbuf reads IPFIX files with libfixbuf: a decoder independent of ours.
+$(BUILD)/obj/tests/tools/ipfix_fixbuf.o: CFLAGS += $(FIXBUF_CFLAGS)
+$(BUILD)/tools/ipfix_fixbuf: LIBS += $(shell pkg-config --libs libfixbuf 2>/dev/null)
 
 # The OpenSSL 3 provider build/secho.so (src/provider/, docs/PROVIDER.md). A shared object
 # needs position-independent code: the provider and the crypto library it wraps are compiled

@@ -22,7 +22,7 @@ PKGS=(
   curl                # dashboard API test, provider TLS test
   tshark              # flow tests: packet sizes of generated captures, IPFIX decoding
   nfdump              # flow tests: nfcapd, the IPFIX collector the export is checked against
-  libfixbuf-dev       # bench/ipfix_encode: libfixbuf, the IPFIX library measured beside ours
+  libfixbuf-dev       # bench/ipfix_encode (measured beside ours), tests/tools/ipfix_fixbuf (reads the export)
   python3-cryptography  # provider test: Debian's cryptography (AESGCM) through OPENSSL_CONF
   python3-scapy       # flow encapsulation tests: MPLS, PPPoE... captures built by an independent tool
   ngtcp2-client ngtcp2-server  # quic feature test: a real QUIC client and server (gtlsclient, gtlsserver)

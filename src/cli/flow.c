@@ -232,8 +232,9 @@ static const char usage[] =
         "  --json-stats         statistics as one JSON object per line\n"
         "  --features LIST      application fields and packet statistics in each record\n"
         "                       (comma-separated sets, or all; none by default; the sets\n"
-        "                       and what each costs per flow are listed below). JSON\n"
-        "                       records only for now (IPFIX comes next)\n"
+        "                       and what each costs per flow are listed below): JSON\n"
+        "                       members, and IPFIX elements as ipfixprobe's plugins\n"
+        "                       export them (docs/FLOW.md)\n"
         "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
         "                       three docs/FLOW.md compares)\n"
         "  --offload xdp        (with --iface) the XDP offload tier: a program on the\n"
@@ -543,11 +544,6 @@ static int meter_check(int argc, char *argv[], const struct meter_opts *m)
 	if (m->flows < m->workers * SECHO_FLOW_BUCKET)
 		return cli_usage_err("flow", "--flows %llu: fewer than 8 per worker",
 		                     (unsigned long long)m->flows);
-	if (m->features && !m->json)
-		fprintf(stderr,
-		        "secho flow: warning: --features goes to JSON records only (--json); "
-		        "the IPFIX export of the feature sets is not there yet\n");
-
 	return -1;
 }
 

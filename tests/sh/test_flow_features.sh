@@ -6,8 +6,11 @@
 # and two workers, biflows and uniflows. Expected: the values the test configured (query
 # name and answer, Host and User-Agent, SNI), ppi lists on the flows; without --features
 # the records are those of the run with them less the feature members; bad --features
-# values refused with exit 2. Every wait bounded; servers, the capture and files go on any
-# exit (trap).
+# values refused with exit 2. Then `--features all` into an IPFIX file (ipfixprobe's
+# elements), its messages wrapped in UDP datagrams for tshark: every template and record
+# decodes, no malformed data, the SNI, Host and query name and the TLS flow's lists equal the
+# JSON's, every basicList well formed. Every wait bounded; servers, the capture and files
+# go on any exit (trap).
 #
 #   dig  --(UDP 127.0.0.1:DPORT)-->  dnsmasq
 #   curl --(TCP 127.0.0.1:HPORT)-->  python3 http.server      (dumpcap on lo)
@@ -173,10 +176,187 @@ for s in tls quic dns http wg pstats phists bstats; do
 	grep -qE "^  $s +[0-9]+ B " "$T/help"
 	check $? "--help lists the set $s with its bytes per flow"
 done
-# only IPFIX: a warning, once
-"$SECHO" flow --pcap "$CAP" --quiet --collector "file:$T/x.ipfix" --features dns >"$T/ipfix.log" 2>&1
-check $? "--features with only an IPFIX file: $(cat "$T/ipfix.log")"
-n=$(grep -c "warning: --features" "$T/ipfix.log")
-check "$([ "$n" -eq 1 ] && echo 0 || echo 1)" "one warning with only IPFIX, got $n"
+end_group
+
+# ---- IPFIX: the sets as ipfixprobe's elements ----
+group "secho flow --features all over IPFIX: tshark decodes every template and record"
+"$SECHO" flow --pcap "$CAP" --quiet --flows 1024 --features all --json "$T/ix.json" \
+	--collector "file:$T/x.ipfix" >"$T/ipfix.log" 2>&1
+check $? "--features all with JSON and an IPFIX file: $(cat "$T/ipfix.log")"
+n=$(grep -c "warning" "$T/ipfix.log")
+check "$([ "$n" -eq 0 ] && echo 0 || echo 1)" "no warning with an IPFIX collector, got $n"
+# The file's messages, each in a UDP datagram to port 4739 (Ethernet, IPv4 with its
+# checksum, UDP without one), as a classic pcap file: python3's struct only.
+wrap() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+out, o = [struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)], 0
+def csum(h):
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xffff) + (s >> 16)
+    s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+while o + 16 <= len(b):
+    n = struct.unpack(">H", b[o + 2:o + 4])[0]
+    if n < 16 or o + n > len(b):
+        sys.exit("a message's length runs past the file at %d" % o)
+    udp = struct.pack("!HHHH", 40000, 4739, 8 + n, 0) + b[o:o + n]
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes([127, 0, 0, 1]), bytes([127, 0, 0, 1]))
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    fr = bytes([2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 8, 0]) + ip + udp
+    out.append(struct.pack("<IIII", 0, 0, len(fr), len(fr)) + fr)
+    o += n
+if o != len(b):
+    sys.exit("%d bytes after the last message" % (len(b) - o))
+open(sys.argv[2], "wb").write(b"".join(out))
+PYEOF
+}
+# The hex of string member $1 of the JSON record of the flow to port $2.
+json_hex() { # member port
+	jq -r --argjson p "$2" --arg m "$1" 'select(.dport == $p) | .[$m] // empty' "$T/ix.json" |
+		head -1 | tr -d '\n' | od -An -tx1 | tr -d ' \n'
+}
+if ! command -v tshark >/dev/null; then
+	check 1 "tshark not installed (scripts/deps.sh installs it)"
+else
+	wrap "$T/x.ipfix" "$T/x.pcap"
+	check $? "could not wrap the IPFIX file"
+	# tshark takes templates of at most 60 fields unless told (a biflow's TCP template with
+	# every set has 72)
+	TSO=(-o cflow.max_template_fields:0)
+	tshark "${TSO[@]}" -r "$T/x.pcap" -d udp.port==4739,cflow -V >"$T/x.txt" 2>&1
+	check $? "tshark could not read the wrapped export"
+	! grep -qi 'malformed\|no template\|template not found\|Expert Info (Error\|Expert Info (Warn' "$T/x.txt"
+	check $? "tshark: $(grep -i -m3 'malformed\|no template\|template not found\|Expert Info' "$T/x.txt" | tr '\n' ' ')"
+	recs=$(wc -l <"$T/ix.json")
+	got=$(grep -c '^ *Flow [0-9][0-9]*$' "$T/x.txt")
+	[ "$recs" -gt 0 ] && [ "$got" = $((recs + 1)) ] # and the statistics record
+	check $? "tshark decoded $got data records, the JSON has $recs (+1 statistics record)"
+	# templates of records with features (1024 and up): at least one, each used by data
+	tids=$(grep -oE '^ *Template Id: 1[0-9]{3}$' "$T/x.txt" | grep -oE '[0-9]+' | sort -u)
+	[ -n "$tids" ]
+	check $? "no template of ID 1024 and up"
+	for t in $tids; do
+		grep -qE "^ *FlowSet Id: \(Data\) \($t\)$" "$T/x.txt"
+		check $? "template $t: no data set uses it"
+	done
+	# The values, from tshark's PDML (whole values; -V cuts long ones): tshark 4.0 shows an
+	# element of an enterprise it has no definitions for as bytes, and a basicList as the
+	# bytes after its length prefix. Strings: the SNI, HTTP Host and DNS query name equal the
+	# JSON record's; lists: every basicList is semantic 3, an 8057 member of ipfixprobe's
+	# with the enterprise bit, a whole number of entries; the TLS flow's packet lengths and
+	# extension types equal the JSON's.
+	tshark "${TSO[@]}" -r "$T/x.pcap" -d udp.port==4739,cflow -T pdml >"$T/x.pdml" 2>/dev/null
+	check $? "tshark -T pdml"
+	"$PY" - "$T/x.pdml" "$T/ix.json" "$TPORT" "$HPORT" "$DPORT" <<'PYEOF'
+import json, re, sys
+pdml, js, tport, hport, dport = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+vals = {}  # (org, type) -> [hex values]
+for m in re.finditer(r'name="cflow.enterprise_private_entry" showname="Enterprise Private '
+                     r'entry: \((.*?)\) Type (\d+): [^"]*"[^>]*value="([0-9a-f]*)"',
+                     open(pdml).read()):
+    vals.setdefault((m.group(1), int(m.group(2))), []).append(m.group(3))
+recs = [json.loads(l) for l in open(js)]
+bad = 0
+def fail(msg):
+    global bad
+    bad += 1
+    if bad <= 8:
+        print("FAIL-DETAIL " + msg)
+def rec(port):
+    r = [x for x in recs if x.get("dport") == port]
+    return r[0] if r else {}
+for member, port, org, t in (("tls_sni", tport, "CESNET", 808),
+                             ("http_host", hport, "Flowmon Networks a.s.", 1),
+                             ("dns_req_query_name", dport, "CESNET", 2)):
+    want = rec(port).get(member, "").encode().hex()
+    if not want or want not in vals.get((org, t), []):
+        fail("%s: JSON %r not among %s/%d values %s" % (member, want, org, t,
+                                                      vals.get((org, t))))
+ids = set(range(1013, 1017)) | set(range(1050, 1058)) | set(range(1060, 1064)) | \
+      {802, 803, 884, 885}
+lists = {}
+for v in vals.get(("(null)", 291), []):
+    b = bytes.fromhex(v)
+    fid, elen = int.from_bytes(b[1:3], "big"), int.from_bytes(b[3:5], "big")
+    if len(b) < 9 or b[0] != 3 or not fid & 0x8000 or (fid & 0x7fff) not in ids or \
+       b[5:9] != (8057).to_bytes(4, "big") or elen == 0 or (len(b) - 9) % elen:
+        fail("basicList %s: not semantic 3, an 8057 member of ipfixprobe's, whole entries" % v)
+        continue
+    lists.setdefault(fid & 0x7fff, []).append(
+        [int.from_bytes(b[i:i + elen], "big") for i in range(9, len(b), elen)])
+if not lists:
+    fail("no basicList")
+t = rec(tport)
+for member, fid in (("ppi_pkt_lengths", 1013), ("tls_ext_type", 802)):
+    if not t.get(member) or t[member] not in lists.get(fid, []):
+        fail("%s: JSON %s not among the 8057/%d lists %s" % (member, t.get(member), fid,
+                                                            lists.get(fid)))
+print("checked %d string values and %d basicLists" % (sum(map(len, vals.values())),
+                                                     sum(map(len, lists.values()))))
+sys.exit(1 if bad else 0)
+PYEOF
+	check $? "the values tshark reads: see FAIL-DETAIL above"
+fi
+# libfixbuf (tests/tools/ipfix_fixbuf) decodes every record, lists included, on its own: each
+# record's strings and lists equal the JSON line's (the same records, in the same order)
+if [ ! -x "$BUILD/tools/ipfix_fixbuf" ]; then
+	check 1 "$BUILD/tools/ipfix_fixbuf not built"
+else
+	"$BUILD/tools/ipfix_fixbuf" "$T/x.ipfix" >"$T/fb.txt" 2>"$T/fb.err"
+	check $? "libfixbuf could not read the export: $(cat "$T/fb.err")"
+	"$PY" - "$T/fb.txt" "$T/ix.json" <<'PYEOF'
+import json, re, sys
+fb = [dict(re.findall(r" (\d+/\d+)=(\S*)", l)) for l in open(sys.argv[1])]
+js = [json.loads(l) for l in open(sys.argv[2])]
+bad = 0
+def fail(msg):
+    global bad
+    bad += 1
+    if bad <= 8:
+        print("FAIL-DETAIL " + msg)
+if len(fb) != len(js):
+    fail("libfixbuf read %d records, the JSON has %d" % (len(fb), len(js)))
+strings = {"tls_sni": "8057/808", "tls_ja4": "8057/809", "tls_alpn": "39499/337",
+           "http_host": "39499/1", "http_url": "39499/2", "http_agent": "39499/20",
+           "http_method": "8057/200", "http_server": "8057/201",
+           "http_content_type": "39499/10", "dns_req_query_name": "8057/2",
+           "dns_rdata": "8057/7"}
+ms = lambda v: [x // 1000000 for x in v]
+u8 = lambda v: [x & 0xff for x in v]
+same = lambda v: v
+lists = {"ppi_pkt_lengths": ("8057/1013", same), "ppi_pkt_times": ("8057/1014", ms),
+         "ppi_pkt_flags": ("8057/1015", same), "ppi_pkt_directions": ("8057/1016", u8),
+         "tls_ext_type": ("8057/802", same), "tls_ext_len": ("8057/803", same),
+         "s_phists_sizes": ("8057/1060", same), "s_phists_ipt": ("8057/1061", same),
+         "d_phists_sizes": ("8057/1062", same), "d_phists_ipt": ("8057/1063", same)}
+for d, base in (("sbi", 1050), ("dbi", 1054)):
+    for k, name in enumerate(("packets", "bytes", "time_start", "time_stop")):
+        lists["%s_brst_%s" % (d, name)] = ("8057/%d" % (base + k), ms if k > 1 else same)
+n = 0
+for i, (f, j) in enumerate(zip(fb, js)):
+    for m, e in strings.items():
+        want = j[m].encode().hex() if m in j else None
+        if want is not None and f.get(e) != want:
+            fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, want, e, f.get(e)))
+        n += want is not None
+    if "tls_ja3" in j and f.get("39499/357") != j["tls_ja3"]:
+        fail("record %d tls_ja3: JSON %s, libfixbuf %s" % (i, j["tls_ja3"], f.get("39499/357")))
+    for m, (e, conv) in lists.items():
+        got = f.get(e)
+        got = None if got is None else [int(x) for x in got.strip("[]").split(",") if x]
+        if m in j:
+            n += 1
+            if got != conv(j[m]):
+                fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, conv(j[m]), e, got))
+        elif got not in (None, [], [0] * 8):  # JSON leaves empty lists out, IPFIX not
+            fail("record %d %s: not in JSON, libfixbuf %s=%s" % (i, m, e, got))
+print("libfixbuf: %d records, %d values equal to the JSON's" % (len(fb), n))
+sys.exit(1 if bad or not n else 0)
+PYEOF
+	check $? "libfixbuf's values against the JSON: see FAIL-DETAIL above"
+fi
 end_group
 [ "${g_failed:-0}" -eq 0 ]

@@ -16,6 +16,8 @@
  * messages again, renumbered for the new session.
  */
 #include "flow/export/ipfix.h"
+#include "flow/export/ipfix_feat.h"
+#include "flow/feature/sets.h"
 #include "secho/dissect.h"
 #include "sys/clock.h"
 
@@ -63,7 +65,8 @@ enum { M_TEMPLATE, M_DATA };
 /* Every template a stream can use (252 valid variants, at most 368 bytes each), in
  * messages of at most the MTU: 73,934 bytes in biflow mode when each goes in a message of
  * its own, more than the smallest TCP queue (tcp_up). */
-#define TBUF 131072u
+#define TBUF  131072u
+#define FTBUF 1024u /* a template set of a record with features, at most */
 
 /* One message in a TCP queue. */
 struct qmsg {
@@ -87,8 +90,9 @@ struct coll {
 	uint64_t first_ns; /* when its first record went in */
 	uint32_t seq;      /* data records sent before it in this session */
 	bool templates_sent;
-	uint64_t used[(NVARIANTS + 63) / 64]; /* template variants this stream has had */
-	uint64_t tmpl_ns;                     /* when the templates last went out */
+	uint64_t used[(NVARIANTS + 63) / 64];            /* template variants this stream has had */
+	uint64_t fused[SECHO_IPFIX_FEAT_TEMPLATES / 64]; /* feature templates it has had */
+	uint64_t tmpl_ns;                                /* when the templates last went out */
 	/* TCP */
 	uint8_t *q;
 	size_t qhead, qlen, qcap; /* bytes q[qhead .. qhead+qlen) */
@@ -108,8 +112,16 @@ struct secho_ipfix {
 	uint64_t init_ns; /* systemInitTimeMilliseconds: the first time seen */
 	uint64_t next_stats_ns;
 	uint64_t now_ns;
-	uint8_t tbuf[TBUF]; /* template messages being made */
-	size_t tlen[NVARIANTS + 2];
+	uint8_t *tbuf; /* template messages being made: tcap bytes, TBUF and room for the
+	                * feature templates (FTBUF each) */
+	size_t tcap;
+	size_t tlen[NVARIANTS + 2 + SECHO_IPFIX_FEAT_TEMPLATES];
+	/* Templates of records with features (ipfix_feat.h): the nft allocated, ID
+	 * SECHO_IPFIX_TID_FEAT + k for ft_key[k] = variant << SECHO_FEAT_NSETS | sets carried;
+	 * ft_idx maps such a key to k + 1 (0: none yet). */
+	unsigned nft;
+	uint32_t ft_key[SECHO_IPFIX_FEAT_TEMPLATES];
+	uint16_t ft_idx[NVARIANTS << SECHO_FEAT_NSETS];
 };
 
 /* ---- encoding ---- */
@@ -332,6 +344,27 @@ static bool variant_valid(unsigned v)
 	return v < NVARIANTS && (v < VAR_LOW || (v & VAR_TUN));
 }
 
+/* One template set: variant v's elements, then those of the feature sets in carried
+ * (ipfix_feat.h), under template ID tid. */
+static size_t feat_template_set(bool biflow, unsigned v, uint32_t carried, uint16_t tid,
+                                uint8_t *out)
+{
+	struct field f[64];
+	size_t n = variant_fields(biflow, v, f);
+	unsigned nf;
+	uint8_t *p = out + SET_HDR, *count;
+
+	p = w16(p, tid);
+	count = p;
+	p += 2;
+	p = put_fields(p, f, n);
+	p += secho_ipfix_feat_fields(carried, p, &nf);
+	w16(count, (uint16_t)(n + nf));
+	w16(out, 2);
+	w16(out + 2, (uint16_t)(p - out));
+	return (size_t)(p - out);
+}
+
 size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out)
 {
 	return variant_valid(variant) ? variant_template_set(biflow, variant, out) : 0;
@@ -519,6 +552,13 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 	return (size_t)(p - out);
 }
 
+/* Contract: ipfix.h. */
+size_t secho_ipfix_feat_template_set(bool biflow, const struct secho_flow_rec *rec,
+                                     uint32_t carried, uint16_t tid, uint8_t *out)
+{
+	return feat_template_set(biflow, rec_variant(biflow, rec), carried, tid, out);
+}
+
 /* ---- messages ---- */
 
 static void msg_reset(struct coll *c)
@@ -663,6 +703,11 @@ static bool variant_used(const struct coll *c, unsigned v)
 	return (c->used[v / 64] >> (v % 64)) & 1;
 }
 
+static bool feat_used(const struct coll *c, unsigned k)
+{
+	return (c->fused[k / 64] >> (k % 64)) & 1;
+}
+
 /* Messages with the options template and the template of every variant c has used, each
  * at most the MTU, one after the other in x->tbuf, their lengths in x->tlen (sequence
  * number: the data records sent so far; template records do not count). Returns how many
@@ -670,17 +715,22 @@ static bool variant_used(const struct coll *c, unsigned v)
 static unsigned template_msgs(struct secho_ipfix *x, struct coll *c, uint64_t now_ns,
                               unsigned *ntmpl)
 {
-	uint8_t one[512];
+	uint8_t one[FTBUF];
 	size_t off = 0, len = 0; /* the message being made: x->tbuf[off..off+len) */
 	unsigned nm = 0;
 
 	*ntmpl = 0;
-	for (unsigned v = 0; v <= NVARIANTS; v++) {
+	for (unsigned v = 0; v <= NVARIANTS + x->nft; v++) {
 		size_t tl;
+		unsigned k = v - NVARIANTS - 1; /* a feature template's index, after the options */
 		if (v == NVARIANTS)
 			tl = secho_ipfix_options_template_set(one);
-		else if (variant_used(c, v))
+		else if (v < NVARIANTS && variant_used(c, v))
 			tl = variant_template_set(x->cfg.biflow, v, one);
+		else if (v > NVARIANTS && feat_used(c, k))
+			tl = feat_template_set(x->cfg.biflow, x->ft_key[k] >> SECHO_FEAT_NSETS,
+			                       x->ft_key[k] & SECHO_FEAT_ALL,
+			                       (uint16_t)(SECHO_IPFIX_TID_FEAT + k), one);
 		else
 			continue;
 		if (len && len + tl > x->cfg.mtu) {
@@ -732,6 +782,46 @@ static void variant_due(struct secho_ipfix *x, struct coll *c, unsigned v, uint6
 	msg_header(x, c, m, n, now_ns);
 	c->st.template_records++;
 	deliver(x, c, m, n, M_TEMPLATE, 0, 0);
+}
+
+/* Feature template k's, the first time c's stream needs it (as variant_due). */
+static void feat_due(struct secho_ipfix *x, struct coll *c, unsigned k, uint64_t now_ns)
+{
+	uint8_t m[HDR_LEN + FTBUF];
+
+	if (feat_used(c, k))
+		return;
+	c->fused[k / 64] |= 1ull << (k % 64);
+	if (c->type == T_TCP && c->state != S_UP)
+		return;
+	flush(x, c, now_ns); /* data before, in order */
+	size_t n = HDR_LEN + feat_template_set(x->cfg.biflow, x->ft_key[k] >> SECHO_FEAT_NSETS,
+	                                       x->ft_key[k] & SECHO_FEAT_ALL,
+	                                       (uint16_t)(SECHO_IPFIX_TID_FEAT + k), m + HDR_LEN);
+	msg_header(x, c, m, n, now_ns);
+	c->st.template_records++;
+	deliver(x, c, m, n, M_TEMPLATE, 0, 0);
+}
+
+/* The index of the feature template of variant v with the sets in carried, allocated on first
+ * use; -1 when every ID is taken or memory ran out (the record then goes out without its
+ * features). */
+static int feat_template(struct secho_ipfix *x, unsigned v, uint32_t carried)
+{
+	uint32_t key = v << SECHO_FEAT_NSETS | carried;
+	if (x->ft_idx[key])
+		return x->ft_idx[key] - 1;
+	if (x->nft == SECHO_IPFIX_FEAT_TEMPLATES)
+		return -1;
+	/* room for it in every template message series: one more template and header */
+	uint8_t *nb = realloc(x->tbuf, x->tcap + HDR_LEN + FTBUF);
+	if (!nb)
+		return -1;
+	x->tbuf = nb;
+	x->tcap += HDR_LEN + FTBUF;
+	x->ft_key[x->nft] = key;
+	x->ft_idx[key] = (uint16_t)(++x->nft);
+	return (int)x->nft - 1;
 }
 
 /* Templates first on a stream that has not had them; UDP again every refresh period. */
@@ -971,8 +1061,11 @@ int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg)
 {
 	*out = NULL;
 	struct secho_ipfix *x = calloc(1, sizeof(*x));
-	if (!x)
+	if (!x || !(x->tbuf = malloc(TBUF))) {
+		free(x);
 		return -ENOMEM;
+	}
+	x->tcap = TBUF;
 	x->cfg = *cfg;
 	if (!x->cfg.mtu)
 		x->cfg.mtu = 1400;
@@ -990,6 +1083,7 @@ int secho_ipfix_new(struct secho_ipfix **out, const struct secho_ipfix_cfg *cfg)
 		x->cfg.backoff_max_ms = 10000;
 	if (x->cfg.mtu < 576 || x->cfg.mtu > 65535 || x->cfg.tcp_queue_bytes < 65536 ||
 	    x->cfg.backoff_min_ms > x->cfg.backoff_max_ms) {
+		free(x->tbuf);
 		free(x);
 		return -EINVAL;
 	}
@@ -1175,18 +1269,45 @@ static void see_time(struct secho_ipfix *x, uint64_t now_ns)
 	x->now_ns = now_ns;
 }
 
+/* The feature sets rec carries after the len bytes of its plain record in r: appended, with
+ * the template ID of its variant v and those sets. Sets are left out from the last one on
+ * while the record would not fit in a message of the MTU. Returns the feature template's
+ * index, or -1 when it goes out plain. */
+static int feat_append(struct secho_ipfix *x, const struct secho_flow_rec *rec, unsigned v,
+                       uint8_t *r, size_t *len, uint16_t *tid)
+{
+	uint32_t carried = secho_ipfix_feat_carried(rec);
+	while (carried) {
+		size_t fl = secho_ipfix_feat_encode(rec, carried, r + *len);
+		if (HDR_LEN + SET_HDR + *len + fl <= x->cfg.mtu) {
+			int k = feat_template(x, v, carried);
+			if (k < 0)
+				return -1;
+			*len += fl;
+			*tid = (uint16_t)(SECHO_IPFIX_TID_FEAT + k);
+			return k;
+		}
+		carried &= ~(1u << (31 - __builtin_clz(carried)));
+	}
+	return -1;
+}
+
 int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, uint64_t now_ns)
 {
-	uint8_t r[SECHO_IPFIX_REC_MAX];
+	uint8_t r[SECHO_IPFIX_REC_MAX + SECHO_IPFIX_FEAT_REC_MAX];
 	uint16_t tid;
 	size_t len = secho_ipfix_encode(x->cfg.biflow, rec, r, &tid);
 	if (!len)
 		return -EINVAL;
 	unsigned v = rec_variant(x->cfg.biflow, rec);
+	int k = rec->feat ? feat_append(x, rec, v, r, &len, &tid) : -1;
 	see_time(x, now_ns);
 	for (unsigned i = 0; i < x->nc; i++) {
 		templates_due(x, x->c[i], now_ns);
-		variant_due(x, x->c[i], v, now_ns);
+		if (k >= 0)
+			feat_due(x, x->c[i], (unsigned)k, now_ns);
+		else
+			variant_due(x, x->c[i], v, now_ns);
 		append(x, x->c[i], tid, r, len, true, now_ns);
 	}
 	return 0;
@@ -1287,6 +1408,7 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		free(c->qm);
 		free(c);
 	}
+	free(x->tbuf);
 	free(x);
 	return rc;
 }

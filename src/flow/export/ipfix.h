@@ -176,5 +176,12 @@ size_t secho_ipfix_options_template_set(uint8_t *out);
  * a record that cannot be encoded. */
 size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *rec, uint8_t *out,
                           uint16_t *tid);
+/* The template set (set ID 2) of rec's variant followed by the elements of the feature sets
+ * in carried (src/flow/export/ipfix_feat.h), under template ID tid, into out (room for 1024
+ * bytes); returns its length. A record with features goes out as its plain record
+ * (secho_ipfix_encode) followed by secho_ipfix_feat_encode()'s bytes, under such a template
+ * (IDs from SECHO_IPFIX_TID_FEAT up, one per variant and sets carried, given on first use). */
+size_t secho_ipfix_feat_template_set(bool biflow, const struct secho_flow_rec *rec,
+                                     uint32_t carried, uint16_t tid, uint8_t *out);
 
 #endif

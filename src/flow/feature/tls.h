@@ -13,8 +13,8 @@
  *   the per-flow state (struct secho_feat_tls) fed TCP payloads by secho_feat_tls_packet.
  *
  * Exported fields (JSON name as FlowTest's conf/fields.yml where it has one; IPFIX element
- * PEN/ID as ipfixprobe's tls plugin exports it; "-" where ipfixprobe has none and the element
- * is assigned when IPFIX encoding is wired):
+ * PEN/ID as ipfixprobe's tls plugin exports it, encoded by src/flow/export/ipfix_feat.c;
+ * "-" where ipfixprobe has none: JSON-only):
  *
  *   JSON name                 IPFIX            type      bound / meaning
  *   tls_sni                   8057/808         string    server_name host_name, cut at
