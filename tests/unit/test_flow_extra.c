@@ -412,6 +412,20 @@ static void test_ipv6(void)
 	t_end();
 }
 
+/* One frame of which caplen bytes are given, prepared and metered as the offline meter
+ * does, then its record alone (the table flushed) in x->out.r[0]. */
+static void snapped_in(struct tbl *x, const uint8_t *f, uint32_t caplen,
+                       enum secho_dissect_reason why, const struct secho_dissect *d,
+                       uint32_t wirelen)
+{
+	struct secho_flow_prep p;
+
+	x->out.n = 0;
+	secho_flow_table_prepare(&x->t, f, caplen, why, d, wirelen, T0, &p);
+	secho_flow_table_burst_prepared(&x->t, &p, 1);
+	secho_flow_table_flush(&x->t);
+}
+
 /* A snapped frame: the options past caplen are not read (there, bytes that would say
  * option kind 30 and an MSS). */
 static void test_snapped(void)
@@ -430,24 +444,26 @@ static void test_snapped(void)
 	enum secho_dissect_reason why = secho_dissect_snap(f, cap, n, &d);
 	T_CHECK(why == SECHO_DISSECT_OK && (d.flags & SECHO_DISSECT_F_SNAPPED), "dissect %s",
 	        secho_dissect_reason_name(why));
-	struct secho_flow_prep p;
-	secho_flow_table_prepare(&x.t, f, (uint32_t)cap, why, &d, (uint32_t)n, T0, &p);
-	T_CHECK(p.x.tcp_options == OPT(1) && p.x.tcp_mss == 0 && p.x.tcp_win == 1000,
-	        "options %#llx MSS %u window %u", (unsigned long long)p.x.tcp_options, p.x.tcp_mss,
-	        p.x.tcp_win);
-	secho_flow_table_prepare(&x.t, f, (uint32_t)n, why, &d, (uint32_t)n, T0, &p);
-	T_CHECK(p.x.tcp_options == (OPT(1) | OPT(30) | OPT(2) | OPT(0)) &&
-	                p.x.tcp_mss == 1460, /* the zeros after the MSS: end of option list */
-	        "whole: options %#llx MSS %u", (unsigned long long)p.x.tcp_options, p.x.tcp_mss);
+	const struct secho_flow_extra *r = &x.out.r[0].x;
+	snapped_in(&x, f, (uint32_t)cap, why, &d, (uint32_t)n);
+	T_CHECK(x.out.n == 1 && r->tcp_options[0] == OPT(1) && r->tcp_mss[0] == 0 &&
+	                r->tcp_win[0] == 1000,
+	        "records %zu: options %#llx MSS %u window %u", x.out.n,
+	        (unsigned long long)r->tcp_options[0], r->tcp_mss[0], r->tcp_win[0]);
+	snapped_in(&x, f, (uint32_t)n, why, &d, (uint32_t)n);
+	T_CHECK(x.out.n == 1 && r->tcp_options[0] == (OPT(1) | OPT(30) | OPT(2) | OPT(0)) &&
+	                r->tcp_mss[0] == 1460, /* the zeros after the MSS: end of option list */
+	        "whole: options %#llx MSS %u", (unsigned long long)r->tcp_options[0],
+	        r->tcp_mss[0]);
 	/* a malformed option (length 0) ends the walk */
 	o[5] = 0;
 	n = tcp4(f, MAC_A, MAC_B, NULL, 0, 0, 64, 0, "198.18.0.1", 1000, "198.18.0.2", 80, 0x02,
 	         1000, o, 16);
 	why = secho_dissect(f, n, &d);
-	secho_flow_table_prepare(&x.t, f, (uint32_t)n, why, &d, (uint32_t)n, T0, &p);
-	T_CHECK(p.x.tcp_options == (OPT(1) | OPT(30)) && p.x.tcp_mss == 0,
-	        "malformed: options %#llx MSS %u", (unsigned long long)p.x.tcp_options,
-	        p.x.tcp_mss);
+	snapped_in(&x, f, (uint32_t)n, why, &d, (uint32_t)n);
+	T_CHECK(x.out.n == 1 && r->tcp_options[0] == (OPT(1) | OPT(30)) && r->tcp_mss[0] == 0,
+	        "malformed: options %#llx MSS %u", (unsigned long long)r->tcp_options[0],
+	        r->tcp_mss[0]);
 	free(x.mem);
 	t_end();
 }

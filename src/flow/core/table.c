@@ -387,50 +387,149 @@ static bool time_has_come(struct secho_flow_table *t, struct flow_entry *e, uint
 
 /* ---- the extension (record.h, struct secho_flow_extra) ---- */
 
-/* The direction's first packet of the record: everything "first", and the accumulators
- * started. Out of line: once per direction and record. */
+/* The kinds of the TCP options in the header at l4 (doff bytes, of which avail are in
+ * memory) as tcpOptions bits (record.h: kind k is bit 63 - k; kinds of 64 and more have no
+ * bit), and the MSS option's value (0 without one). At most 40 bytes are looked at; a
+ * malformed option (length below 2 or past the header) ends the walk. Can't fail. */
+static uint64_t tcp_options(const uint8_t *l4, unsigned doff, size_t avail, uint16_t *mss)
+{
+	unsigned end = doff < avail ? doff : (unsigned)avail;
+	uint64_t bits = 0;
+
+	*mss = 0;
+	for (unsigned i = 20; i < end;) {
+		unsigned kind = l4[i];
+		if (kind < 64)
+			bits |= 1ull << (63 - kind);
+		if (kind == 0) /* end of option list */
+			break;
+		if (kind == 1) { /* no-operation */
+			i++;
+			continue;
+		}
+		if (i + 1 >= end)
+			break;
+		unsigned len = l4[i + 1];
+		if (len < 2 || i + len > end)
+			break;
+		if (kind == 2 && len == 4)
+			*mss = (uint16_t)(l4[i + 2] << 8 | l4[i + 3]);
+		i += len;
+	}
+	return bits;
+}
+
+/* The TCP option kinds of prepared frame p (0 without TCP options): at most 40 bytes, none
+ * at or beyond caplen. *mss: the MSS option's value, 0 without one. */
+static inline uint64_t prep_tcp_options(const struct secho_flow_prep *p, uint16_t *mss)
+{
+	*mss = 0;
+	if (p->tcp_doff <= 20)
+		return 0;
+	size_t avail = p->caplen > p->l4_off ? p->caplen - (size_t)p->l4_off : 0;
+	return tcp_options(p->frame + p->l4_off, p->tcp_doff, avail, mss);
+}
+
+/* The TTL / hop limit of prepared frame p's innermost IP header (read by the dissector). */
+static inline uint8_t prep_ttl(const struct secho_flow_prep *p)
+{
+	const uint8_t *ip = p->frame + p->l3_off;
+
+	return p->key.ip_version == 4 ? ip[8] : ip[7];
+}
+
+/* The direction's first packet of the record, prepared frame p (NULL: a packet known only
+ * by its key, which has no L2-L4 fields: zeros): everything "first", and the accumulators
+ * started. Every header read here was read by the dissector, so it lies within the
+ * frame's caplen; the TCP options are bounded by it. Out of line: once per direction and
+ * record. */
 static __attribute__((noinline)) void extra_first(struct secho_flow_extra *x, unsigned dir,
-                                                  const struct secho_flow_prep_extra *p,
+                                                  const struct secho_flow_prep *p,
                                                   uint8_t tcp_flags, uint32_t octets)
 {
 	x->seen |= (uint8_t)(1u << dir);
-	x->ttl_min[dir] = x->ttl_max[dir] = p->ttl;
-	x->tos[dir] = p->tos;
-	x->ip_flags[dir] = p->ip_flags;
-	x->tcp_win[dir] = p->tcp_win;
-	x->tcp_mss[dir] = p->tcp_mss;
-	x->tcp_options[dir] = p->tcp_options;
+	x->ttl_min[dir] = x->ttl_max[dir] = x->tos[dir] = x->ip_flags[dir] = 0;
+	x->tcp_win[dir] = x->tcp_mss[dir] = 0;
+	x->tcp_options[dir] = x->bytes_outer[dir] = 0;
+	x->nmpls[dir] = 0;
+	memset(x->mpls[dir], 0, sizeof(x->mpls[dir]));
+	if (!dir) {
+		/* the forward direction: the record's own first packet */
+		x->syn_size = (tcp_flags & 0x12) == 0x02
+		                      ? (uint16_t)(octets > 65535 ? 65535 : octets)
+		                      : 0;
+		x->tun_type = x->tun_flags = x->outer_ip_version = 0;
+		x->tun_id = 0;
+		memset(x->src_mac, 0, 6);
+		memset(x->dst_mac, 0, 6);
+		memset(x->outer_src, 0, 16);
+		memset(x->outer_dst, 0, 16);
+	}
+	if (!p)
+		return;
+	const uint8_t *f = p->frame, *ip = f + p->l3_off;
+
+	x->ttl_min[dir] = x->ttl_max[dir] = prep_ttl(p);
+	if (p->key.ip_version == 4) {
+		x->tos[dir] = ip[1];
+		x->ip_flags[dir] = ip[6] & 0xe0; /* reserved, DF, MF: fragmentFlags (197) */
+	} else {
+		x->tos[dir] = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
+		x->ip_flags[dir] = (p->dflags & SECHO_DISSECT_F_FRAG_MF) ? 0x20 : 0;
+	}
+	if (p->tcp_doff) {
+		const uint8_t *l4 = f + p->l4_off;
+		x->tcp_win[dir] = (uint16_t)(l4[14] << 8 | l4[15]);
+		x->tcp_options[dir] = prep_tcp_options(p, &x->tcp_mss[dir]);
+	}
 	x->bytes_outer[dir] = p->outer_ip_len;
 	x->nmpls[dir] = p->nmpls;
-	memcpy(x->mpls[dir], p->mpls, sizeof(x->mpls[dir]));
+	for (unsigned i = 0; i < p->nmpls; i++)
+		memcpy(x->mpls[dir][i], f + p->mpls_off + 4 * i, 3);
 	if (dir)
 		return;
-	/* the forward direction: the record's own first packet */
-	x->syn_size = (tcp_flags & 0x12) == 0x02 ? (uint16_t)(octets > 65535 ? 65535 : octets) : 0;
-	memcpy(x->src_mac, p->src_mac, 6);
-	memcpy(x->dst_mac, p->dst_mac, 6);
-	x->tun_type = p->tun_type;
-	x->tun_flags = p->tun_flags;
-	x->tun_id = p->tun_id;
-	x->outer_ip_version = p->outer_ip_version;
-	memcpy(x->outer_src, p->outer_src, 16);
-	memcpy(x->outer_dst, p->outer_dst, 16);
+	/* the innermost Ethernet header: a tunnel's tenant frame when it carries one (what
+	 * FlowTest's vxlan case expects: the underlay's MACs are the next hop's, not the
+	 * flow's), else the frame's own */
+	const uint8_t *l2 = f + p->inner_l2_off;
+	memcpy(x->dst_mac, l2, 6);
+	memcpy(x->src_mac, l2 + 6, 6);
+	if (p->dflags & SECHO_DISSECT_F_TUNNEL) {
+		const uint8_t *o = f + p->outer_l3_off;
+		x->tun_type = p->key.tun_type;
+		x->tun_flags = p->tun_flags;
+		x->tun_id = p->key.tun_id;
+		x->outer_ip_version = p->outer_ip_version;
+		if (p->outer_ip_version == 4) {
+			memcpy(x->outer_src, o + 12, 4);
+			memcpy(x->outer_dst, o + 16, 4);
+		} else if (p->outer_ip_version == 6) {
+			memcpy(x->outer_src, o + 8, 16);
+			memcpy(x->outer_dst, o + 24, 16);
+		}
+	}
 }
 
-/* One packet in direction dir: a few compares and stores in the extension's first line. */
+/* One packet in direction dir (prepared frame p, or NULL: see extra_first): a few compares
+ * and stores in the extension's first line, the TTL and TCP options read from the frame. */
 static inline void extra_update(struct secho_flow_extra *x, unsigned dir,
-                                const struct secho_flow_prep_extra *p, uint8_t tcp_flags,
-                                uint32_t octets)
+                                const struct secho_flow_prep *p, uint8_t tcp_flags, uint32_t octets)
 {
 	if (!(x->seen & (1u << dir))) {
 		extra_first(x, dir, p, tcp_flags, octets);
 		return;
 	}
-	if (p->ttl < x->ttl_min[dir])
-		x->ttl_min[dir] = p->ttl;
-	if (p->ttl > x->ttl_max[dir])
-		x->ttl_max[dir] = p->ttl;
-	x->tcp_options[dir] |= p->tcp_options;
+	if (!p)
+		return;
+	uint8_t ttl = prep_ttl(p);
+	if (ttl < x->ttl_min[dir])
+		x->ttl_min[dir] = ttl;
+	if (ttl > x->ttl_max[dir])
+		x->ttl_max[dir] = ttl;
+	if (p->tcp_doff > 20) {
+		uint16_t mss;
+		x->tcp_options[dir] |= prep_tcp_options(p, &mss);
+	}
 	x->bytes_outer[dir] += p->outer_ip_len;
 }
 
@@ -461,28 +560,44 @@ static void extra_export(struct secho_flow_extra *r, const struct secho_flow_ext
 
 /* ---- the feature sets (src/flow/feature/sets.h) ---- */
 
-/* A prepared packet as the feature sets see it, in direction dir of its record. */
+/* A prepared packet as the feature sets see it, in direction dir of its record: the
+ * innermost packet's TCP or UDP payload (its captured part, within caplen, and its length
+ * on the wire; other protocols: none), read from the frame here. */
 static void feat_pkt(const struct secho_flow_prep *fp, unsigned dir, uint64_t ts, uint32_t octets,
-                     uint8_t tcp_flags, struct secho_feat_pkt *p)
+                     uint8_t tcp_flags, struct secho_feat_pkt *pp)
 {
-	*p = (struct secho_feat_pkt){
-	        .payload = fp->payload,
-	        .len = fp->plen,
-	        .wire_len = fp->pwire,
+	struct secho_feat_pkt p = {
 	        .ts_ns = ts,
 	        .ip_len = octets,
-	        .tcp_seq = fp->tcp_seq,
-	        .sport = fp->sport,
-	        .dport = fp->dport,
+	        .sport = fp->swapped ? fp->key.dport : fp->key.sport,
+	        .dport = fp->swapped ? fp->key.sport : fp->key.dport,
 	        .proto = fp->key.proto,
 	        .dir = (uint8_t)dir,
 	        .tcp_flags = tcp_flags,
 	};
+	uint32_t hdr = 0;
+
+	if (fp->tcp_doff) {
+		const uint8_t *l4 = fp->frame + fp->l4_off; /* the header lies within caplen */
+		p.tcp_seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 |
+		            l4[7];
+		hdr = fp->tcp_doff;
+	} else if (fp->key.proto == SECHO_IPPROTO_UDP && (fp->dflags & SECHO_DISSECT_F_L4)) {
+		hdr = 8;
+	}
+	if (hdr && fp->l4_len >= hdr) {
+		uint32_t off = (uint32_t)fp->l4_off + hdr;
+		uint32_t avail = fp->caplen > off ? fp->caplen - off : 0;
+		p.wire_len = fp->l4_len - hdr;
+		p.payload = fp->frame + off;
+		p.len = p.wire_len < avail ? p.wire_len : avail;
+	}
+	*pp = p;
 }
 
 /* One prepared packet to the feature sections of its record (area), in direction dir (the
  * record's first packet's is forward). Out of line: the packet path without sets on only
- * tests fp. */
+ * tests t->feat.bytes. */
 static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
                                                   const struct secho_flow_prep *fp, unsigned dir,
                                                   uint64_t ts, uint32_t octets, uint8_t tcp_flags)
@@ -769,8 +884,7 @@ static inline void key_prepare(const struct secho_flow_table *t, const struct se
  */
 static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key *ck, uint64_t h,
                          bool swapped, uint64_t ts, uint64_t clock, uint32_t octets,
-                         uint8_t tcp_flags, const struct secho_flow_prep_extra *x,
-                         const struct secho_flow_prep *fp)
+                         uint8_t tcp_flags, const struct secho_flow_prep *fp, bool feat)
 {
 	if (ts > t->clock_ns)
 		t->clock_ns = ts;
@@ -820,8 +934,8 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	extra_update((struct secho_flow_extra *)slot, dir, x, tcp_flags, octets);
-	if (__builtin_expect(t->feat.bytes != 0, 0) && fp)
+	extra_update((struct secho_flow_extra *)slot, dir, fp, tcp_flags, octets);
+	if (__builtin_expect(t->feat.bytes != 0, 0) && feat)
 		feat_update(t, slot + SECHO_FLOW_EXTRA_BYTES, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
@@ -833,22 +947,19 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 }
 
 static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, uint64_t ts,
-                   uint32_t octets, uint8_t tcp_flags, const struct secho_flow_prep_extra *x)
+                   uint32_t octets, uint8_t tcp_flags, const struct secho_flow_prep *fp)
 {
 	struct keyed k;
 
 	key_prepare(t, pk, &k);
-	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags, x, NULL);
+	update_keyed(t, &k.ck, k.h, k.swapped, ts, 0, octets, tcp_flags, fp, false);
 }
-
-/* A packet known only by its key has no L2-L4 fields: zeros. */
-static const struct secho_flow_prep_extra no_extra;
 
 void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
 {
 	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
 	update(t, &p->key, p->ts_ns, p->octets,
-	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0, &no_extra);
+	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0, NULL);
 }
 
 /* ---- frames ---- */
@@ -954,125 +1065,6 @@ static bool frag_join(struct secho_flow_table *t, struct secho_flow_key *k, uint
 	return false;
 }
 
-/* The kinds of the TCP options in the header at l4 (doff bytes, of which avail are in
- * memory) as tcpOptions bits (record.h: kind k is bit 63 - k; kinds of 64 and more have no
- * bit), and the MSS option's value (0 without one). At most 40 bytes are looked at; a
- * malformed option (length below 2 or past the header) ends the walk. Can't fail. */
-static uint64_t tcp_options(const uint8_t *l4, unsigned doff, size_t avail, uint16_t *mss)
-{
-	unsigned end = doff < avail ? doff : (unsigned)avail;
-	uint64_t bits = 0;
-
-	*mss = 0;
-	for (unsigned i = 20; i < end;) {
-		unsigned kind = l4[i];
-		if (kind < 64)
-			bits |= 1ull << (63 - kind);
-		if (kind == 0) /* end of option list */
-			break;
-		if (kind == 1) { /* no-operation */
-			i++;
-			continue;
-		}
-		if (i + 1 >= end)
-			break;
-		unsigned len = l4[i + 1];
-		if (len < 2 || i + len > end)
-			break;
-		if (kind == 2 && len == 4)
-			*mss = (uint16_t)(l4[i + 2] << 8 | l4[i + 3]);
-		i += len;
-	}
-	return bits;
-}
-
-/* The L2-L4 fields of a described IP frame (frame[0..caplen)). Every header read here was
- * read by the dissector, so it lies within caplen; the TCP options are bounded by caplen. */
-static void prepare_extra(const uint8_t *frame, uint32_t caplen, const struct secho_dissect *d,
-                          struct secho_flow_prep_extra *x)
-{
-	const uint8_t *ip = frame + d->l3_off;
-
-	/* the innermost Ethernet header: a tunnel's tenant frame when it carries one (what
-	 * FlowTest's vxlan case expects: the underlay's MACs are the next hop's, not the
-	 * flow's), else the frame's own */
-	const uint8_t *l2 = frame + d->inner_l2_off;
-
-	memset(x, 0, sizeof(*x));
-	memcpy(x->dst_mac, l2, 6);
-	memcpy(x->src_mac, l2 + 6, 6);
-	if (d->ip_version == 4) {
-		x->tos = ip[1];
-		x->ip_flags = ip[6] & 0xe0; /* reserved, DF, MF: fragmentFlags (197) */
-		x->ttl = ip[8];
-	} else {
-		x->tos = (uint8_t)((ip[0] & 0x0f) << 4 | ip[1] >> 4);
-		x->ip_flags = (d->flags & SECHO_DISSECT_F_FRAG_MF) ? 0x20 : 0;
-		x->ttl = ip[7];
-	}
-	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4) &&
-	    d->frag != SECHO_FRAG_LATER) {
-		const uint8_t *l4 = frame + d->l4_off;
-		x->tcp_win = (uint16_t)(l4[14] << 8 | l4[15]);
-		size_t avail = caplen > d->l4_off ? caplen - (size_t)d->l4_off : 0;
-		x->tcp_options = tcp_options(l4, d->tcp_doff, avail, &x->tcp_mss);
-	}
-	if (d->flags & SECHO_DISSECT_F_MPLS) {
-		unsigned n = d->nmpls < SECHO_FLOW_MPLS_MAX ? d->nmpls : SECHO_FLOW_MPLS_MAX;
-		x->nmpls = (uint8_t)n;
-		for (unsigned i = 0; i < n; i++)
-			memcpy(x->mpls[i], frame + d->mpls_off + 4 * i, 3);
-	}
-	if (d->flags & SECHO_DISSECT_F_TUNNEL) {
-		const uint8_t *o = frame + d->outer_l3_off;
-		x->tun_type = d->tun_type;
-		x->tun_flags = d->tun_flags;
-		x->tun_id = d->tun_id;
-		x->outer_ip_version = d->outer_ip_version;
-		x->outer_ip_len = d->outer_ip_len;
-		if (d->outer_ip_version == 4) {
-			memcpy(x->outer_src, o + 12, 4);
-			memcpy(x->outer_dst, o + 16, 4);
-		} else if (d->outer_ip_version == 6) {
-			memcpy(x->outer_src, o + 8, 16);
-			memcpy(x->outer_dst, o + 24, 16);
-		}
-	}
-}
-
-/* What the feature sets see of a described IP frame (frame[0..caplen)): the innermost
- * packet's TCP or UDP payload, its captured part (within caplen) and its length on the
- * wire; other protocols and later fragments: none. */
-static void prepare_payload(const uint8_t *frame, uint32_t caplen, const struct secho_dissect *d,
-                            struct secho_flow_prep *p)
-{
-	uint32_t hdr = 0;
-
-	p->payload = NULL;
-	p->plen = p->pwire = p->tcp_seq = 0;
-	p->sport = d->sport;
-	p->dport = d->dport;
-	if (!(d->flags & SECHO_DISSECT_F_L4) || d->frag == SECHO_FRAG_LATER)
-		return;
-	if (d->proto == SECHO_IPPROTO_TCP) {
-		const uint8_t *l4 = frame + d->l4_off; /* the header lies within caplen */
-		p->tcp_seq = (uint32_t)l4[4] << 24 | (uint32_t)l4[5] << 16 | (uint32_t)l4[6] << 8 |
-		             l4[7];
-		hdr = d->tcp_doff;
-	} else if (d->proto == SECHO_IPPROTO_UDP) {
-		hdr = 8;
-	} else {
-		return;
-	}
-	if (d->l4_len < hdr)
-		return;
-	uint32_t off = (uint32_t)d->l4_off + hdr;
-	p->pwire = d->l4_len - hdr;
-	p->payload = frame + off;
-	uint32_t avail = caplen > off ? caplen - off : 0;
-	p->plen = p->pwire < avail ? p->pwire : avail;
-}
-
 void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
                               uint32_t caplen, enum secho_dissect_reason r,
                               const struct secho_dissect *d, uint32_t wirelen, uint64_t ts_ns,
@@ -1090,11 +1082,34 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 	}
 	p->octets = d->ip_len;
 	p->frag_id = d->frag_id;
-	prepare_extra(frame, caplen, d, &p->x);
-	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4))
+	/* where the record's L2-L4 fields are read when the packet is metered (table.h) */
+	p->frame = frame;
+	p->caplen = caplen;
+	p->l3_off = d->l3_off;
+	p->l4_off = d->l4_off;
+	p->l4_len = d->l4_len;
+	p->inner_l2_off = d->inner_l2_off;
+	p->dflags = d->flags;
+	p->tcp_doff = 0;
+	if (d->proto == SECHO_IPPROTO_TCP && (d->flags & SECHO_DISSECT_F_L4)) {
 		p->tcp_flags = d->tcp_flags;
-	if (t->feat.bytes)
-		prepare_payload(frame, caplen, d, p);
+		if (d->frag != SECHO_FRAG_LATER)
+			p->tcp_doff = d->tcp_doff;
+	}
+	p->nmpls = 0;
+	p->mpls_off = d->mpls_off;
+	if (d->flags & SECHO_DISSECT_F_MPLS)
+		p->nmpls =
+		        (uint8_t)(d->nmpls < SECHO_FLOW_MPLS_MAX ? d->nmpls : SECHO_FLOW_MPLS_MAX);
+	p->outer_ip_len = 0;
+	p->outer_ip_version = 0;
+	p->tun_flags = 0;
+	p->outer_l3_off = d->outer_l3_off;
+	if (d->flags & SECHO_DISSECT_F_TUNNEL) {
+		p->outer_ip_len = d->outer_ip_len;
+		p->outer_ip_version = d->outer_ip_version;
+		p->tun_flags = d->tun_flags;
+	}
 	if (d->frag == SECHO_FRAG_LATER) {
 		p->kind = SECHO_FLOW_PREP_FRAG_LATER;
 		secho_flow_key_from(frame, d, &p->key);
@@ -1126,7 +1141,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 			return;
 		}
 		t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED]++;
-		update(t, &k, p->ts_ns, p->octets, 0, &p->x);
+		update(t, &k, p->ts_ns, p->octets, 0, p);
 		return;
 	}
 	case SECHO_FLOW_PREP_FRAG_FIRST: {
@@ -1140,7 +1155,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 		break;
 	}
 	update_keyed(t, &p->key, p->h, p->swapped, p->ts_ns, p->clock_ns, p->octets, p->tcp_flags,
-	             &p->x, p);
+	             p, true);
 }
 
 /*

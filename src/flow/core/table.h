@@ -276,10 +276,10 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
                             unsigned n);
 
 /*
- * A frame reduced to everything the table needs of it (secho_flow_table_prepare): made where
- * the frame is read, metered where the table lives (secho_flow_table_burst_prepared), maybe
- * by another thread, which then never touches the frame (the offline reader prepares, the
- * workers meter: src/flow/meter/offline.c).
+ * A frame reduced to what the table needs of every packet (secho_flow_table_prepare): made
+ * where the frame is read, metered where the table lives (secho_flow_table_burst_prepared),
+ * maybe by another thread (the offline workers each prepare and meter their own frames:
+ * src/flow/meter/offline.c).
  */
 #define SECHO_FLOW_PREP_PLAIN      0 /* a packet of a flow */
 #define SECHO_FLOW_PREP_FRAG_FIRST 1 /* a first fragment: a packet of a flow, remembered */
@@ -287,54 +287,67 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
 #define SECHO_FLOW_PREP_IGNORED    3 /* in no flow */
 
 /*
- * What a frame gives its record's L2-L4 fields (struct secho_flow_extra, record.h), read from
- * the frame where it is prepared, so that the table never touches the frame: a copy (96
- * bytes), not a pointer, because the reader may have moved on (or unmapped the capture) by
- * the time a worker meters it.
+ * The frame itself is not copied: the record's L2-L4 fields (struct secho_flow_extra,
+ * record.h) and the feature sets' payload are read from it when the packet is metered,
+ * through frame and the dissector's offsets kept here, and only what a packet needs: TTL,
+ * the TCP option kinds and the outer length per packet; MACs, ToS, flags, window, MSS, MPLS
+ * stack and outer addresses only for the direction's first packet of its record. A copy of
+ * them (96 bytes) in every prepared frame cost 4-8% on many-flow traffic
+ * (docs/PERFORMANCE.md, "What plain traffic pays for tunnels, the record's L2-L4 fields and
+ * --features").
+ *
+ * Lifetime: the frame (frame[0..caplen)) must stay mapped and unchanged from
+ * secho_flow_table_prepare until the prepared frame has been metered. Who guarantees it:
+ *   - secho_flow_table_burst prepares and meters within the call (live: the frames are in
+ *     the ring, handed back to the kernel only after it returns);
+ *   - offline (src/flow/meter/offline.c), each worker meters a burst right after reading
+ *     it, before it reads on; the mapping is the file's for the whole run (the pages
+ *     dropped behind the cursor are 16 MiB and more behind, and are mapped again from the
+ *     page cache if read). A file truncated under the reader between a burst's reading
+ *     (guarded: secho_capfile_guarded) and its metering is not guarded: a frame past the
+ *     new end would fault there;
+ *   - a caller of secho_flow_table_burst_prepared of its own keeps the frames as long.
+ * Reads of the frame at metering stay within caplen, as the prepare's did: the headers the
+ * dissector read, the TCP options bounded by caplen.
  */
-struct secho_flow_prep_extra {
-	uint64_t tcp_options;  /* the bitmap of the option kinds in this packet (record.h) */
-	uint32_t outer_ip_len; /* tunnelled: the outermost IP packet's length, else 0 */
-	uint32_t tun_id;
-	uint8_t ttl, tos, ip_flags, nmpls;
-	uint16_t tcp_win, tcp_mss; /* TCP with its header, else 0; mss 0 without the option */
-	uint8_t tun_type, tun_flags, outer_ip_version, pad;
-	uint8_t dst_mac[6], src_mac[6]; /* as in the Ethernet header */
-	uint8_t mpls[SECHO_FLOW_MPLS_MAX][3];
-	uint8_t outer_src[16], outer_dst[16];
-};
-_Static_assert(sizeof(struct secho_flow_prep_extra) == 96, "a copy per frame: keep it small");
-
 struct secho_flow_prep {
-	struct secho_flow_key key;      /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
-	                                 * for biflows); FRAG_LATER: the packet's own direction,
-	                                 * without ports */
-	uint32_t octets;                /* the IP length; IGNORED: the frame's length on the wire */
-	uint64_t h;                     /* PLAIN, FRAG_FIRST: the hash of key */
-	uint64_t ts_ns;                 /* packet time */
-	uint64_t clock_ns;              /* the packet clock at this packet: the latest time of the
-	                                 * input up to it (the reader raises it from ts_ns; the table
-	                                 * judges the packet's timeouts at it, docs/FLOW.md "Time") */
-	uint32_t frag_id;               /* fragments: the IP identification */
-	uint8_t kind;                   /* SECHO_FLOW_PREP_* */
-	uint8_t swapped;                /* key runs against the packet (biflows) */
-	uint8_t tcp_flags;              /* TCP with its header, else 0 */
-	uint8_t why;                    /* IGNORED: the index of its ignored counter */
-	struct secho_flow_prep_extra x; /* not IGNORED: the record's L2-L4 fields */
-	/* With feature sets on (else unset): the innermost packet's transport payload, a
-	 * pointer into the frame, so the frame must still be mapped when the prepared frame
-	 * is metered (the offline workers meter each burst right after reading it) */
-	const uint8_t *payload;
-	uint32_t plen, pwire; /* captured bytes at payload; its length on the wire */
-	uint32_t tcp_seq;
-	uint16_t sport, dport; /* the packet's own direction (the key may be canonical) */
+	struct secho_flow_key key; /* PLAIN, FRAG_FIRST: as the table keeps it (canonical order
+	                            * for biflows); FRAG_LATER: the packet's own direction,
+	                            * without ports */
+	uint32_t octets;           /* the IP length; IGNORED: the frame's length on the wire */
+	uint64_t h;                /* PLAIN, FRAG_FIRST: the hash of key */
+	uint64_t ts_ns;            /* packet time */
+	uint64_t clock_ns;         /* the packet clock at this packet: the latest time of the
+	                            * input up to it (the reader raises it from ts_ns; the table
+	                            * judges the packet's timeouts at it, docs/FLOW.md "Time") */
+	uint32_t frag_id;          /* fragments: the IP identification */
+	uint8_t kind;              /* SECHO_FLOW_PREP_* */
+	uint8_t swapped;           /* key runs against the packet (biflows) */
+	uint8_t tcp_flags;         /* TCP with its header, else 0 */
+	uint8_t why;               /* IGNORED: the index of its ignored counter */
+	/* Not IGNORED: where the rest is read when the packet is metered (see above) */
+	const uint8_t *frame;
+	uint32_t caplen;          /* bytes at frame that may be read */
+	uint32_t outer_ip_len;    /* tunnelled: the outermost IP packet's length, else 0 */
+	uint32_t l4_len;          /* the dissector's: bytes from l4_off to the IP packet's end */
+	uint16_t l3_off, l4_off;  /* the dissector's offsets (innermost packet) */
+	uint16_t inner_l2_off;    /* the innermost Ethernet header (0: the frame's own) */
+	uint16_t mpls_off;        /* the top label stack entry (nmpls > 0) */
+	uint16_t outer_l3_off;    /* the outermost IP header (outer_ip_version != 0) */
+	uint16_t dflags;          /* the dissector's SECHO_DISSECT_F_* */
+	uint8_t tcp_doff;         /* TCP with its header (not a later fragment), else 0 */
+	uint8_t nmpls;            /* label stack entries kept, <= SECHO_FLOW_MPLS_MAX */
+	uint8_t tun_flags;        /* tunnelled: SECHO_TUN_F_* */
+	uint8_t outer_ip_version; /* tunnelled: 4 or 6, else 0 */
 };
+_Static_assert(sizeof(struct secho_flow_prep) <= 128, "one per frame: two cache lines at most");
 
 /*
  * Prepare one frame, described by r and *d (secho_dissect_snap of frame[0..caplen); wirelen
  * its length on the wire), for a table of t's configuration (mode, hash and seed): t is only
- * read, and may be another thread's table of the same configuration. Reads no byte of frame
- * at or beyond caplen (TCP options past a snap length are not seen). Can't fail.
+ * read, and may be another thread's table of the same configuration. Keeps frame and caplen
+ * in *p (the lifetime rule above); neither here nor when *p is metered is a byte of frame at
+ * or beyond caplen read (TCP options past a snap length are not seen). Can't fail.
  */
 void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *frame,
                               uint32_t caplen, enum secho_dissect_reason r,

@@ -30,12 +30,38 @@
 #include "flow/meter/inner.h"
 #include "secho/dissect.h"
 
-static void table_burst_prepared(struct worker *w, const struct secho_flow_prep *p, unsigned n)
+/* A burst of prepared frames to a worker's table (secho_capfile_guarded's function). */
+struct metering {
+	struct worker *w;
+	const struct secho_flow_prep *p;
+	unsigned n;
+};
+
+static void meter_prepared(void *arg)
+{
+	const struct metering *a = arg;
+
+	secho_flow_table_burst_prepared(&a->w->t, a->p, a->n);
+}
+
+/*
+ * The worker's prepared frames to its table, the mapping guarded as when they were read: a
+ * prepared frame points into the file, and the table reads the record's L2-L4 fields and
+ * the feature sets' payload there (src/flow/core/table.h, struct secho_flow_prep), so a
+ * file truncated between the reading and the metering faults here. The fault ends the
+ * reading as one in the reader does (the cursor cf says why); the packet being metered then
+ * may be counted without all its fields, and the frames after it in the burst are not
+ * counted: the run ends with the error anyway, and a table never holds a frame's pointer
+ * past its burst.
+ */
+static void table_burst_prepared(struct worker *w, struct secho_capfile *cf,
+                                 const struct secho_flow_prep *p, unsigned n)
 {
 	if (!n)
 		return;
+	struct metering a = {.w = w, .p = p, .n = n};
 	uint64_t c0 = burst_start(w);
-	secho_flow_table_burst_prepared(&w->t, p, n);
+	secho_capfile_guarded(cf, meter_prepared, &a);
 	burst_end(w, c0, n);
 }
 
@@ -123,7 +149,7 @@ static void walk_first(struct meter *m, bool others)
 		if (!n)
 			break;
 		m->frames_read += n;
-		table_burst_prepared(w, b.p, b.n);
+		table_burst_prepared(w, b.cf, b.p, b.n);
 		secho_flow_table_expire(&w->t, b.clock);
 		bursts++;
 		if (others && (bursts & 7) == 0)
@@ -159,7 +185,7 @@ void meter_offline_worker(struct worker *w)
 		if (!n)
 			break;
 		__atomic_store_n(&w->pos, w->cf.pos, __ATOMIC_RELAXED);
-		table_burst_prepared(w, b.p, b.n);
+		table_burst_prepared(w, b.cf, b.p, b.n);
 		secho_flow_table_expire(&w->t, b.clock);
 	}
 	__atomic_store_n(&w->pos, SIZE_MAX, __ATOMIC_RELAXED); /* holds no page any more */
