@@ -27,6 +27,10 @@
 #   SECHO_FUZZ_SECONDS   time budget of fuzz_parse (default 20); fuzz_dissect gets half of
 #                        it, the parsers of files and the verifier 10 s each, the feature
 #                        parsers 5 s each (at most it)
+#   SECHO_FUZZ_JOBS      targets run at once (default: the CPUs, nproc): each fuzzer is one
+#                        process on one CPU, and its budget is time, so running them side by
+#                        side shortens the test without shortening any target's run; their
+#                        reports are printed in the order below
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -35,7 +39,11 @@ SECS=${SECHO_FUZZ_SECONDS:-20}
 HALF=$(((SECS + 1) / 2))
 TEN=$((SECS < 10 ? SECS : 10))
 FIVE=$((SECS < 5 ? SECS : 5)) # the feature parsers: each fuzzed for minutes when written
+JOBS=${SECHO_FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case "$JOBS" in '' | *[!0-9]* | 0) JOBS=1 ;; esac
 rc_all=0
+OUT=$(mktemp -d /tmp/secho-fuzz-out.XXXXXX)
+trap 'kill $(jobs -p) 2>/dev/null; wait; rm -rf "$OUT"' EXIT
 
 # run_target NAME SECONDS MAX_LEN TITLE CORPUS_DIR...
 run_target() {
@@ -76,26 +84,48 @@ run_target() {
 	cp -r "$work/artifacts" "$keep" 2>/dev/null && echo "  crash inputs kept in $keep"
 	echo "FAIL $name (fuzzer exit status $rc)"
 	rm -rf "$work"
-	rc_all=1
+	return 1
 }
 
-run_target fuzz_parse "$SECS" 2048 "wire parse + rebuild invariants" tests/fuzz/corpus
-run_target fuzz_dissect "$HALF" 2048 "L2-L4 dissector invariants, endpoint parse agrees" \
+# start NAME ARGS...: run_target in the background, its report in $OUT/N (N: the order),
+# at most $JOBS at once.
+n=0
+start() {
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+		wait -n
+	done
+	local i
+	i=$(printf '%02d' "$n")
+	n=$((n + 1))
+	(
+		run_target "$@"
+		echo $? >"$OUT/$i.rc"
+	) >"$OUT/$i" 2>&1 &
+}
+
+start fuzz_parse "$SECS" 2048 "wire parse + rebuild invariants" tests/fuzz/corpus
+start fuzz_dissect "$HALF" 2048 "L2-L4 dissector invariants, endpoint parse agrees" \
 	tests/fuzz/corpus-dissect tests/fuzz/corpus
-run_target fuzz_keyfile "$TEN" 4096 "key file parser" tests/fuzz/corpus-keyfile
-run_target fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corpus-seqstate
-run_target fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
-run_target fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every frame counted" \
+start fuzz_keyfile "$TEN" 4096 "key file parser" tests/fuzz/corpus-keyfile
+start fuzz_seqstate "$TEN" 256 "sequence state file parser" tests/fuzz/corpus-seqstate
+start fuzz_verify "$TEN" 9100 "host verifier on untrusted frames" tests/fuzz/corpus-verify
+start fuzz_flow "$HALF" 4096 "flow table update: bounded, consistent, every frame counted" \
 	tests/fuzz/corpus-flow
-run_target fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
+start fuzz_capfile "$TEN" 4096 "capture files: pcap and pcapng blocks, interface options" \
 	tests/fuzz/corpus-capfile
-run_target fuzz_tls "$FIVE" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
+start fuzz_tls "$FIVE" 4096 "tls: hello, certificate and DER parses, the per-flow state" \
 	tests/fuzz/corpus-tls
-run_target fuzz_quic "$FIVE" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
+start fuzz_quic "$FIVE" 4096 "quic: Initials, frames, reassembly, sealed Initials open" \
 	tests/fuzz/corpus-quic
-run_target fuzz_dns "$FIVE" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
+start fuzz_dns "$FIVE" 2048 "dns feature set: names, records, TCP reassembly, JSON" \
 	tests/fuzz/corpus-dns
-run_target fuzz_http "$FIVE" 4096 "http feature set: heads, lines, TCP streams, JSON" \
+start fuzz_http "$FIVE" 4096 "http feature set: heads, lines, TCP streams, JSON" \
 	tests/fuzz/corpus-http
-run_target fuzz_wg "$FIVE" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
+start fuzz_wg "$FIVE" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
+wait
+for f in "$OUT"/[0-9][0-9]; do
+	cat "$f"
+	[ "$(cat "$f.rc" 2>/dev/null)" = 0 ] || rc_all=1
+done
+[ "$n" -eq "$(ls "$OUT" | grep -c '^[0-9][0-9]$')" ] || { echo "FAIL fuzz: a target left no report"; rc_all=1; }
 exit $rc_all
