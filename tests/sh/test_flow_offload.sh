@@ -29,7 +29,8 @@
 #   7. bad arguments exit 2 with one line on stderr
 #   8. tunnels (VXLAN, GRE, GTP-U, IP in IP; scapy-written): never offloaded (pass_tunnel),
 #      the records equal the offline meter's of the same capture (tunnel fields included),
-#      while a plain flow beside them is offloaded
+#      while a plain flow beside them is offloaded; and the same capture live without the
+#      tier, through AF_PACKET and through AF_XDP sockets: the same records
 # A mode the kernel refuses is UNAVAILABLE with the meter's reason. Every wait is bounded;
 # the namespaces go in any case.
 set -u
@@ -342,6 +343,39 @@ EOF
 		check $? "pass_tunnel $pt (want 200), hit $hit (the plain flow's, 1..40)"
 		end_group
 	fi
+	# without the tier: the receive paths' own frames, the same records
+	for io in packet xdp; do
+		gn="flow live: tunnelled flows without the tier (--io $io), metered exactly"
+		ip netns exec "$NS_E" "$S" flow --iface "$IF_E" --io "$io" --inactive 2 \
+			--json "$T/tun-$io.json" --json-stats --stats 0.5 >"$T/tun-$io.out" \
+			2>"$T/tun-$io.err" &
+		MP=$!
+		for _ in $(seq 1 300); do
+			grep -q '^secho flow: metering' "$T/tun-$io.out" 2>/dev/null && break
+			kill -0 "$MP" 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! grep -q '^secho flow: metering' "$T/tun-$io.out"; then
+			why=$(grep -v '^libbpf\|^libxdp' "$T/tun-$io.err" | head -1)
+			meter_stop 15
+			if echo "$why" | grep -qi 'refused\|not supported'; then
+				echo "UNAVAILABLE $gn: $why"
+			else
+				echo "FAIL $gn: the meter did not start: $why"
+			fi
+			continue
+		fi
+		group "$gn"
+		replay "$T/tun.pcap"
+		check $? "replay failed: $(tail -2 "$T/replay.log")"
+		sleep 3.5
+		meter_stop 15
+		check $mrc "the meter exited $mrc on SIGTERM: $(head -3 "$T/tun-$io.err")"
+		jq -r "$rec" "$T/tun-$io.json" | LC_ALL=C sort >"$T/tun-$io.got"
+		cmp -s "$T/tun-$io.got" "$T/tun.want"
+		check $? "live records differ from the offline meter's: $(diff "$T/tun-$io.got" "$T/tun.want" | head -6 | tr '\n' ' ')"
+		end_group
+	done
 else
 	echo "UNAVAILABLE $gname: python3-scapy not installed (scripts/deps.sh installs it)"
 fi
