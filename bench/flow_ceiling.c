@@ -64,7 +64,6 @@ static uint64_t walk(const char *path, uint64_t *sink, char *err, size_t errlen)
 	memset(&cf, 0, sizeof(cf));
 	if (secho_capfile_open(&cf, path, err, errlen))
 		return 0;
-	secho_capfile_drop_behind(&cf);
 	while (secho_capfile_next(&cf, &r) == 1) {
 		struct secho_dissect d;
 		enum secho_dissect_reason why = secho_dissect_snap(r.data, r.caplen, r.wirelen, &d);
@@ -150,7 +149,6 @@ static uint64_t walk_bare(const char *path, size_t flows, uint64_t *nflows, char
 		bare_free(&b);
 		return 0;
 	}
-	secho_capfile_drop_behind(&cf);
 	while (secho_capfile_next(&cf, &r) == 1) {
 		struct secho_dissect d;
 		n++;

@@ -1,7 +1,8 @@
 /*
- * secho/capfile.h - capture files (pcap and pcapng) read in place: the file is mapped and
- * every record handed out points into the mapping. Nothing is copied or allocated per
- * record, so a reader costs a few loads per record however large the frames are.
+ * secho/capfile.h - capture files (pcap and pcapng) read through two reused buffers per
+ * cursor (pread(2), megabytes at a time): every record handed out points into a buffer.
+ * Nothing is allocated per record, and nothing is mapped, so no page faults on the walk
+ * (src/io/capfile.c says why).
  *
  * Formats:
  *   pcap     (tcpdump's): magic a1b2c3d4 (microseconds) or a1b23c4d (nanoseconds), either
@@ -20,8 +21,15 @@
  * record longer than 256 KiB, or a pcapng time that is not a uint64_t of ns since the
  * epoch once its interface's if_tsoffset is added (before 1970, after 2554) end the
  * reading with an error that says where (what came
- * before was handed out). Readers of one mapping: secho_capfile_clone() gives another
- * cursor over it (the clone never unmaps), so several threads can walk one file.
+ * before was handed out). Several threads can walk one file: secho_capfile_clone() gives
+ * another cursor with buffers of its own.
+ *
+ * How long a record's bytes stay: until the second buffer swap after it (at least until
+ * the next call of secho_capfile_next). To keep a run of records, pin the cursor
+ * (secho_capfile_pin): every record handed out since the pin then stays until the next pin
+ * or the close, and when the next record would need room the pinned ones hold,
+ * secho_capfile_next returns SECHO_CAP_PAUSED instead: use the records, pin again, go on.
+ * A pinned run holds at least one record, and up to a buffer's worth (4 MiB).
  */
 #ifndef SECHO_CAPFILE_H
 #define SECHO_CAPFILE_H
@@ -47,20 +55,20 @@ struct secho_cap_if {
 	int64_t tsoff; /* if_tsoffset, seconds */
 };
 
+#define SECHO_CAP_PAUSED 2 /* secho_capfile_next: the pinned records fill the buffers */
+
 /* The reader's state; fields private by convention (src/io/capfile.c). */
 struct secho_capfile {
-	const uint8_t *map;
-	size_t size;
+	int fd;             /* the file, read by offset; -1: bytes in memory (open_mem) */
+	bool owner;         /* closes fd (clones share it) */
+	uint8_t *buf[2];    /* a file's two buffers (this cursor's own) */
+	const uint8_t *win; /* the bytes at file offset base: buf[cur], or open_mem's */
+	unsigned cur;
+	size_t base, have; /* win holds the file's bytes [base, base + have) */
+	bool pinned;       /* secho_capfile_pin: records since it are kept */
+	bool kept[2];      /* buf[i] holds a record handed out since the pin */
+	size_t size;       /* the file's size when opened */
 	size_t pos;        /* the next record or block */
-	size_t touched;    /* pages up to here were touched (mapped) */
-	size_t prefetched; /* lines up to here were asked for */
-	size_t dropped;    /* pages before this were unmapped (drop_behind) */
-	bool owner;        /* unmaps on close */
-	bool drop_behind;  /* unmap pages far behind the cursor */
-	bool held;         /* drop_behind: nothing dropped at or after hold - 16 MiB */
-	size_t hold;       /* another cursor's place (secho_capfile_drop_hold) */
-	bool touch_set;    /* touch_ahead set (secho_capfile_touch_ahead), else 256 KiB */
-	size_t touch_ahead;
 	bool pcapng;
 	bool swapped; /* the file's byte order is not ours */
 	bool nanos;   /* pcap: nanosecond timestamps */
@@ -76,36 +84,28 @@ struct secho_capfile {
 };
 
 /*
- * Map path and read its header. Returns 0, or -errno with a one-line reason in err: the
- * file cannot be opened or mapped, is not a regular file, is empty, is neither pcap nor
- * pcapng (-EBADMSG), or a pcap's link type is neither Ethernet nor Linux cooked (-ENOTSUP).
+ * Open path and read its header. Returns 0, or -errno with a one-line reason in err: the
+ * file cannot be opened or read, is not a regular file, is empty, is neither pcap nor
+ * pcapng (-EBADMSG), a pcap's link type is neither Ethernet nor Linux cooked (-ENOTSUP), or
+ * no memory for the buffers (-ENOMEM).
  */
 int secho_capfile_open(struct secho_capfile *c, const char *path, char *err, size_t errlen);
 
-/* The same over n bytes at p, which stay the caller's (fuzzing, tests): nothing is mapped
- * or unmapped; errors as above (-EBADMSG, -ENOTSUP), with "capture" for the path. */
+/* The same over n bytes at p, which stay the caller's (fuzzing, tests): records point into
+ * them and stay as long as they do; errors as above (-EBADMSG, -ENOTSUP), with "capture"
+ * for the path. */
 int secho_capfile_open_mem(struct secho_capfile *c, const uint8_t *p, size_t n, char *err,
                            size_t errlen);
 
 /*
- * The next record: 1 with *r filled, 0 at the end of the file or after an error (then
- * secho_capfile_error() says what). Never reads outside the mapping. Can't fail otherwise.
+ * The next record: 1 with *r filled; SECHO_CAP_PAUSED (pinned cursors only, see above);
+ * 0 at the end of the file or after an error (then secho_capfile_error() says what). Never
+ * reads outside the file. Can't fail otherwise.
  */
 int secho_capfile_next(struct secho_capfile *c, struct secho_cap_rec *r);
 
-/*
- * Run fn(arg), which reads c's records (secho_capfile_next, or a clone's) and the bytes
- * they point to, guarded against the file shrinking under the mapping (a rotating capture
- * truncated while it is read): an access past the file's new end raises SIGBUS, and the
- * handler (installed process-wide on the first call; it acts only on a fault inside the
- * mapping this thread is guarding, any other SIGBUS keeps its default action) abandons fn
- * at that access. Reading then ends with an error saying so (secho_capfile_error) and this
- * returns -EIO; else 0. Since fn can be left at any access to the mapping, it must hold no
- * lock and allocate nothing there, and what its caller uses afterwards must be written to
- * memory before the next access (a volatile count of the frames it completed, say).
- * A file that grows is read to the size it had when opened.
- */
-int secho_capfile_guarded(struct secho_capfile *c, void (*fn)(void *arg), void *arg);
+/* Keep every record handed out from now on until the next pin or the close. Can't fail. */
+void secho_capfile_pin(struct secho_capfile *c);
 
 /* NULL, or why reading stopped before the end of the file. */
 const char *secho_capfile_error(const struct secho_capfile *c);
@@ -113,28 +113,12 @@ const char *secho_capfile_error(const struct secho_capfile *c);
 /* Fraction of the file read so far (0..1). */
 double secho_capfile_progress(const struct secho_capfile *c);
 
-/* *copy = a cursor at the same place over the same mapping; it does not own it (close the
- * original last). Can't fail. */
-void secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *copy);
+/* *copy = a cursor at the same place over the same file, with buffers of its own, not
+ * pinned; close it before the original. Returns 0, or -ENOMEM (*copy then needs no close). */
+int secho_capfile_clone(const struct secho_capfile *c, struct secho_capfile *copy);
 
-/* From now on, unmap the pages more than 16 MiB behind the cursor as it moves (the page
- * cache keeps them): a long file does not fill the resident set. Records handed out
- * more than 16 MiB before the cursor must not be used any more. The owner only (clones
- * never unmap, and the owner's clones must then not lag behind). Can't fail. */
-void secho_capfile_drop_behind(struct secho_capfile *c);
-
-/* With drop_behind: another cursor over the mapping (a clone) is at pos, so the pages up to
- * 16 MiB behind pos are kept too (called again as that cursor moves). Pages dropped are
- * mapped again from the page cache if a cursor comes back to them, so a lagging cursor is
- * slower, never wrong. Can't fail. */
-void secho_capfile_drop_hold(struct secho_capfile *c, size_t pos);
-
-/* Map the pages this far ahead of the cursor (default 256 KiB; 0: nothing ahead of it,
- * each page is mapped when the cursor reaches it: a second cursor behind the one that
- * maps, so that two threads do not fault the same pages in at once). Can't fail. */
-void secho_capfile_touch_ahead(struct secho_capfile *c, size_t bytes);
-
-/* Unmap (the owner only). Can't fail; a zeroed struct is fine. */
+/* Free the buffers, and close the file (the original, not a clone). Can't fail; a zeroed
+ * struct is fine. */
 void secho_capfile_close(struct secho_capfile *c);
 
 #endif

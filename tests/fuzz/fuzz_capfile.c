@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(err[0] && !strchr(err, '\n'));
 		return 0;
 	}
-	secho_capfile_clone(&c, &d);
+	CHECK(secho_capfile_clone(&c, &d) == 0);
 	while (secho_capfile_next(&c, &r) == 1) {
 		CHECK(r.data >= data && r.caplen <= size && r.data + r.caplen <= data + size);
 		CHECK(r.caplen <= SECHO_CAP_MAX_RECORD && r.wirelen >= r.caplen);

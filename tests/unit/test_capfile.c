@@ -4,9 +4,10 @@
  * orders with several sections and interfaces (if_tsresol in powers of 10 and of 2,
  * if_tsoffset, a Linux cooked v2 interface skipped, Linux cooked v1 read as Ethernet, simple packet
  * blocks, blocks to skip), snap lengths, and every way a file can be cut or lie about a length
- * (each one ends the reading with an error that says where, after the records before it), and a
- * file that shrinks under the mapping (the guarded reader stops, no SIGBUS). The same records are
- * also checked against libpcap's reading of the same pcap files.
+ * (each one ends the reading with an error that says where, after the records before it), a
+ * file that shrinks while it is read (the reading ends with an error), how long records stay
+ * (pinned runs through the two buffers, clones with their own). The same records are also
+ * checked against libpcap's reading of the same pcap files.
  */
 #include "harness.h"
 
@@ -464,21 +465,23 @@ static void test_cuts(void)
 static void test_clone(void)
 {
 	struct buf b;
-	t_begin("capfile: clones walk the same mapping independently");
+	t_begin("capfile: clones walk the same file independently");
 	make_pcap(&b, 1, 0, 65535);
 	char *path = write_tmp(&b);
 	struct secho_capfile c, d;
 	char err[256];
 	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open")) {
-		secho_capfile_clone(&c, &d);
+		T_CHECK(secho_capfile_clone(&c, &d) == 0 && d.buf[0] && d.buf[0] != c.buf[0],
+		        "a clone with buffers of its own");
 		struct secho_cap_rec r1, r2;
 		unsigned n = 0;
 		while (secho_capfile_next(&d, &r2) == 1)
 			n++;
 		T_CHECK(n == NFR && secho_capfile_next(&c, &r1) == 1 && r1.caplen == 20,
 		        "the clone read everything, the original is still at its start");
-		secho_capfile_close(&d); /* not the owner: the mapping stays */
-		T_CHECK(secho_capfile_next(&c, &r1) == 1 && r1.data[0] == 1, "still mapped");
+		secho_capfile_close(&d); /* not the owner: the file stays open */
+		T_CHECK(secho_capfile_next(&c, &r1) == 1 && r1.data[0] == 1,
+		        "the original reads on");
 		secho_capfile_close(&c);
 	}
 	unlink(path);
@@ -486,46 +489,24 @@ static void test_clone(void)
 	t_end();
 }
 
-/* Resident bytes of the mapping that starts at map (/proc/self/smaps "Rss:"), or -1. */
-static long mapped_kb(const uint8_t *map)
+/* Record i of the pin test: FR bytes of (i & 0xff), its first four bytes i. */
+static bool pin_rec_ok(const struct secho_cap_rec *r, uint32_t i, uint32_t fr)
 {
-	FILE *f = fopen("/proc/self/smaps", "r");
-	char line[256];
-	long kb = -1;
-	bool in = false;
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-		    strchr(line, '-') < strchr(line, ' '))
-			in = lo == (unsigned long)(uintptr_t)map;
-		else if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb;
+	uint32_t v;
+	memcpy(&v, r->data, 4);
+	return r->caplen == fr && v == i && r->data[4] == (uint8_t)i &&
+	       r->data[fr - 1] == (uint8_t)i;
 }
 
-/* Walk c to its end; the records and their bytes' sum. */
-static unsigned walk_all(struct secho_capfile *c, uint64_t *sum)
-{
-	struct secho_cap_rec r;
-	unsigned n = 0;
-	*sum = 0;
-	while (secho_capfile_next(c, &r) == 1) {
-		*sum += r.data[0] + r.data[r.caplen - 1] + r.caplen;
-		n++;
-	}
-	return n;
-}
-
-/* Dropping behind: 64 MiB of 4 KiB frames walked by the owner, then by a clone. */
-static void test_drop_hold(void)
+/* How long records stay: 64 MiB of 4 KiB frames (16 times a buffer). Pinned runs read until
+ * the reader pauses: every run holds records, every record of a run is intact at its end,
+ * none is lost or repeated between runs; unpinned, a record is intact after the next call;
+ * the original and a clone read in turns, each its own way. */
+static void test_pin(void)
 {
 	enum { FR = 4080, NREC = 16384 };
 	struct buf b;
-	t_begin("capfile: pages dropped behind the cursor, held for a slower cursor");
+	t_begin("capfile: pinned runs keep their records, the reader pauses between them");
 	memset(&b, 0, sizeof(b));
 	u32(&b, 0xa1b2c3d4);
 	u16(&b, 2);
@@ -535,8 +516,9 @@ static void test_drop_hold(void)
 	u32(&b, 65535);
 	u32(&b, 1);
 	static uint8_t f[FR];
-	for (unsigned i = 0; i < NREC; i++) {
+	for (uint32_t i = 0; i < NREC; i++) {
 		memset(f, (int)(i & 0xff), sizeof(f));
+		memcpy(f, &i, 4);
 		u32(&b, 1767225600u + i);
 		u32(&b, 0);
 		u32(&b, FR);
@@ -545,31 +527,56 @@ static void test_drop_hold(void)
 	}
 	char *path = write_tmp(&b);
 	free(b.p);
-	for (int held = 0; held < 2; held++) {
-		struct secho_capfile c, d;
-		char err[256];
-		uint64_t s1, s2;
-		if (!T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err))
-			break;
-		secho_capfile_clone(&c, &d); /* at the start, as an offline worker's */
-		if (held)
-			secho_capfile_touch_ahead(&d, 0); /* as a worker's other than 0 */
-		secho_capfile_drop_behind(&c);
-		if (held)
-			secho_capfile_drop_hold(&c, d.pos);
-		unsigned n1 = walk_all(&c, &s1);
-		long kb = mapped_kb(c.map);
-		/* 64 MiB walked: unheld, everything more than 16-48 MiB behind is dropped */
-		if (held)
-			T_CHECK(kb >= 60 * 1024,
-			        "held at the start: %ld KiB mapped, want all 64 MiB", kb);
-		else
-			T_CHECK(kb >= 0 && kb <= 48 * 1024,
-			        "not held: %ld KiB mapped, want <= 48 MiB", kb);
-		/* the slower cursor reads every record, dropped pages or not */
-		unsigned n2 = walk_all(&d, &s2);
-		T_CHECK(n1 == NREC && n2 == NREC && s1 == s2, "held %d: %u and %u records", held,
-		        n1, n2);
+	struct secho_capfile c, d;
+	char err[256];
+	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err)) {
+		static struct secho_cap_rec run[NREC];
+		uint32_t next = 0, runs = 0, bad = 0, empty = 0, longest = 0;
+		for (;;) {
+			uint32_t n = 0;
+			int rc;
+			secho_capfile_pin(&c);
+			while ((rc = secho_capfile_next(&c, &run[n])) == 1)
+				n++;
+			if (!n && rc == 0)
+				break;
+			empty += !n;
+			for (uint32_t k = 0; k < n; k++)
+				bad += !pin_rec_ok(&run[k], next + k, FR);
+			next += n;
+			runs++;
+			longest = n > longest ? n : longest;
+			if (rc == 0 || runs > NREC)
+				break;
+		}
+		T_CHECK(next == NREC && !bad && !empty && !secho_capfile_error(&c),
+		        "pinned: %u records in %u runs, %u damaged, %u empty runs", next, runs, bad,
+		        empty);
+		/* a run ends when the next record needs the buffer its first ones are in: at
+		 * most the two buffers' worth (4 MiB each) is kept, and at least about one */
+		T_CHECK(runs >= 8 && runs <= 20 && longest <= 2 * (4u << 20) / (FR + 16),
+		        "%u runs, the longest %u records", runs, longest);
+		secho_capfile_close(&c);
+	}
+	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err) &&
+	    T_CHECK(secho_capfile_clone(&c, &d) == 0, "clone")) {
+		struct secho_cap_rec prev, r, rd;
+		uint32_t n = 0, bad = 0, nd = 0;
+		while (secho_capfile_next(&c, &r) == 1) {
+			if (n && !pin_rec_ok(&prev, n - 1, FR))
+				bad++; /* the previous record after the next call */
+			if (!pin_rec_ok(&r, n, FR))
+				bad++;
+			prev = r;
+			n++;
+			if ((n & 1) &&
+			    secho_capfile_next(&d, &rd) == 1) /* the clone, half as fast */
+				bad += !pin_rec_ok(&rd, nd++, FR);
+		}
+		while (secho_capfile_next(&d, &rd) == 1)
+			bad += !pin_rec_ok(&rd, nd++, FR);
+		T_CHECK(n == NREC && nd == NREC && !bad, "unpinned: %u and %u records, %u damaged",
+		        n, nd, bad);
 		secho_capfile_close(&d);
 		secho_capfile_close(&c);
 	}
@@ -650,32 +657,14 @@ static void test_cooked(void)
 	t_end();
 }
 
-struct guarded_read {
-	struct secho_capfile *c;
-	volatile unsigned n; /* records read, stored after each (secho_capfile_guarded) */
-	volatile unsigned sum;
-};
-
-static void read_rest(void *arg)
-{
-	struct guarded_read *g = arg;
-	struct secho_cap_rec r;
-	while (secho_capfile_next(g->c, &r) == 1) {
-		unsigned s = 0;
-		for (uint32_t i = 0; i < r.caplen; i++)
-			s += r.data[i]; /* every byte of the record, as a dissector may */
-		g->sum += s;
-		g->n++;
-	}
-}
-
-/* A file truncated while it is mapped: the guarded reader ends with an error at the first
- * access past the new end (SIGBUS caught), after the records before it. */
+/* A file truncated while it is read: the reading ends with an error at the first byte that
+ * is gone; the records before it (read into the buffers before the truncation, or after it
+ * from what is left) are whole. */
 static void test_shrink(void)
 {
 	enum { N = 40000, LEN = 200 };
 	struct buf b = {0};
-	t_begin("capfile: a file that shrinks under the mapping ends the guarded reading");
+	t_begin("capfile: a file that shrinks while it is read ends the reading");
 	u32(&b, 0xa1b2c3d4);
 	u16(&b, 2);
 	u16(&b, 4);
@@ -695,28 +684,34 @@ static void test_shrink(void)
 	char *path = write_tmp(&b);
 	struct secho_capfile c;
 	char err[256];
+	struct secho_cap_rec r;
 	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err)) {
-		struct guarded_read g = {.c = &c};
-		T_CHECK(secho_capfile_guarded(&c, read_rest, &g) == 0 && g.n == N &&
-		                g.sum == N * LEN && !secho_capfile_error(&c),
-		        "a sound file, guarded: %u records", g.n);
+		unsigned n = 0, sum = 0;
+		while (secho_capfile_next(&c, &r) == 1) {
+			for (uint32_t i = 0; i < r.caplen; i++)
+				sum += r.data[i];
+			n++;
+		}
+		T_CHECK(n == N && sum == N * LEN && !secho_capfile_error(&c),
+		        "a sound file: %u records", n);
 		secho_capfile_close(&c);
 	}
 	if (T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0, "open: %s", err)) {
-		struct secho_cap_rec r;
 		for (unsigned i = 0; i < 10; i++)
 			secho_capfile_next(&c, &r);
 		T_CHECK(truncate(path, 1000000) == 0, "truncate");
-		struct guarded_read g = {.c = &c};
-		int rc = secho_capfile_guarded(&c, read_rest, &g);
+		unsigned n = 0, sum = 0;
+		while (secho_capfile_next(&c, &r) == 1) {
+			for (uint32_t i = 0; i < r.caplen; i++)
+				sum += r.data[i]; /* every byte of the record, as a dissector may */
+			n++;
+		}
 		const char *e = secho_capfile_error(&c);
-		T_CHECK(rc == -EIO && e && strstr(e, "shrank"), "rc %d, error %s", rc,
-		        e ? e : "(none)");
-		/* the records wholly before the new end (rounded up to a page, where the
-		 * mapping still reads zeros) can be read; none after the first page past it */
-		unsigned most = (1000000 + 4096 - 24) / (16 + LEN) + 1;
-		T_CHECK(g.n > 0 && g.n <= most && g.sum <= g.n * LEN,
-		        "%u records read after the truncation (at most %u)", g.n, most);
+		T_CHECK(e && strstr(e, "shrank"), "error %s", e ? e : "(none)");
+		/* at most what the first buffer held before the truncation */
+		unsigned most = (4u << 20) / (16 + LEN) + 1;
+		T_CHECK(n > 0 && n < N - 10 && n <= most && sum == n * LEN,
+		        "%u records read after the truncation (at most %u), all whole", n, most);
 		T_CHECK(secho_capfile_next(&c, &r) == 0, "the reading has ended");
 		secho_capfile_close(&c);
 	}
@@ -732,7 +727,7 @@ int main(void)
 	test_pcapng();
 	test_cuts();
 	test_clone();
-	test_drop_hold();
+	test_pin();
 	test_cooked();
 	test_shrink();
 	return t_exit();

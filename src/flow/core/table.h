@@ -296,16 +296,13 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
  * (docs/PERFORMANCE.md, "What plain traffic pays for tunnels, the record's L2-L4 fields and
  * --features").
  *
- * Lifetime: the frame (frame[0..caplen)) must stay mapped and unchanged from
+ * Lifetime: the frame (frame[0..caplen)) must stay in memory and unchanged from
  * secho_flow_table_prepare until the prepared frame has been metered. Who guarantees it:
  *   - secho_flow_table_burst prepares and meters within the call (live: the frames are in
  *     the ring, handed back to the kernel only after it returns);
- *   - offline (src/flow/meter/offline.c), each worker meters a burst right after reading
- *     it, before it reads on; the mapping is the file's for the whole run (the pages
- *     dropped behind the cursor are 16 MiB and more behind, and are mapped again from the
- *     page cache if read). A file truncated under the reader between a burst's reading
- *     (guarded: secho_capfile_guarded) and its metering is not guarded: a frame past the
- *     new end would fault there;
+ *   - offline (src/flow/meter/offline.c), each worker reads a burst with its reader pinned
+ *     (secho_capfile_pin: the burst's frames stay in the reader's buffers until the next
+ *     pin) and meters it before it reads on;
  *   - a caller of secho_flow_table_burst_prepared of its own keeps the frames as long.
  * Reads of the frame at metering stay within caplen, as the prepare's did: the headers the
  * dissector read, the TCP options bounded by caplen.

@@ -68,7 +68,6 @@ struct worker {
 	unsigned nio;
 	struct rec_ring ring;
 	struct secho_capfile cf; /* offline, workers > 1, not worker 0: its own cursor */
-	size_t pos;              /* of that cursor, after each burst (relaxed; offline.c) */
 	bool direct;             /* records straight to the sinks (offline worker 0 of several:
 	                          * the calling thread, which drains the rings) */
 	pthread_t th;

@@ -154,14 +154,18 @@ static int open_input(struct meter *m, char *err, size_t errlen)
 		r = secho_capfile_open(&m->cf, cfg->pcap, err, errlen);
 		if (r)
 			return r;
-		secho_capfile_drop_behind(&m->cf); /* frames are not used once prepared */
-		/* several workers: each walks the file (src/flow/meter/offline.c) */
+		/* several workers: each walks the file with buffers of its own
+		 * (src/flow/meter/offline.c) */
 		for (unsigned i = 1; i < m->n; i++) {
-			secho_capfile_clone(&m->cf, &m->w[i].cf);
-			/* only worker 0 maps pages ahead: two cursors faulting the same
-			 * pages at once made each walk dearer than one alone (docs/FLOW.md,
-			 * "Workers") */
-			secho_capfile_touch_ahead(&m->w[i].cf, 0);
+			r = secho_capfile_clone(&m->cf, &m->w[i].cf);
+			if (r) {
+				snprintf(err, errlen, "%s: out of memory for worker %u's buffers",
+				         cfg->pcap, i);
+				while (--i >= 1)
+					secho_capfile_close(&m->w[i].cf);
+				secho_capfile_close(&m->cf);
+				return r;
+			}
 		}
 		m->w[0].direct = m->n > 1;
 	} else {
@@ -305,6 +309,8 @@ static void teardown(struct meter *m)
 			munmap(w->mem, w->memlen);
 		free(w->ring.r);
 		free(w->ring.feat);
+		if (i)
+			secho_capfile_close(&w->cf); /* a clone: before the original */
 	}
 	free(m->w);
 	m->w = NULL;
