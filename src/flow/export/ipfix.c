@@ -118,10 +118,11 @@ struct secho_ipfix {
 	size_t tlen[NVARIANTS + 2 + SECHO_IPFIX_FEAT_TEMPLATES];
 	/* Templates of records with features (ipfix_feat.h): the nft allocated, ID
 	 * SECHO_IPFIX_TID_FEAT + k for ft_key[k] = variant << SECHO_FEAT_NSETS | sets carried;
-	 * ft_idx maps such a key to k + 1 (0: none yet). */
+	 * ft_idx, open addressing on such keys, holds k + 1 (0: an empty slot). A table
+	 * indexed by every key would be 432 << 8 slots (216 KiB) for the few a run uses. */
 	unsigned nft;
 	uint32_t ft_key[SECHO_IPFIX_FEAT_TEMPLATES];
-	uint16_t ft_idx[NVARIANTS << SECHO_FEAT_NSETS];
+	uint16_t ft_idx[2 * SECHO_IPFIX_FEAT_TEMPLATES];
 };
 
 /* ---- encoding ---- */
@@ -808,9 +809,15 @@ static void feat_due(struct secho_ipfix *x, struct coll *c, unsigned k, uint64_t
  * features). */
 static int feat_template(struct secho_ipfix *x, unsigned v, uint32_t carried)
 {
+	const uint32_t mask = 2 * SECHO_IPFIX_FEAT_TEMPLATES - 1;
 	uint32_t key = v << SECHO_FEAT_NSETS | carried;
-	if (x->ft_idx[key])
-		return x->ft_idx[key] - 1;
+	uint32_t i = (key * 0x9e3779b1u) >> 16 & mask;
+	/* at most half full: an empty slot ends every probe */
+	while (x->ft_idx[i]) {
+		if (x->ft_key[x->ft_idx[i] - 1] == key)
+			return x->ft_idx[i] - 1;
+		i = (i + 1) & mask;
+	}
 	if (x->nft == SECHO_IPFIX_FEAT_TEMPLATES)
 		return -1;
 	/* room for it in every template message series: one more template and header */
@@ -820,7 +827,7 @@ static int feat_template(struct secho_ipfix *x, unsigned v, uint32_t carried)
 	x->tbuf = nb;
 	x->tcap += HDR_LEN + FTBUF;
 	x->ft_key[x->nft] = key;
-	x->ft_idx[key] = (uint16_t)(++x->nft);
+	x->ft_idx[i] = (uint16_t)(++x->nft);
 	return (int)x->nft - 1;
 }
 
