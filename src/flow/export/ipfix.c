@@ -17,6 +17,7 @@
  */
 #include "flow/export/ipfix.h"
 #include "flow/export/ipfix_feat.h"
+#include "flow/export/put.h"
 #include "flow/feature/sets.h"
 #include "secho/dissect.h"
 #include "sys/clock.h"
@@ -126,28 +127,6 @@ struct secho_ipfix {
 };
 
 /* ---- encoding ---- */
-
-static uint8_t *w16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-	return p + 2;
-}
-
-static uint8_t *w32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + 4;
-}
-
-static uint8_t *w64(uint8_t *p, uint64_t v)
-{
-	w32(p, (uint32_t)(v >> 32));
-	return w32(p + 4, (uint32_t)v);
-}
 
 /* Template fields: IANA element ID (| 0x8000 with PEN 29305: reverse; | 0x4000: an element of
  * ipfixprobe's PEN 8057; | 0x2000: an element of VMware's PEN 6876, Open vSwitch's tunnel

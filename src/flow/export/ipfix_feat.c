@@ -11,6 +11,7 @@
  *   element length (2 bytes), PEN 8057 (4 bytes), then the values in network order.
  */
 #include "flow/export/ipfix_feat.h"
+#include "flow/export/put.h"
 #include "flow/feature/bstats.h"
 #include "flow/feature/dns.h"
 #include "flow/feature/http.h"
@@ -28,34 +29,6 @@
 #define BL_HDR            12 /* 255, length, semantic, field ID, element length, PEN */
 
 /* ---- writers ---- */
-
-static uint8_t *w8(uint8_t *p, uint8_t v)
-{
-	*p = v;
-	return p + 1;
-}
-
-static uint8_t *w16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-	return p + 2;
-}
-
-static uint8_t *w32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-	return p + 4;
-}
-
-static uint8_t *w64(uint8_t *p, uint64_t v)
-{
-	w32(p, (uint32_t)(v >> 32));
-	return w32(p + 4, (uint32_t)v);
-}
 
 size_t secho_ipfix_varlen(uint8_t *out, const void *bytes, size_t n)
 {
