@@ -36,10 +36,11 @@
 # With --features LIST (secho's sets, comma-separated, or all: `secho flow --help`) the
 # round is instead, on the same captures:
 #   secho-w1         features off, as above
-#   secho-feat       the same with --features LIST (IPFIX only: the sets run, and secho's
-#                    IPFIX does not carry their fields yet, docs/FLOW.md "Features")
-#   secho-fjson      secho-feat plus --json /dev/null: the sets' fields encoded too (JSON,
-#                    every record; the bound on the other side)
+#   secho-feat       the same with --features LIST: the sets' fields in the IPFIX records,
+#                    under ipfixprobe's elements (docs/FLOW.md, "IPFIX export of the
+#                    features"), as ipfixprobe-feat exports them
+#   secho-fjson      secho-feat plus --json /dev/null: the sets' fields encoded twice (JSON
+#                    too, every record; the bound on the other side)
 #   ipfixprobe       as above, no process plugin
 #   ipfixprobe-feat  ipfixprobe with -p basicplus (the record's L2-L4 fields, which secho
 #                    always has) and each set of LIST by its name (tls, quic, dns, http,
