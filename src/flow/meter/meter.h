@@ -3,12 +3,13 @@
  * io layer), workers each with a flow table of its own, and one export thread that hands
  * the records to the sinks and reports. Its rooms: src/flow/meter/inner.h.
  *
- *   offline   the file is mapped once (include/secho/capfile.h) and read by the calling
- *             thread alone: each frame is dissected and prepared (key, hash) once. One
- *             worker: it is metered in the same thread, records go to the sinks directly.
- *             Several: it goes to the ring of the worker its symmetric address hash names
- *             (secho_flow_worker_of), and the reader publishes its packet clock so that
- *             every table keeps the same time (src/flow/meter/offline.c).
+ *   offline   the file is read into reused buffers (include/secho/capfile.h). One worker:
+ *             the calling thread dissects, prepares (key, hash) and meters each frame,
+ *             records to the sinks directly. Several: every worker walks the whole file
+ *             with a cursor and buffers of its own, dissects every frame to learn whose it
+ *             is (secho_flow_worker_of, the symmetric address hash) and meters its own;
+ *             every worker sees every frame's time, so every table keeps the same clock
+ *             (src/flow/meter/offline.c).
  *   live      each worker reads its own sockets: AF_PACKET with PACKET_FANOUT_HASH (one
  *             socket per worker), or AF_XDP (one socket per interface queue, queue q to
  *             worker q mod N). Timestamps are the ring's; timeouts are also enforced when
