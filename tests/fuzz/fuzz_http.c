@@ -5,7 +5,9 @@
  * then written as JSON.
  *
  * Invariants: every string within its bound, a head read for at most SECHO_HTTP_HEAD_MAX
- * bytes, the JSON either fits or says -ENOSPC and holds no raw control byte. ASan catches
+ * bytes, the JSON either fits or says -ENOSPC and holds no raw control byte; the flow fed to
+ * a state that started as 0xa5 made ready by secho_feat_http_init (a reused slot) writes the
+ * same JSON as from an all-zero start. ASan catches
  * reads outside the input (a heap copy of exactly its length).
  *
  *   make fuzz && build/fuzz/fuzz_http -max_total_time=60 tests/fuzz/corpus-http
@@ -41,7 +43,7 @@ static void check_state(const struct secho_feat_http *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct secho_feat_http s;
+	static struct secho_feat_http s, g;
 	uint8_t *copy = malloc(size ? size : 1);
 	CHECK(copy);
 	memcpy(copy, data, size);
@@ -55,6 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_state(&s);
 
 	memset(&s, 0, sizeof(s));
+	memset(&g, 0xa5, sizeof(g)); /* a reused slot, made ready by its init */
+	secho_feat_http_init(&g);
 	uint32_t seq[2] = {size ? (uint32_t)data[0] << 24 : 0, 77};
 	size_t pos[2] = {0, size / 2};
 	unsigned step = 0;
@@ -76,11 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((copy[pos[d]] & 0xc0) == 0xc0)
 			t.tcp_seq += 2; /* a gap */
 		secho_feat_http_packet(&s, &t);
-		if (copy[pos[d]] & 0x40)
+		secho_feat_http_packet(&g, &t);
+		if (copy[pos[d]] & 0x40) {
 			secho_feat_http_packet(&s, &t);
+			secho_feat_http_packet(&g, &t);
+		}
 		pos[d] += n;
 	}
 	check_state(&s);
+	static char js[8192], jg[8192];
+	int ns = secho_feat_http_json(&s, js, sizeof(js)),
+	    ng = secho_feat_http_json(&g, jg, sizeof(jg));
+	CHECK(ns == ng && (ns < 0 || !memcmp(js, jg, (size_t)ns))); /* the same as from zero */
 	free(copy);
 	return 0;
 }

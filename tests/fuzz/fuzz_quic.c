@@ -10,7 +10,9 @@
  * from a fixed DCID), through the module, which must then open it: a packet sealed with
  * the right keys that does not open is a bug, not a count. After each step: the reassembly's
  * ranges sorted, disjoint and inside the bound; the ClientHello inside the buffer; the JSON
- * written whole or -ENOSPC, never past its buffer; a flow that is done stays done.
+ * written whole or -ENOSPC, never past its buffer; a flow that is done stays done; the flow
+ * fed to a state that started as 0xa5 made ready by secho_feat_quic_init (a reused slot)
+ * writes the same JSON as from an all-zero start.
  *
  *   make fuzz && build/fuzz/fuzz_quic -max_total_time=60 tests/fuzz/corpus-quic
  */
@@ -24,7 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
-static struct secho_feat_quic st;
+static struct secho_feat_quic st, st2; /* st2: from a reused slot (0xa5 + init) */
 
 static void invariants(const struct secho_feat_quic *s)
 {
@@ -62,6 +64,7 @@ static void feed(const uint8_t *d, size_t len, uint8_t dir, uint32_t wire)
 	p.dport = dir ? 50000 : 443;
 	int was_done = st.done;
 	secho_feat_quic_packet(&st, &p);
+	secho_feat_quic_packet(&st2, &p);
 	CHECK(!was_done || st.done);
 	invariants(&st);
 }
@@ -97,8 +100,11 @@ static size_t seal(const uint8_t *pt, size_t n, uint8_t *out)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* the input as a flow of datagrams */
+	/* the input as a flow of datagrams; st2: the same from a reused slot (0xa5, then
+	 * secho_feat_quic_init), which must write the same JSON */
 	memset(&st, 0, sizeof(st));
+	memset(&st2, 0xa5, sizeof(st2));
+	secho_feat_quic_init(&st2);
 	size_t off = 0;
 	while (off + 3 <= size) {
 		uint8_t dir = data[off] & 1;
@@ -109,6 +115,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* a byte of the direction says whether the capture cut the datagram */
 		feed(data + off, n, dir, (data[off - 3] & 2) ? (uint32_t)n + 100 : (uint32_t)n);
 		off += n;
+	}
+	{
+		static char ja[4096], jb[4096];
+		int na = secho_feat_quic_json(&st, ja, sizeof(ja));
+		int nb = secho_feat_quic_json(&st2, jb, sizeof(jb));
+		CHECK(na == nb && (na < 0 || !memcmp(ja, jb, (size_t)na)));
 	}
 
 	/* the pure parsers on the whole input */

@@ -12,7 +12,9 @@
  *  - a ClientHello that parses and is not cut gives a JA3 whose MD5 matches its string's
  *    length and a JA4 of 36 characters in its fixed shape;
  *  - the state's lengths within their fields; its JSON fits a 4 KiB buffer, is
- *    NUL-terminated and its length is what was returned; a state said done stays done.
+ *    NUL-terminated and its length is what was returned; a state said done stays done;
+ *  - a state filled with 0xa5 and made ready by secho_feat_tls_init (a reused slot) gives
+ *    the same JSON as one that started all zero.
  * ASan catches any read outside the input (an exact-size copy).
  *
  *   make fuzz && build/fuzz/fuzz_tls -max_total_time=60 tests/fuzz/corpus-tls
@@ -56,10 +58,12 @@ static void client_hello(const uint8_t *p, size_t n)
 
 static void feed_state(const uint8_t *p, size_t n)
 {
-	static struct secho_feat_tls s;
-	char json[4096];
+	static struct secho_feat_tls s, g;
+	char json[4096], gjson[4096];
 	uint32_t seq[2] = {1000, 0xffffff00u};
 	memset(&s, 0, sizeof(s));
+	memset(&g, 0xa5, sizeof(g));
+	secho_feat_tls_init(&g);
 	size_t i = 0;
 	while (i < n) {
 		/* one control byte: direction (bit 7), a retransmission (bit 6), a gap (bit 5),
@@ -76,6 +80,7 @@ static void feed_state(const uint8_t *p, size_t n)
 		        seq[d] - ((c & 0x40) ? 8u : 0u) + ((c & 0x20) && !(c & 0x40) ? 3u : 0u);
 		int was_done = secho_feat_tls_done(&s);
 		secho_feat_tls_packet(&s, &pk);
+		secho_feat_tls_packet(&g, &pk);
 		CHECK(!was_done || secho_feat_tls_done(&s));
 		seq[d] += (uint32_t)k;
 		i += k;
@@ -86,6 +91,8 @@ static void feed_state(const uint8_t *p, size_t n)
 	      s.n_ext <= SECHO_FEAT_TLS_EXTS && s.buf_len <= SECHO_FEAT_TLS_BUF);
 	int l = secho_feat_tls_json(&s, json, sizeof(json));
 	CHECK(l >= 0 && (size_t)l == strlen(json));
+	int gl = secho_feat_tls_json(&g, gjson, sizeof(gjson));
+	CHECK(gl == l && !memcmp(json, gjson, (size_t)l));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -12,7 +12,8 @@
 # JSON's, every basicList well formed. Every wait bounded; servers, the capture and files
 # go on any exit (trap).
 #
-#   dig  --(UDP 127.0.0.1:DPORT)-->  dnsmasq
+#   dig  --(UDP 127.x.y.z:53)-->  dnsmasq    (the dns set reads port 53 only: a random
+#                                            loopback address keeps it apart)
 #   curl --(TCP 127.0.0.1:HPORT)-->  python3 http.server      (dumpcap on lo)
 #   s_client --(TCP 127.0.0.1:TPORT)--> openssl s_server
 set -u
@@ -42,14 +43,21 @@ need_tools "$NAME" dnsmasq dig curl openssl dumpcap jq "$PY" || exit 1
 [ -x "$SECHO" ] || { echo "FAIL $NAME: $SECHO not built"; exit 1; }
 
 BASE=$((20000 + RANDOM % 20000))
-DPORT=$BASE HPORT=$((BASE + 1)) TPORT=$((BASE + 2))
+HPORT=$((BASE + 1)) TPORT=$((BASE + 2))
+# the dns set reads flows with port 53 at either end (secho_feat_dns_wants): dnsmasq on
+# port 53 of an address of 127/8 of this run's own, which needs root
+DPORT=53 DADDR=127.83.$((1 + RANDOM % 250)).$((1 + RANDOM % 250))
+if [ "$(id -u)" != 0 ]; then
+	echo "UNAVAILABLE $NAME: dnsmasq on port 53 needs root"
+	exit 0
+fi
 
 # the servers
 cat >"$T/dnsmasq.conf" <<CONF
 no-resolv
 no-hosts
 port=$DPORT
-listen-address=127.0.0.1
+listen-address=$DADDR
 bind-interfaces
 address=/q.features.secho.test/198.18.0.21
 local=/secho.test/
@@ -82,7 +90,7 @@ TS_PID=$!
 
 ready=1
 for _ in $(seq 1 50); do
-	dig -p "$DPORT" @127.0.0.1 +time=1 +tries=1 +short q.features.secho.test A 2>/dev/null |
+	dig -p "$DPORT" @"$DADDR" +time=1 +tries=1 +short q.features.secho.test A 2>/dev/null |
 		grep -q 198.18.0.21 &&
 		curl -s -m 2 -o /dev/null "http://127.0.0.1:$HPORT/" &&
 		timeout 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$TPORT" 2>/dev/null && { ready=0; break; }
@@ -95,9 +103,9 @@ if [ "$ready" -ne 0 ]; then
 fi
 
 CAP=$T/cap.pcapng
-cap_start "$CAP" "port $DPORT or port $HPORT or port $TPORT" ||
+cap_start "$CAP" "(host $DADDR and port $DPORT) or port $HPORT or port $TPORT" ||
 	{ echo "FAIL $NAME: dumpcap did not start"; exit 1; }
-dig -p "$DPORT" @127.0.0.1 +time=2 +tries=1 q.features.secho.test A >"$T/dig.out" 2>&1
+dig -p "$DPORT" @"$DADDR" +time=2 +tries=1 q.features.secho.test A >"$T/dig.out" 2>&1
 curl -s -m 5 -o /dev/null -A "secho-features/1.0" "http://127.0.0.1:$HPORT/feat.html"
 echo Q | timeout 10 openssl s_client -connect "127.0.0.1:$TPORT" \
 	-servername tls.features.secho.test -tls1_2 >"$T/s_client.log" 2>&1

@@ -2,14 +2,33 @@
  * tests/unit/test_flow_features.c - the feature sets in the flow table (`--features`,
  * src/flow/feature/sets.h, src/flow/core/table.h "The extension"): the sections' layout and
  * the stride, the table's memory growing by (stride - 192) per entry, the record pointing at
- * its slot during emit, the sections zeroed when a record starts (new flow in a reused
- * entry, active-timeout continuation, SYN reuse), frames' payloads reaching a set, and the
- * list parser.
+ * its slot during emit, no set live when a record starts (new flow in a reused entry,
+ * active-timeout continuation, SYN reuse) and the area left as it was, which sets a flow
+ * makes live (dns only at port 53), records from slots full of an earlier record's bytes
+ * identical to records from zeroed ones (generated application traffic), frames' payloads
+ * reaching a set, and the list parser.
+ *
+ * Under valgrind (`valgrind --error-exitcode=1 build/tests/test_flow_features`), the table of
+ * the reuse test leaves its feature areas as malloc gave them: a set that read its state
+ * before its init or its init wrote it is an uninitialised read.
  */
 #include "flow/core/table.h"
+#include "flow/export/ipfix_feat.h"
+#include "flow/export/json.h"
 #include "flow/feature/sets.h"
 #include "harness.h"
 #include "secho/dissect.h"
+#include "traffic/gen.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define SECHO_TEST_MEMCHECK 1
+#endif
+#endif
+#ifndef SECHO_TEST_MEMCHECK
+#define SECHO_TEST_MEMCHECK 0
+#endif
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +42,7 @@ struct seen {
 	unsigned n;
 	const uint8_t *feat; /* the last record's */
 	const struct secho_feat_layout *layout;
+	uint32_t live;       /* the last record's live sets */
 	uint8_t copy[16384]; /* its feature area, copied during emit */
 	char json[4096];
 	int json_n;
@@ -38,9 +58,10 @@ static void on_rec(void *ctx, const struct secho_flow_rec *r)
 	s->n++;
 	s->feat = r->feat;
 	s->layout = r->feat_layout;
+	s->live = r->feat_live;
 	if (r->feat && r->feat_layout->bytes <= sizeof(s->copy))
 		memcpy(s->copy, r->feat, r->feat_layout->bytes);
-	s->json_n = r->feat ? secho_feat_sets_json(r->feat_layout, r->feat,
+	s->json_n = r->feat ? secho_feat_sets_json(r->feat_layout, r->feat, r->feat_live,
 	                                           r->fwd.packets + r->rev.packets,
 	                                           (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags),
 	                                           s->json, sizeof(s->json))
@@ -157,9 +178,16 @@ static uint8_t *area0(struct tbl *x)
 	return secho_flow_table_slot(&x->t, 0) + SECHO_FLOW_EXTRA_BYTES;
 }
 
-static void test_zeroing(void)
+/* The extension of the table's one flow (entry 0). */
+static struct secho_flow_extra *x0(struct tbl *x)
 {
-	t_begin("flow features: sections zeroed when a record starts, the record points at them");
+	return (struct secho_flow_extra *)secho_flow_table_slot(&x->t, 0);
+}
+
+static void test_start(void)
+{
+	t_begin("flow features: no set live when a record starts, the area left as it was, the "
+	        "record points at it");
 	struct tbl x;
 	uint32_t sets = 1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_HTTP;
 	T_CHECK(tbl_init(&x, sets) == 0, "table");
@@ -169,35 +197,49 @@ static void test_zeroing(void)
 
 	pkt(&x, &k, 1 * S_NS, 0x02);
 	memset(area0(&x), 0xaa, fb); /* what this record's sets "saw" */
-	/* the active timeout (10 s): the record leaves with its area, the next starts at 0 */
+	x0(&x)->feat_live = x0(&x)->feat_decided = sets;
+	/* the active timeout (10 s): the record leaves with its area, the next starts with
+	 * nothing live */
 	pkt(&x, &k, 4 * S_NS, 0x10);
 	pkt(&x, &k, 8 * S_NS, 0x10);
 	pkt(&x, &k, 12 * S_NS, 0x10);
 	T_CHECK(x.out.n == 1, "%u records after the active timeout", x.out.n);
-	T_CHECK(x.out.feat == area0(&x) && x.out.layout == &x.t.feat,
-	        "the record points at its slot's area and the table's layout");
+	T_CHECK(x.out.feat == area0(&x) && x.out.layout == &x.t.feat && x.out.live == sets,
+	        "the record points at its slot's area and the table's layout, live %#x",
+	        x.out.live);
 	T_CHECK(all_bytes(x.out.copy, fb, 0xaa), "the record carried its own area");
-	T_CHECK(all_bytes(area0(&x), fb, 0), "continuation: area zeroed");
+	T_CHECK(x0(&x)->feat_live == 0 && x0(&x)->feat_decided == 0 &&
+	                all_bytes(area0(&x), fb, 0xaa),
+	        "continuation: nothing live (%#x, decided %#x), the area not written",
+	        x0(&x)->feat_live, x0(&x)->feat_decided);
 
 	/* SYN reuse: FIN, then a SYN on the same key */
+	x0(&x)->feat_live = x0(&x)->feat_decided = sets;
 	memset(area0(&x), 0xbb, fb);
 	pkt(&x, &k, 13 * S_NS, 0x11);
 	pkt(&x, &k, 14 * S_NS, 0x02);
 	T_CHECK(x.out.n == 2, "%u records after SYN reuse", x.out.n);
 	T_CHECK(all_bytes(x.out.copy, fb, 0xbb), "the ended record carried its area");
-	T_CHECK(all_bytes(area0(&x), fb, 0), "SYN reuse: area zeroed");
+	T_CHECK(x0(&x)->feat_live == 0 && x0(&x)->feat_decided == 0, "SYN reuse: nothing live");
 
 	/* a new flow in the freed entry (the last freed first) */
 	memset(area0(&x), 0xcc, fb);
 	secho_flow_table_flush(&x.t);
 	T_CHECK(x.out.n == 3 && all_bytes(x.out.copy, fb, 0xcc), "flush: %u records", x.out.n);
+	T_CHECK(x.out.live == 0 && x.out.json_n == 0,
+	        "a record whose sets saw nothing: live %#x, no members: %d (%s)", x.out.live,
+	        x.out.json_n, x.out.json);
 	struct secho_flow_key k2;
 	key4(&k2, 17, 5353, 53);
+	x0(&x)->feat_live = x0(&x)->feat_decided = sets;
 	pkt(&x, &k2, 20 * S_NS, 0);
-	T_CHECK(all_bytes(area0(&x), fb, 0), "a new flow in a used entry: area zeroed");
+	T_CHECK(x0(&x)->feat_live == 0 && x0(&x)->feat_decided == 0,
+	        "a new flow in a used entry: nothing live");
 	/* the key-only path gives the sets nothing */
 	pkt(&x, &k2, 21 * S_NS, 0);
-	T_CHECK(all_bytes(area0(&x), fb, 0), "packets by key: the sets see nothing");
+	T_CHECK(x0(&x)->feat_live == 0 && x0(&x)->feat_decided == 0 &&
+	                all_bytes(area0(&x), fb, 0xcc),
+	        "packets by key: the sets see nothing, decide nothing");
 	secho_flow_table_flush(&x.t);
 	T_CHECK(x.out.json_n == 0, "no members for a flow whose sets saw nothing: %d (%s)",
 	        x.out.json_n, x.out.json);
@@ -345,6 +387,260 @@ static void test_wg_sessions(void)
 	t_end();
 }
 
+/* An Ethernet + IPv4 + TCP frame (no options) with flags, seq and plen bytes of payload. */
+static size_t tcp_frame(uint8_t *f, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
+                        const uint8_t *payload, size_t plen)
+{
+	memset(f, 0, 54 + plen);
+	f[12] = 0x08;
+	uint8_t *ip = f + 14;
+	ip[0] = 0x45;
+	ip[2] = (uint8_t)((20 + 20 + plen) >> 8);
+	ip[3] = (uint8_t)(20 + 20 + plen);
+	ip[8] = 64;
+	ip[9] = 6;
+	ip[12] = 198, ip[13] = 18, ip[14] = 0, ip[15] = 1;
+	ip[16] = 198, ip[17] = 18, ip[18] = 0, ip[19] = 2;
+	uint8_t *t = ip + 20;
+	t[0] = (uint8_t)(sp >> 8), t[1] = (uint8_t)sp;
+	t[2] = (uint8_t)(dp >> 8), t[3] = (uint8_t)dp;
+	for (unsigned i = 0; i < 4; i++)
+		t[4 + i] = (uint8_t)(seq >> (24 - 8 * i));
+	t[12] = 5 << 4;
+	t[13] = flags;
+	t[14] = 0xff;
+	if (plen)
+		memcpy(t + 20, payload, plen);
+	return 54 + plen;
+}
+
+/* One frame of n bytes in buf through the table (a burst of one). */
+static void feed1(struct tbl *x, const uint8_t *buf, size_t n, uint64_t ts)
+{
+	struct secho_flow_frame fr;
+	memset(&fr, 0, sizeof(fr));
+	fr.data = buf;
+	fr.wirelen = (uint32_t)n;
+	fr.ts_ns = ts;
+	fr.reason = secho_dissect_snap(buf, n, n, &fr.d);
+	T_CHECK(fr.reason == SECHO_DISSECT_OK, "frame dissected: %d", fr.reason);
+	secho_flow_table_burst(&x->t, &fr, 1);
+}
+
+#define SB(s) (1u << SECHO_FEAT_SET_##s)
+
+static void test_live(void)
+{
+	t_begin("flow features: the sets a flow makes live (dns: port 53 only; tls, http: TCP; "
+	        "quic, wg: UDP; statistics: every flow), each at its first packet that counts");
+	/* a DNS query, ID 0x1234, for a.example, type A */
+	static const uint8_t q[] = {0x12, 0x34, 0x01, 0x00, 0,   1,   0,   0,   0, 0, 0, 0, 1, 'a',
+	                            7,    'e',  'x',  'a',  'm', 'p', 'l', 'e', 0, 0, 1, 0, 1};
+	static const struct {
+		uint16_t sp, dp;
+		bool dns;
+	} c[3] = {{40000, 5000, false}, {40000, 53, true}, {53, 40000, true}};
+	uint8_t buf[256];
+	for (unsigned i = 0; i < 3; i++) {
+		struct tbl x;
+		T_CHECK(tbl_init(&x, SECHO_FEAT_ALL) == 0, "table");
+		size_t n = udp_frame(buf, c[i].sp, c[i].dp, sizeof(q), 0);
+		memcpy(buf + 42, q, sizeof(q));
+		feed1(&x, buf, n, S_NS);
+		secho_flow_table_flush(&x.t);
+		uint32_t want = SB(QUIC) | SB(WG) | SB(PSTATS) | SB(PHISTS) | SB(BSTATS) |
+		                (c[i].dns ? SB(DNS) : 0);
+		T_CHECK(x.out.n == 1 && x.out.live == want, "UDP %u -> %u: live %#x, want %#x",
+		        c[i].sp, c[i].dp, x.out.live, want);
+		bool id = strstr(x.out.json, "\"dns_id\":4660") != NULL;
+		bool any = strstr(x.out.json, "dns_") != NULL;
+		T_CHECK(id == c[i].dns && any == c[i].dns, "UDP %u -> %u: dns members %s: %s",
+		        c[i].sp, c[i].dp, c[i].dns ? "expected" : "unexpected", x.out.json);
+		free(x.mem);
+	}
+
+	/* TCP to port 80: the SYN decides tls (its sequence number counts), quic, wg and dns
+	 * (no); http and the statistics sets wait for the first payload */
+	struct tbl x;
+	T_CHECK(tbl_init(&x, SECHO_FEAT_ALL) == 0, "table");
+	static const uint8_t get[] = "GET / HTTP/1.1\r\nHost: h.example\r\n\r\n";
+	size_t n = tcp_frame(buf, 40000, 80, 0x02, 1000, NULL, 0);
+	feed1(&x, buf, n, S_NS);
+	T_CHECK(x0(&x)->feat_live == SB(TLS) &&
+	                x0(&x)->feat_decided == (SB(TLS) | SB(QUIC) | SB(DNS) | SB(WG)),
+	        "after the SYN: live %#x, decided %#x", x0(&x)->feat_live, x0(&x)->feat_decided);
+	n = tcp_frame(buf, 40000, 80, 0x10, 1001, NULL, 0);
+	feed1(&x, buf, n, 2 * S_NS);
+	T_CHECK(x0(&x)->feat_live == SB(TLS), "after an empty ACK: live %#x", x0(&x)->feat_live);
+	n = tcp_frame(buf, 40000, 80, 0x18, 1001, get, sizeof(get) - 1);
+	feed1(&x, buf, n, 3 * S_NS);
+	uint32_t want = SB(TLS) | SB(HTTP) | SB(PSTATS) | SB(PHISTS) | SB(BSTATS);
+	T_CHECK(x0(&x)->feat_live == want && x0(&x)->feat_decided == SECHO_FEAT_ALL,
+	        "after the request: live %#x, decided %#x", x0(&x)->feat_live,
+	        x0(&x)->feat_decided);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(strstr(x.out.json, "\"http_host\":\"h.example\"") && !strstr(x.out.json, "dns_") &&
+	                strstr(x.out.json, "\"ppi_pkt_lengths\":[35]"),
+	        "TCP 80: %s", x.out.json);
+	free(x.mem);
+	t_end();
+}
+
+/* ---- reused slots: an earlier record's bytes never reach a record ---- */
+
+/* How a reuse table's feature areas are left when a record leaves (and at the start). */
+enum reuse_mode {
+	REUSE_ZERO,   /* zeroed: every record starts from all zero, as before live sets */
+	REUSE_POISON, /* 0xa5 everywhere */
+	REUSE_UNDEF,  /* undefined to valgrind's memcheck (zero otherwise) */
+};
+
+#define REUSE_MAX_RECS 32768
+
+struct reuse {
+	struct secho_flow_table t;
+	void *mem;
+	enum reuse_mode mode;
+	unsigned n;
+	uint64_t h[REUSE_MAX_RECS]; /* each record's digest: key, counters, JSON, IPFIX */
+	unsigned with[5];           /* records with tls_sni, quic_sni, dns_id, http_host, pstats */
+};
+
+static void undefine(void *p, size_t n)
+{
+#if SECHO_TEST_MEMCHECK
+	VALGRIND_MAKE_MEM_UNDEFINED(p, n);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static void leave(struct reuse *u, uint8_t *area, size_t n)
+{
+	if (u->mode == REUSE_POISON)
+		memset(area, 0xa5, n);
+	else
+		memset(area, 0, n);
+	if (u->mode == REUSE_UNDEF)
+		undefine(area, n);
+}
+
+static void on_reuse_rec(void *ctx, const struct secho_flow_rec *r)
+{
+	static char js[SECHO_FLOW_JSON_FEAT_MAX];
+	static uint8_t ipfix[SECHO_IPFIX_FEAT_REC_MAX];
+	static const char *const names[5] = {"\"tls_sni\"", "\"quic_sni\"", "\"dns_id\"",
+	                                     "\"http_host\"", "\"ppi_pkt_lengths\""};
+	struct reuse *u = ctx;
+	uint64_t packets = r->fwd.packets + r->rev.packets;
+	int jn = secho_feat_sets_json(r->feat_layout, r->feat, r->feat_live, packets,
+	                              (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags), js,
+	                              sizeof(js));
+	uint32_t carried = secho_ipfix_feat_carried(r);
+	size_t in = secho_ipfix_feat_encode(r, carried, ipfix);
+	uint64_t h = 1469598103934665603ull;
+	h = fnv(h, &r->key, sizeof(r->key));
+	h = fnv(h, &packets, sizeof(packets));
+	h = fnv(h, &jn, sizeof(jn));
+	if (jn > 0)
+		h = fnv(h, js, (size_t)jn);
+	h = fnv(h, &carried, sizeof(carried));
+	h = fnv(h, ipfix, in);
+	if (u->n < REUSE_MAX_RECS)
+		u->h[u->n] = h;
+	u->n++;
+	for (unsigned i = 0; i < 5; i++)
+		if (jn > 0 && strstr(js, names[i]))
+			u->with[i]++;
+	/* the test's hook: what the next record in this slot finds */
+	leave(u, (uint8_t *)(uintptr_t)r->feat, r->feat_layout->bytes);
+}
+
+static int reuse_init(struct reuse *u, enum reuse_mode mode)
+{
+	struct secho_flow_table_cfg cfg = {
+	        .flows = 64, /* few entries: the slots are reused again and again */
+	        .active_ns = 10 * S_NS,
+	        .inactive_ns = 2 * S_NS,
+	        .hash = SECHO_FLOW_HASH_DEFAULT,
+	        .seed = 777,
+	        .emit = on_reuse_rec,
+	        .ctx = u,
+	        .features = SECHO_FEAT_ALL,
+	};
+	memset(u, 0, sizeof(*u));
+	u->mode = mode;
+	size_t len = secho_flow_table_mem_size(&cfg);
+	if (!len || posix_memalign(&u->mem, 64, len))
+		return -1;
+	memset(u->mem, 0, len);
+	int rc = secho_flow_table_init(&u->t, &cfg, u->mem, len);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < secho_flow_table_capacity(&u->t); i++)
+		leave(u, secho_flow_table_slot(&u->t, i) + SECHO_FLOW_EXTRA_BYTES, u->t.feat.bytes);
+	return 0;
+}
+
+static void test_reuse(void)
+{
+	t_begin("flow features: records from slots holding an earlier record's bytes (0xa5, "
+	        "undefined) equal records from zeroed slots (light, every application)");
+	static struct reuse u[3];
+	unsigned apps = 0;
+	char err[256];
+	T_CHECK(secho_gen_app_parse("all", &apps, err, sizeof(err)) == 0, "apps: %s", err);
+	struct secho_gen_cfg gc = {.profile = "light", .packets = 20000, .seed = 21, .apps = apps};
+	struct secho_gen *g = NULL;
+	int rc = secho_gen_new(&g, &gc, err, sizeof(err));
+	T_CHECK(rc == 0, "generator: %s", err);
+	for (unsigned m = 0; m < 3; m++)
+		T_CHECK(reuse_init(&u[m], (enum reuse_mode)m) == 0, "table %u", m);
+	struct secho_gen_frame f;
+	unsigned frames = 0;
+	while (rc == 0 && secho_gen_next(g, &f) == 1) {
+		struct secho_flow_frame fr;
+		memset(&fr, 0, sizeof(fr));
+		fr.data = f.data;
+		fr.wirelen = f.len;
+		fr.ts_ns = f.ts_ns;
+		fr.reason = secho_dissect_snap(f.data, f.caplen, f.len, &fr.d);
+		for (unsigned m = 0; m < 3; m++)
+			secho_flow_table_burst(&u[m].t, &fr, 1);
+		frames++;
+	}
+	for (unsigned m = 0; m < 3; m++)
+		secho_flow_table_flush(&u[m].t);
+	if (g)
+		secho_gen_free(g);
+	T_CHECK(frames == 20000 && u[0].n > 500 && u[0].n <= REUSE_MAX_RECS,
+	        "%u frames, %u records", frames, u[0].n);
+	for (unsigned i = 0; i < 5; i++)
+		T_CHECK(u[0].with[i] > 10, "records with member %u: %u", i, u[0].with[i]);
+	for (unsigned m = 1; m < 3; m++) {
+		T_CHECK(u[m].n == u[0].n, "table %u: %u records, want %u", m, u[m].n, u[0].n);
+		unsigned diff = 0, first = 0;
+		for (unsigned i = 0; i < u[0].n && i < u[m].n && i < REUSE_MAX_RECS; i++)
+			if (u[m].h[i] != u[0].h[i] && !diff++)
+				first = i;
+		T_CHECK(diff == 0,
+		        "table %u: %u records differ from the zeroed table's (first: %u)", m, diff,
+		        first);
+	}
+	for (unsigned m = 0; m < 3; m++)
+		free(u[m].mem);
+	t_end();
+}
+
 static void test_parse(void)
 {
 	t_begin("flow features: the list parser");
@@ -373,7 +669,9 @@ static void test_parse(void)
 int main(void)
 {
 	test_layout();
-	test_zeroing();
+	test_start();
+	test_live();
+	test_reuse();
 	test_frames();
 	test_wg_sessions();
 	test_parse();

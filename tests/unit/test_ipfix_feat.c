@@ -406,6 +406,7 @@ static struct secho_flow_rec rec_with(uint32_t sets)
 	r.end_reason = 1;
 	r.feat = (const uint8_t *)area;
 	r.feat_layout = &lay;
+	r.feat_live = sets;
 	return r;
 }
 
@@ -445,6 +446,27 @@ static void test_carried(void)
 	        secho_ipfix_feat_carried(&r));
 	r.feat = NULL;
 	T_CHECK(secho_ipfix_feat_carried(&r) == 0, "no area: %#x", secho_ipfix_feat_carried(&r));
+	/* sets on but not live in the record: their sections hold an earlier record's bytes,
+	 * which are not read; they export as sets that found nothing (the statistics sets:
+	 * empty lists, by their rules) */
+	r = rec_with(SECHO_FEAT_ALL);
+	r.fwd.packets = 4;
+	memset(area, 0xa5, sizeof(area));
+	r.feat_live = 0;
+	T_CHECK(secho_ipfix_feat_carried(&r) == (B(PSTATS) | B(PHISTS) | B(BSTATS)),
+	        "nothing live: %#x", secho_ipfix_feat_carried(&r));
+	uint8_t enc[SECHO_IPFIX_FEAT_REC_MAX];
+	size_t en = secho_ipfix_feat_encode(&r, B(PSTATS), enc);
+	check_hex("pstats not live", enc, en,
+	          "ff 0009 03 83f5 0002 00001f79 ff 0009 03 83f6 0008 00001f79 "
+	          "ff 0009 03 83f7 0001 00001f79 ff 0009 03 83f8 0001 00001f79");
+	r.feat_live = B(DNS);
+	((struct secho_feat_dns *)st(SECHO_FEAT_SET_DNS))->seen = 0;
+	T_CHECK(secho_ipfix_feat_carried(&r) == (B(PSTATS) | B(PHISTS) | B(BSTATS)),
+	        "dns live, found nothing: %#x", secho_ipfix_feat_carried(&r));
+	((struct secho_feat_dns *)st(SECHO_FEAT_SET_DNS))->seen = 1;
+	T_CHECK(secho_ipfix_feat_carried(&r) == (B(DNS) | B(PSTATS) | B(PHISTS) | B(BSTATS)),
+	        "dns live, found a query: %#x", secho_ipfix_feat_carried(&r));
 	t_end();
 }
 

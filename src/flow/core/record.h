@@ -71,7 +71,11 @@ struct secho_flow_extra {
 	uint8_t tun_type;        /* SECHO_TUN_* of the first packet (dissect.h); 0 = none */
 	uint8_t tun_flags;       /* SECHO_TUN_F_* */
 	uint8_t outer_ip_version; /* 4 or 6; 0 when not tunnelled */
-	uint8_t pad0[8];
+	uint32_t feat_live;    /* the feature sets (1u << SECHO_FEAT_SET_*, src/flow/feature/sets.h)
+	                        * that have their state in this record: wanted by its flow and
+	                        * initialised; a set not live reads as its zero state */
+	uint32_t feat_decided; /* the sets that have decided for this record (live or not
+	                        * wanted); the others ask again at the next packet */
 	/* -- written once per direction -- */
 	uint8_t src_mac[6], dst_mac[6]; /* sourceMacAddress (56), destinationMacAddress (80): the
 	                                 * innermost Ethernet header of the forward first packet
@@ -99,9 +103,13 @@ struct secho_flow_rec {
 	                            * long as the record) */
 	/* The feature sets' states (`--features`, src/flow/feature/sets.h): the slot's feature
 	 * area laid out as feat_layout says, valid during emit only (whoever keeps the record
-	 * longer copies feat_layout->bytes bytes); NULL when no set is on. */
+	 * longer copies feat_layout->bytes bytes); NULL when no set is on. Only the sections
+	 * of the sets in feat_live hold this record's state (the others hold whatever an
+	 * earlier record left): read them through secho_feat_sets_state(), which gives a set
+	 * that is not live its zero state ("found nothing"). */
 	const uint8_t *feat;
 	const struct secho_feat_layout *feat_layout;
+	uint32_t feat_live;
 };
 
 /* The reverse direction's ICMP type << 8 | code: the answer to the forward's (key.h,

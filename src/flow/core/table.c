@@ -595,17 +595,20 @@ static void feat_pkt(const struct secho_flow_prep *fp, unsigned dir, uint64_t ts
 	*pp = p;
 }
 
-/* One prepared packet to the feature sections of its record (area), in direction dir (the
- * record's first packet's is forward). Out of line: the packet path without sets on only
- * tests t->feat.bytes. */
-static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *area,
+/* One prepared packet to the feature sections of its record (slot: its extension, whose
+ * first line holds the record's live and decided sets), in direction dir (the record's first
+ * packet's is forward). Out of line: the packet path without sets on only tests
+ * t->feat.bytes. */
+static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *slot,
                                                   const struct secho_flow_prep *fp, unsigned dir,
                                                   uint64_t ts, uint32_t octets, uint8_t tcp_flags)
 {
+	struct secho_flow_extra *x = (struct secho_flow_extra *)slot;
 	struct secho_feat_pkt p;
 
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
-	secho_feat_sets_packet(&t->feat, area, &p);
+	secho_feat_sets_packet(&t->feat, slot + SECHO_FLOW_EXTRA_BYTES, &x->feat_live,
+	                       &x->feat_decided, &p);
 }
 
 /* Whether the packet, not counted yet, starts a new record of its flow for a feature set
@@ -616,12 +619,13 @@ static __attribute__((noinline)) bool feat_new_record(struct secho_flow_table *t
                                                       uint8_t tcp_flags)
 {
 	struct secho_feat_pkt p;
+	uint8_t *slot = secho_flow_table_slot(t, idx);
+	uint32_t live = ((const struct secho_flow_extra *)slot)->feat_live;
 
-	if (!(t->feat.sets & 1u << SECHO_FEAT_SET_WG))
+	if (!(t->feat.sets & live & 1u << SECHO_FEAT_SET_WG))
 		return false;
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
-	return secho_feat_sets_new_record(
-	        &t->feat, secho_flow_table_slot(t, idx) + SECHO_FLOW_EXTRA_BYTES, &p);
+	return secho_feat_sets_new_record(&t->feat, slot + SECHO_FLOW_EXTRA_BYTES, live, &p);
 }
 
 /* ---- records ---- */
@@ -652,20 +656,23 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	if (t->feat.bytes) {
 		rec.feat = slot + SECHO_FLOW_EXTRA_BYTES;
 		rec.feat_layout = &t->feat;
+		rec.feat_live = ((const struct secho_flow_extra *)slot)->feat_live;
 	}
 	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
 	t->cfg.emit(t->cfg.ctx, &rec);
 }
 
 /* A record starts in entry idx: its extension's fields are written by its first packets
- * (seen = 0), its feature sections start from zero. */
+ * (seen = 0), and no feature set is live or has decided: each section is made ready by its
+ * set's init when the set wants the flow (src/flow/feature/sets.h, "Live sets"). Both are
+ * in the line seen is in: the feature area is not touched here. */
 static inline void x_start(struct secho_flow_table *t, uint32_t idx)
 {
-	uint8_t *slot = secho_flow_table_slot(t, idx);
+	struct secho_flow_extra *x = (struct secho_flow_extra *)secho_flow_table_slot(t, idx);
 
-	((struct secho_flow_extra *)slot)->seen = 0;
+	x->seen = 0;
 	if (t->feat.bytes)
-		memset(slot + SECHO_FLOW_EXTRA_BYTES, 0, t->feat.bytes);
+		x->feat_live = x->feat_decided = 0;
 }
 
 /* A new record in e (which may have held one before): key ck, forward swapped or not. */
@@ -936,7 +943,7 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
 	extra_update((struct secho_flow_extra *)slot, dir, fp, tcp_flags, octets);
 	if (__builtin_expect(t->feat.bytes != 0, 0) && feat)
-		feat_update(t, slot + SECHO_FLOW_EXTRA_BYTES, fp, dir, ts, octets, tcp_flags);
+		feat_update(t, slot, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
 	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;

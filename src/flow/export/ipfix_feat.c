@@ -343,9 +343,12 @@ size_t secho_ipfix_feat_set_encode(unsigned set, const void *state, uint8_t *out
 
 /* ---- per record ---- */
 
+/* The set's state in r: its section when the set is live in r, else the zero state (a set
+ * that found nothing: not carried, or carried with empty lists by the statistics sets' rule,
+ * as today for a flow they saw nothing of). */
 static const void *state_of(const struct secho_flow_rec *r, unsigned set)
 {
-	return r->feat + r->feat_layout->off[set];
+	return secho_feat_sets_state(r->feat_layout, r->feat, r->feat_live, set);
 }
 
 uint32_t secho_ipfix_feat_carried(const struct secho_flow_rec *r)

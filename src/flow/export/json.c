@@ -195,9 +195,10 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 		p = put_kv(p, end, ",\"rev_icmp_code\":", ri & 0xff);
 	}
 	p = put_extra(p, end, r, uniflow);
-	if (r->feat && p) { /* the feature sets' members (src/flow/feature/sets.h) */
+	if (r->feat && p) { /* the feature sets' members (src/flow/feature/sets.h): a set not
+		             * live in the record writes what a set that found nothing writes */
 		int n = secho_feat_sets_json(
-		        r->feat_layout, r->feat, r->fwd.packets + r->rev.packets,
+		        r->feat_layout, r->feat, r->feat_live, r->fwd.packets + r->rev.packets,
 		        (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags), p, (size_t)(end - p));
 		p = n < 0 ? NULL : p + n;
 	}

@@ -4,6 +4,19 @@
 #include "flow/feature/bstats.h"
 #include "flow/feature/fjson.h"
 
+#include <string.h>
+
+void secho_feat_bstats_init(struct secho_feat_bstats *s)
+{
+	for (unsigned i = 0; i < 2; i++) {
+		s->d[i].count = 0;
+		s->d[i].started = 0;
+		memset(s->d[i].pad, 0, sizeof(s->d[i].pad));
+	}
+	s->done = 0;
+	memset(s->pad, 0, sizeof(s->pad));
+}
+
 static void start(struct secho_bstats_dir *d, const struct secho_feat_pkt *p)
 {
 	d->pkts[d->count] = 1;

@@ -47,7 +47,8 @@ struct secho_bstats_dir {
 	uint8_t pad[5];
 };
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_bstats_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_bstats {
 	struct secho_bstats_dir d[2];
 	uint8_t done; /* both directions have SECHO_BSTATS_MAX bursts */
@@ -55,6 +56,11 @@ struct secho_feat_bstats {
 };
 #define SECHO_FEAT_BSTATS_SIZE 744
 _Static_assert(sizeof(struct secho_feat_bstats) == SECHO_FEAT_BSTATS_SIZE, "bstats state size");
+
+/* Make s ready for a record: each direction's burst count and candidate flag, and done,
+ * zeroed; the lists (read below the count, and the candidate's entry once started) are
+ * not. Can't fail. */
+void secho_feat_bstats_init(struct secho_feat_bstats *s);
 
 void secho_feat_bstats_packet(struct secho_feat_bstats *s, const struct secho_feat_pkt *p);
 

@@ -317,6 +317,21 @@ bool secho_feat_dns_wants(const struct secho_feat_pkt *p)
 	       (p->sport == SECHO_DNS_PORT || p->dport == SECHO_DNS_PORT);
 }
 
+void secho_feat_dns_init(struct secho_feat_dns *s)
+{
+	s->seen = 0;
+	s->done = 0;
+	s->pad = 0;
+	s->messages = s->refused = s->extra = 0;
+	for (unsigned d = 0; d < 2; d++) {
+		struct secho_dns_tcp *t = &s->tcp[d];
+		t->next_seq = 0;
+		t->have = 0;
+		t->started = 0;
+		t->state = 0;
+	}
+}
+
 static void check_done(struct secho_feat_dns *s, uint8_t proto)
 {
 	if (s->seen == 3 || s->refused >= SECHO_DNS_REFUSE_MAX)

@@ -113,7 +113,8 @@ struct secho_dns_tcp {
 	uint8_t buf[SECHO_DNS_TCP_BUF];
 };
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_dns_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_dns {
 	struct secho_dns_msg msg[2]; /* [0] the first query (QR 0), [1] the first response */
 	uint8_t seen;                /* bit 0: msg[0] filled; bit 1: msg[1] */
@@ -159,6 +160,11 @@ int secho_dns_parse(const uint8_t *msg, size_t len, struct secho_dns_msg *m);
 /* Whether a packet is one the dns feature set looks at: UDP or TCP with port 53 at
  * either end. */
 bool secho_feat_dns_wants(const struct secho_feat_pkt *p);
+
+/* Make s ready for a record: the flags, counters and the TCP streams' positions zeroed;
+ * the messages (read under their seen bit, zeroed by the parse that fills them) and the TCP
+ * buffers (read within have) are not. Can't fail. */
+void secho_feat_dns_init(struct secho_feat_dns *s);
 
 /* One packet of the flow (UDP: a message per datagram; TCP: the stream, reassembled). */
 void secho_feat_dns_packet(struct secho_feat_dns *s, const struct secho_feat_pkt *p);

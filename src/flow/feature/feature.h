@@ -6,8 +6,16 @@
  * (pstats, phists, bstats) taken from a flow's packets. Each one, in src/flow/feature/X.{h,c}:
  *
  *   struct secho_feat_X         its per-flow state: fixed size (its bytes are in its header),
- *                               zeroed when a record starts, no pointers out of it; what is
- *                               exported is read from it when the record leaves
+ *                               no pointers out of it; what is exported is read from it when
+ *                               the record leaves. All zero is the state of a set that found
+ *                               nothing (what a set not live in a record reads, sets.h)
+ *   secho_feat_X_wants(p)       whether the set reads p's flow (protocol, ports): cheap; the
+ *                               statistics sets read every flow and have none
+ *   secho_feat_X_init(s)        the state made ready for a record when the set becomes live:
+ *                               its fixed part zeroed, its large buffers left as they are
+ *                               (an earlier record's bytes): every reader of a buffer keeps
+ *                               within the length (or under the flag) that governs it, so a
+ *                               record's fields are those of an all-zero start
  *   secho_feat_X_packet(s, p)   one packet of the flow (struct secho_feat_pkt below), in
  *                               packet order per direction; bounded work, no allocation, never
  *                               reads outside p->payload[0..p->len); a set that has what it

@@ -219,6 +219,31 @@ static void check_done(struct secho_feat_http *s)
 		s->done = 1;
 }
 
+#define CLEAR(str) ((str).len = 0, (str).cut = 0)
+
+void secho_feat_http_init(struct secho_feat_http *s)
+{
+	struct secho_http_fields *f = &s->f;
+	CLEAR(f->method);
+	CLEAR(f->url);
+	CLEAR(f->host);
+	CLEAR(f->agent);
+	CLEAR(f->referer);
+	CLEAR(f->ctype);
+	CLEAR(f->server);
+	f->status = 0;
+	f->have_req = f->have_resp = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		struct secho_http_dir *d = &s->d[i];
+		d->next_seq = 0;
+		d->head = d->line_len = 0;
+		d->started = d->state = d->line_cut = d->pad = 0;
+	}
+	s->done = 0;
+	memset(s->pad, 0, sizeof(s->pad));
+	s->refused = s->extra = 0;
+}
+
 void secho_feat_http_packet(struct secho_feat_http *s, const struct secho_feat_pkt *p)
 {
 	if (s->done)

@@ -82,7 +82,8 @@ struct secho_http_dir {
 #define SECHO_HTTP_S_DONE    3 /* its head was read */
 #define SECHO_HTTP_S_REFUSED 4 /* not HTTP, or a gap */
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_http_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_http {
 	struct secho_http_fields f;
 	struct secho_http_dir d[2]; /* per direction */
@@ -112,6 +113,17 @@ int secho_http_field_line(struct secho_http_fields *f, bool req, const char *lin
  * from its start. Returns the direction's final state (SECHO_HTTP_S_*).
  */
 int secho_http_parse_head(struct secho_feat_http *s, const uint8_t *buf, size_t len);
+
+/* Whether the http set wants packet p's flow: TCP (sets.h, "Live sets"). */
+static inline bool secho_feat_http_wants(const struct secho_feat_pkt *p)
+{
+	return p->proto == 6;
+}
+
+/* Make s ready for a record: every string's length and cut flag, the status, the message
+ * flags, the directions' positions and the counters zeroed; the strings' bytes (read within
+ * their lengths) and the line buffers (read within line_len) are not. Can't fail. */
+void secho_feat_http_init(struct secho_feat_http *s);
 
 /* One packet of the flow (TCP; anything else ends the set's interest). */
 void secho_feat_http_packet(struct secho_feat_http *s, const struct secho_feat_pkt *p);

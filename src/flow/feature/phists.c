@@ -4,6 +4,8 @@
 #include "flow/feature/phists.h"
 #include "flow/feature/fjson.h"
 
+#include <string.h>
+
 unsigned secho_phists_bin(uint32_t v)
 {
 	if (v < 16)
@@ -12,6 +14,11 @@ unsigned secho_phists_bin(uint32_t v)
 		return SECHO_PHISTS_BINS - 1;
 	/* 16..1023: floor(log2 v) is 4..9, bins 1..6 */
 	return (unsigned)(31 - __builtin_clz(v)) - 3;
+}
+
+void secho_feat_phists_init(struct secho_feat_phists *s)
+{
+	memset(s, 0, sizeof(*s));
 }
 
 static void bump(uint32_t *c)

@@ -35,7 +35,8 @@
 #define SECHO_PHISTS_BINS           8
 #define SECHO_PHISTS_INCLUDE_ZEROES 0x1
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_phists_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_phists {
 	uint32_t size[2][SECHO_PHISTS_BINS]; /* [direction][bin] */
 	uint32_t ipt[2][SECHO_PHISTS_BINS];
@@ -50,6 +51,9 @@ _Static_assert(sizeof(struct secho_feat_phists) == SECHO_FEAT_PHISTS_SIZE, "phis
 
 /* The bin of a size or a time in ms. Can't fail. */
 unsigned secho_phists_bin(uint32_t v);
+
+/* Make s ready for a record (all of it zeroed: the counters accumulate). Can't fail. */
+void secho_feat_phists_init(struct secho_feat_phists *s);
 
 void secho_feat_phists_packet_opt(struct secho_feat_phists *s, const struct secho_feat_pkt *p,
                                   unsigned opts);

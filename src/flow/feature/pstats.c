@@ -4,6 +4,13 @@
 #include "flow/feature/pstats.h"
 #include "flow/feature/fjson.h"
 
+void secho_feat_pstats_init(struct secho_feat_pstats *s)
+{
+	s->count = 0;
+	s->done = 0;
+	s->pad[0] = s->pad[1] = 0;
+}
+
 void secho_feat_pstats_packet_opt(struct secho_feat_pstats *s, const struct secho_feat_pkt *p,
                                   unsigned opts)
 {

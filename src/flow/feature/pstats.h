@@ -33,7 +33,8 @@
 #define SECHO_PSTATS_MAX            30
 #define SECHO_PSTATS_INCLUDE_ZEROES 0x1 /* option: empty packets recorded too */
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_pstats_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_pstats {
 	uint64_t ts_ns[SECHO_PSTATS_MAX];
 	uint16_t size[SECHO_PSTATS_MAX];
@@ -45,6 +46,10 @@ struct secho_feat_pstats {
 };
 #define SECHO_FEAT_PSTATS_SIZE 368
 _Static_assert(sizeof(struct secho_feat_pstats) == SECHO_FEAT_PSTATS_SIZE, "pstats state size");
+
+/* Make s ready for a record: count and done zeroed; the lists (read up to count) are not.
+ * Can't fail. */
+void secho_feat_pstats_init(struct secho_feat_pstats *s);
 
 /* One packet, with options SECHO_PSTATS_* (0: ipfixprobe's default). */
 void secho_feat_pstats_packet_opt(struct secho_feat_pstats *s, const struct secho_feat_pkt *p,

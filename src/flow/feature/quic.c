@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 
 _Static_assert(sizeof(struct secho_feat_quic) == SECHO_FEAT_QUIC_BYTES,
@@ -614,6 +615,24 @@ static void client_initial(struct secho_feat_quic *s, const uint8_t *pkt,
 	sat16(&s->initials);
 	(void)secho_quic_frames(s, pt, pt_len); /* counted in s */
 	ch_check(s);
+}
+
+void secho_feat_quic_init(struct secho_feat_quic *s)
+{
+	struct secho_quic_crypto *r = &s->crypto;
+	memset(r->start, 0, sizeof(r->start));
+	memset(r->end, 0, sizeof(r->end));
+	r->nranges = 0;
+	r->truncated = 0;
+	r->dropped = 0;
+	/* keys_dcid_len .. retry_scid_len */
+	memset(&s->keys_dcid_len, 0,
+	       offsetof(struct secho_feat_quic, occid) -
+	               offsetof(struct secho_feat_quic, keys_dcid_len));
+	/* keys_version .. n_ext */
+	memset(&s->keys_version, 0,
+	       offsetof(struct secho_feat_quic, sni) -
+	               offsetof(struct secho_feat_quic, keys_version));
 }
 
 void secho_feat_quic_packet(struct secho_feat_quic *s, const struct secho_feat_pkt *p)

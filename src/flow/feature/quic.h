@@ -179,6 +179,18 @@ struct secho_feat_quic {
 /* The state's size, asserted in quic.c. */
 #define SECHO_FEAT_QUIC_BYTES 4672
 
+/* Whether the quic set wants packet p's flow: UDP (sets.h, "Live sets"). */
+static inline int secho_feat_quic_wants(const struct secho_feat_pkt *p)
+{
+	return p->proto == 17;
+}
+
+/* Make s ready for a record: the CRYPTO ranges, the lengths, flags and counters zeroed; the
+ * reassembly buffer (read within its ranges), the keys (read when keys_set), the connection
+ * IDs and strings (read within their lengths), JA4 and the extension lists (read under the
+ * hello flags and n_ext) are not. Can't fail. */
+void secho_feat_quic_init(struct secho_feat_quic *s);
+
 /* One packet of the flow (feature.h's contract). Never fails; what it cannot read is
  * counted. */
 void secho_feat_quic_packet(struct secho_feat_quic *s, const struct secho_feat_pkt *p);

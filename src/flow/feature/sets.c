@@ -96,20 +96,141 @@ void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
 /* One set's state at its offset. */
 #define STATE(type, l, area, i) ((type *)(void *)((area) + (l)->off[i]))
 
-bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
-                                const struct secho_feat_pkt *p)
+/* What a set that is not live reads: every set's zero state ("found nothing"). */
+static const union {
+	struct secho_feat_tls tls;
+	struct secho_feat_quic quic;
+	struct secho_feat_dns dns;
+	struct secho_feat_http http;
+	struct secho_feat_wg wg;
+	struct secho_feat_pstats pstats;
+	struct secho_feat_phists phists;
+	struct secho_feat_bstats bstats;
+} zero_state;
+
+const void *secho_feat_sets_state(const struct secho_feat_layout *l, const uint8_t *area,
+                                  uint32_t live, unsigned set)
 {
-	if (!(l->sets & 1u << SECHO_FEAT_SET_WG))
+	if (set < SECHO_FEAT_NSETS && (live & l->sets & 1u << set))
+		return area + l->off[set];
+	return &zero_state;
+}
+
+/* Set i's state in a record whose live sets are live: the zero state when i is not live. */
+#define LSTATE(type, l, area, live, i) ((const type *)secho_feat_sets_state(l, area, live, i))
+
+bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
+                                uint32_t live, const struct secho_feat_pkt *p)
+{
+	if (!(l->sets & live & 1u << SECHO_FEAT_SET_WG))
 		return false;
 	return secho_feat_wg_new_session(
 	        STATE(const struct secho_feat_wg, l, area, SECHO_FEAT_SET_WG), p);
 }
 
-void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
-                            const struct secho_feat_pkt *p)
-{
-	uint32_t sets = l->sets;
+enum { NO, YES, LATER };
 
+/*
+ * Whether set i wants packet p's flow: NO (it never will: its protocol or ports are not the
+ * set's), YES (from this packet on), or LATER (it would, but p would not change its zero
+ * state: ask again at the next packet). What each set does with a packet without payload
+ * decides which may wait: dns, http, pstats, phists and bstats skip such packets (the
+ * statistics sets as ipfixprobe's without "includezeroes"); tls records a SYN's sequence
+ * number (the stream starts after it: a later first segment is a gap), nothing else; quic
+ * counts an empty datagram towards its bound of datagrams, and wg takes one as "not
+ * WireGuard": both decide at the first packet.
+ */
+static unsigned decide(unsigned i, const struct secho_feat_pkt *p)
+{
+	bool data = p->len || p->wire_len;
+
+	switch (i) {
+	case SECHO_FEAT_SET_TLS:
+		if (!secho_feat_tls_wants(p))
+			return NO;
+		return data || (p->tcp_flags & 0x02) ? YES : LATER;
+	case SECHO_FEAT_SET_QUIC:
+		return secho_feat_quic_wants(p) ? YES : NO;
+	case SECHO_FEAT_SET_DNS:
+		if (!secho_feat_dns_wants(p))
+			return NO;
+		return data ? YES : LATER;
+	case SECHO_FEAT_SET_HTTP:
+		if (!secho_feat_http_wants(p))
+			return NO;
+		return data ? YES : LATER;
+	case SECHO_FEAT_SET_WG:
+		return secho_feat_wg_wants(p) ? YES : NO;
+	case SECHO_FEAT_SET_PSTATS:
+	case SECHO_FEAT_SET_PHISTS:
+	case SECHO_FEAT_SET_BSTATS:
+		return data ? YES : LATER; /* every flow */
+	default:
+		return NO;
+	}
+}
+
+/* Set i's state made ready for a record: its fixed part zeroed (its init). */
+static void init(const struct secho_feat_layout *l, uint8_t *area, unsigned i)
+{
+	switch (i) {
+	case SECHO_FEAT_SET_TLS:
+		secho_feat_tls_init(STATE(struct secho_feat_tls, l, area, i));
+		break;
+	case SECHO_FEAT_SET_QUIC:
+		secho_feat_quic_init(STATE(struct secho_feat_quic, l, area, i));
+		break;
+	case SECHO_FEAT_SET_DNS:
+		secho_feat_dns_init(STATE(struct secho_feat_dns, l, area, i));
+		break;
+	case SECHO_FEAT_SET_HTTP:
+		secho_feat_http_init(STATE(struct secho_feat_http, l, area, i));
+		break;
+	case SECHO_FEAT_SET_WG:
+		secho_feat_wg_init(STATE(struct secho_feat_wg, l, area, i));
+		break;
+	case SECHO_FEAT_SET_PSTATS:
+		secho_feat_pstats_init(STATE(struct secho_feat_pstats, l, area, i));
+		break;
+	case SECHO_FEAT_SET_PHISTS:
+		secho_feat_phists_init(STATE(struct secho_feat_phists, l, area, i));
+		break;
+	case SECHO_FEAT_SET_BSTATS:
+		secho_feat_bstats_init(STATE(struct secho_feat_bstats, l, area, i));
+		break;
+	default:
+		break;
+	}
+}
+
+/* The sets that have not decided decide on packet p (out of line: once or a few times a
+ * record). */
+static __attribute__((noinline)) void decide_all(const struct secho_feat_layout *l, uint8_t *area,
+                                                 uint32_t *live, uint32_t *decided,
+                                                 uint32_t undecided, const struct secho_feat_pkt *p)
+{
+	while (undecided) {
+		unsigned i = (unsigned)__builtin_ctz(undecided);
+		undecided &= undecided - 1;
+		unsigned d = decide(i, p);
+		if (d == LATER)
+			continue;
+		*decided |= 1u << i;
+		if (d == YES) {
+			init(l, area, i);
+			*live |= 1u << i;
+		}
+	}
+}
+
+void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area, uint32_t *live,
+                            uint32_t *decided, const struct secho_feat_pkt *p)
+{
+	uint32_t undecided = l->sets & ~*decided;
+
+	if (undecided)
+		decide_all(l, area, live, decided, undecided, p);
+	uint32_t sets = *live & l->sets;
 	while (sets) {
 		unsigned i = (unsigned)__builtin_ctz(sets);
 		sets &= sets - 1;
@@ -166,8 +287,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
 	}
 }
 
-int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint64_t packets,
-                         uint8_t tcp_flags, char *buf, size_t cap)
+int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint32_t live,
+                         uint64_t packets, uint8_t tcp_flags, char *buf, size_t cap)
 {
 	size_t used = 0;
 	uint32_t sets = l->sets;
@@ -186,7 +307,7 @@ int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area,
 			if (c < 2)
 				return -ENOSPC;
 			*b = ',';
-			n = secho_feat_tls_json(STATE(const struct secho_feat_tls, l, area, i),
+			n = secho_feat_tls_json(LSTATE(struct secho_feat_tls, l, area, live, i),
 			                        b + 1, c - 1);
 			n = n > 0 ? n + 1 : n;
 			break;
@@ -194,35 +315,36 @@ int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area,
 			if (c < 2)
 				return -ENOSPC;
 			*b = ',';
-			n = secho_feat_quic_json(STATE(const struct secho_feat_quic, l, area, i),
+			n = secho_feat_quic_json(LSTATE(struct secho_feat_quic, l, area, live, i),
 			                         b + 1, c - 1);
 			n = n > 0 ? n + 1 : n;
 			break;
 		case SECHO_FEAT_SET_DNS:
-			n = secho_feat_dns_json(STATE(const struct secho_feat_dns, l, area, i), b,
+			n = secho_feat_dns_json(LSTATE(struct secho_feat_dns, l, area, live, i), b,
 			                        c);
 			break;
 		case SECHO_FEAT_SET_HTTP:
-			n = secho_feat_http_json(STATE(const struct secho_feat_http, l, area, i), b,
-			                         c);
+			n = secho_feat_http_json(LSTATE(struct secho_feat_http, l, area, live, i),
+			                         b, c);
 			break;
 		case SECHO_FEAT_SET_WG:
-			n = secho_feat_wg_json(STATE(const struct secho_feat_wg, l, area, i), b, c);
+			n = secho_feat_wg_json(LSTATE(struct secho_feat_wg, l, area, live, i), b,
+			                       c);
 			break;
 		case SECHO_FEAT_SET_PSTATS:
 			if (secho_feat_pstats_keep(packets, tcp_flags))
 				n = secho_feat_pstats_json(
-				        STATE(const struct secho_feat_pstats, l, area, i), b, c);
+				        LSTATE(struct secho_feat_pstats, l, area, live, i), b, c);
 			break;
 		case SECHO_FEAT_SET_PHISTS:
 			if (secho_feat_phists_keep(packets, tcp_flags))
 				n = secho_feat_phists_json(
-				        STATE(const struct secho_feat_phists, l, area, i), b, c);
+				        LSTATE(struct secho_feat_phists, l, area, live, i), b, c);
 			break;
 		case SECHO_FEAT_SET_BSTATS:
 			if (secho_feat_bstats_keep(packets))
 				n = secho_feat_bstats_json(
-				        STATE(const struct secho_feat_bstats, l, area, i), b, c);
+				        LSTATE(struct secho_feat_bstats, l, area, live, i), b, c);
 			break;
 		default:
 			break;

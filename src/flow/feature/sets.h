@@ -7,6 +7,20 @@
  * Layout: the sets that are on, in the fixed order of enum secho_feat_set, each state at an
  * offset rounded up to 8 from the start of the feature area (which follows the 192-byte
  * struct secho_flow_extra in the slot). A set that is off has no section.
+ *
+ * Live sets: a section holds its record's state only once the set is live for that record.
+ * When a record starts, only two bit sets are cleared (live and decided: the table keeps them
+ * in the extension's first line, record.h); the sections keep whatever an earlier record
+ * left. At each packet, a set that has not decided asks whether it wants the flow (its
+ * protocol and ports, as ipfixprobe's plugins decide: tls and http TCP, quic and wg UDP, dns
+ * port 53 at either end over UDP or TCP, the statistics sets every flow). A set that wants
+ * it is initialised by its secho_feat_X_init (its fixed part zeroed; its large buffers are
+ * not: every reader keeps within the lengths that govern them) and becomes live; one that
+ * does not is decided and never sees the record. A set whose zero state would not change on
+ * a packet without payload (dns, http, the statistics sets; tls unless the packet is a SYN)
+ * waits for the first packet that would change it before it decides, so that a flow that
+ * never carries one costs it nothing. A set that is not live reads as its zero state: it
+ * exports exactly what a set that found nothing exports (secho_feat_sets_state).
  */
 #ifndef SECHO_FLOW_FEATURE_SETS_H
 #define SECHO_FLOW_FEATURE_SETS_H
@@ -57,20 +71,27 @@ struct secho_feat_layout {
 /* The layout of sets (unknown bits ignored). Can't fail. */
 void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l);
 
-/* One packet of the flow to every set on whose state is not done (area: l->bytes bytes).
- * Can't fail. */
-void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area,
-                            const struct secho_feat_pkt *p);
+/* One packet of the flow (area: l->bytes bytes; *live and *decided: the record's bit sets,
+ * both 0 when it starts): every set on that has not decided decides (above), and every live
+ * set whose state is not done gets the packet. Can't fail. */
+void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area, uint32_t *live,
+                            uint32_t *decided, const struct secho_feat_pkt *p);
 
 /* Whether packet p, not counted yet, is to start a new record of its flow (a set that keeps
- * one record per session: wg, secho_feat_wg_new_session). Reads area only. */
+ * one record per session: wg, secho_feat_wg_new_session). Reads area only (live sets). */
 bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
-                                const struct secho_feat_pkt *p);
+                                uint32_t live, const struct secho_feat_pkt *p);
+
+/* Set's state in a record (struct secho_feat_X): its section in area when the set is in
+ * live, else a shared all-zero state (a set that found nothing). set must be on in l. */
+const void *secho_feat_sets_state(const struct secho_feat_layout *l, const uint8_t *area,
+                                  uint32_t live, unsigned set);
 
 /* Every set's JSON members (",\"name\":value", fjson.h) into buf[0..cap), for a record of
- * packets packets (both directions) whose TCP flags (both directions, ORed) are tcp_flags:
- * the statistics sets' export rules (secho_feat_X_keep) apply. Bytes written, or -ENOSPC. */
-int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint64_t packets,
-                         uint8_t tcp_flags, char *buf, size_t cap);
+ * packets packets (both directions) whose TCP flags (both directions, ORed) are tcp_flags
+ * and whose live sets are live: the statistics sets' export rules (secho_feat_X_keep) apply.
+ * Bytes written, or -ENOSPC. */
+int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint32_t live,
+                         uint64_t packets, uint8_t tcp_flags, char *buf, size_t cap);
 
 #endif

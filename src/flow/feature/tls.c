@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1167,6 +1168,14 @@ static void rec_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, siz
 		if (st->rec_left == 0)
 			st->rec_have = 0;
 	}
+}
+
+void secho_feat_tls_init(struct secho_feat_tls *s)
+{
+	/* flags .. m_step, not_before and not_after: the fixed fields (the dates are read
+	 * under F_VALIDITY only, but they sit here) */
+	memset(s, 0, offsetof(struct secho_feat_tls, ja3));
+	memset(s->dir, 0, sizeof(s->dir));
 }
 
 void secho_feat_tls_packet(struct secho_feat_tls *s, const struct secho_feat_pkt *p)

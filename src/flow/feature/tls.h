@@ -275,10 +275,22 @@ struct secho_feat_tls {
 #define SECHO_FEAT_TLS_SIZE (592 + SECHO_FEAT_TLS_BUF)
 _Static_assert(sizeof(struct secho_feat_tls) == SECHO_FEAT_TLS_SIZE, "tls state size");
 
+/* Whether the tls set wants packet p's flow: TCP (sets.h, "Live sets"). */
+static inline int secho_feat_tls_wants(const struct secho_feat_pkt *p)
+{
+	return p->proto == 6;
+}
+
+/* Make s ready for a record: everything the parser and the exporters read before it is
+ * written is zeroed (flags, versions, lengths, counters, the reassembly's positions); the
+ * strings, the fingerprints, the extension lists and the reassembly buffer are not: each is
+ * read only within its length or under the flag that says it was written. Can't fail. */
+void secho_feat_tls_init(struct secho_feat_tls *s);
+
 /* Feed one packet of the flow (struct secho_feat_pkt; TCP payloads in tcp_seq order per
- * direction; others are ignored). s starts zeroed. Bounded work (one pass over the payload
- * plus at most one message parse per direction), no allocation beyond libcrypto's digest
- * contexts when the ClientHello completes. */
+ * direction; others are ignored). s starts as secho_feat_tls_init (or all zero) leaves it. Bounded
+ * work (one pass over the payload plus at most one message parse per direction), no allocation
+ * beyond libcrypto's digest contexts when the ClientHello completes. */
 void secho_feat_tls_packet(struct secho_feat_tls *s, const struct secho_feat_pkt *p);
 
 static inline int secho_feat_tls_done(const struct secho_feat_tls *s)

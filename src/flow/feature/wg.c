@@ -64,6 +64,11 @@ static int read_msg(const struct secho_feat_pkt *p, struct secho_wg_msg *m)
 	return t;
 }
 
+void secho_feat_wg_init(struct secho_feat_wg *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
 bool secho_feat_wg_new_session(const struct secho_feat_wg *s, const struct secho_feat_pkt *p)
 {
 	struct secho_wg_msg m;

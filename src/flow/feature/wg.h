@@ -63,7 +63,8 @@ struct secho_wg_msg {
  * type's. Never reads outside payload[0..len). */
 int secho_wg_parse(const uint8_t *payload, size_t len, struct secho_wg_msg *m);
 
-/* The per-flow state: zeroed when a record starts. */
+/* The per-flow state: made ready by secho_feat_wg_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_wg {
 	uint32_t src_peer, dst_peer;
 	uint32_t messages;   /* WireGuard messages read */
@@ -80,6 +81,15 @@ _Static_assert(sizeof(struct secho_feat_wg) == SECHO_FEAT_WG_SIZE, "wg state siz
 /* Whether packet p starts a new WireGuard session in the flow whose state is s (see above):
  * the record is to end before p is counted. Reads s only. */
 bool secho_feat_wg_new_session(const struct secho_feat_wg *s, const struct secho_feat_pkt *p);
+
+/* Whether the wg set wants packet p's flow: UDP (sets.h, "Live sets"). */
+static inline bool secho_feat_wg_wants(const struct secho_feat_pkt *p)
+{
+	return p->proto == 17;
+}
+
+/* Make s ready for a record (all of it zeroed). Can't fail. */
+void secho_feat_wg_init(struct secho_feat_wg *s);
 
 /* One packet of the flow. */
 void secho_feat_wg_packet(struct secho_feat_wg *s, const struct secho_feat_pkt *p);
