@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "flow/feature/sets.h"
 #include "flow/meter/inner.h"
 
 /* ---- waiting ---- */
@@ -101,8 +102,16 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 			wp_sleep(&q->space, seq, SLEEP_NS);
 	}
 	q->r[head & (q->size - 1)] = *rec;
-	if (q->feat && rec->feat) /* the table's slot is valid during emit only */
-		memcpy(q->feat + (head & (q->size - 1)) * q->feat_len, rec->feat, q->feat_len);
+	if (q->feat && rec->feat) { /* the table's slot is valid during emit only */
+		/* the live sets' sections only: the others export as a set that found nothing
+		 * whatever their bytes (secho_feat_sets_state), and the whole area is kilobytes */
+		uint8_t *dst = q->feat + (head & (q->size - 1)) * q->feat_len;
+		const struct secho_feat_layout *l = rec->feat_layout;
+		for (uint32_t s = rec->feat_live & l->sets; s; s &= s - 1) {
+			unsigned i = (unsigned)__builtin_ctz(s);
+			memcpy(dst + l->off[i], rec->feat + l->off[i], secho_feat_set_size(i));
+		}
+	}
 	/* release: the record's bytes before the new head */
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
 }
