@@ -24,6 +24,9 @@
 #   secho-w1         secho flow --pcap F --collector udp://... --active 300 --inactive 30
 #                    (pinned to CPU 0)
 #   secho-w2         the same with --workers 2 (CPUs 0 and 1)
+#   secho-base       secho-w1's command with another build of secho, $SECHO_BASE (e.g. main's),
+#                    so that two builds are measured against the peers in the same rounds;
+#                    skipped with the reason when SECHO_BASE is not set
 #   softflowd        softflowd -d -r F -n ... -v 10 -m 1000000 -c none (CPU 0; its largest
 #                    table, so that it does not split flows; without -c none it hangs in file
 #                    mode)
@@ -62,6 +65,7 @@
 # the medians' ratio, then the range of the rounds' own ratios, by wall time and by CPU.
 #
 # Environment: SECHO_BIN (default build/secho; BUILD=dir for another build directory);
+# SECHO_BASE=/path/to/another/secho for the secho-base tool;
 # IPFIXPROBE=/path/to/ipfixprobe, a benchmark-only peer that is neither vendored nor
 # built here (docs/PERFORMANCE.md has how it was built): without it the ipfixprobe tools
 # are skipped with the reason; IPFIXPROBE_PLUGINS=dir, its plugin directory (-L), by
@@ -161,7 +165,7 @@ fi
 if [ -n "$FEATURES" ]; then
 	MODE_TOOLS="secho-w1 secho-feat secho-fjson ipfixprobe ipfixprobe-feat" REF=secho-w1
 else
-	MODE_TOOLS="secho-w1 secho-w2 softflowd pmacctd ipfixprobe" REF=softflowd
+	MODE_TOOLS="secho-w1 secho-w2 secho-base softflowd pmacctd ipfixprobe" REF=softflowd
 fi
 for t in $ONLY; do
 	case " $MODE_TOOLS " in *" $t "*) ;; *)
@@ -174,6 +178,9 @@ for t in $MODE_TOOLS; do
 	why=
 	case $t in
 	softflowd) command -v softflowd >/dev/null || why="not installed (apt-get install softflowd)" ;;
+	secho-base)
+		if [ -z "${SECHO_BASE:-}" ]; then why="SECHO_BASE is not set (another build's secho)"
+		elif [ ! -x "$SECHO_BASE" ]; then why="SECHO_BASE=$SECHO_BASE is not an executable"; fi ;;
 	pmacctd) command -v pmacctd >/dev/null || why="not installed (apt-get install pmacct)" ;;
 	ipfixprobe) why=$IPXP_WHY ;;
 	ipfixprobe-feat) why=${IPXP_WHY:-$IPXP_FWHY} ;;
@@ -234,6 +241,7 @@ tool_cmd() { # tool pcap port -> CMD (the command line, pinned with taskset)
 	case $tool in
 	secho-w1) CMD=(taskset -c 0 "$S" "${common[@]}") ;;
 	secho-w2) CMD=(taskset -c "0,1" "$S" "${common[@]}" --workers 2) ;;
+	secho-base) CMD=(taskset -c 0 "$SECHO_BASE" "${common[@]}") ;;
 	secho-feat) CMD=(taskset -c 0 "$S" "${common[@]}" --features "$FEATURES") ;;
 	secho-fjson) CMD=(taskset -c 0 "$S" "${common[@]}" --features "$FEATURES" --json /dev/null) ;;
 	softflowd)
@@ -401,6 +409,8 @@ for c in "${CAPS[@]}"; do
 	else
 		ratio_line secho-w1 ipfixprobe
 		ratio_line secho-w1 softflowd
+		ratio_line secho-base softflowd
+		ratio_line secho-w1 secho-base
 		ratio_line ipfixprobe softflowd
 	fi
 	echo

@@ -24,8 +24,9 @@
 # --secho: NAME=SECHO is a build's secho binary, and each run is `secho flow --pcap F` (one
 # worker, no export) per capture, pinned to CPU 0: the packets per CPU second (user +
 # system, /usr/bin/time), which other work on the CPU inflates far less than the wall
-# time, and the table's own p50 per packet (the summary's table_update: the bursts it
-# times, prepare excluded). Reported as above, "of reader" replaced by that p50.
+# time, and the table's own p50 and p99 per packet (the summary's table_update: the bursts
+# it times, prepare excluded). Reported as above, "of reader" replaced by that p50, and the
+# median p99 in a column of its own.
 #
 # Needs jq (--secho: /usr/bin/time). Run it under `flock /tmp/secho-bench.lock`.
 set -u
@@ -101,12 +102,14 @@ for a in $(seq "$ALTS"); do
 				read -r wall user sys <"$W/time"
 				frames=$(sed -n 's/.* \([0-9]*\) frames read.*/\1/p' "$W/sum" | tail -1)
 				p50=$(awk '$1 == "table_update" {print $2}' "$W/sum")
+				p99=$(sed -n 's/^ *table_update .*(p99 \([0-9.]*\),.*/\1/p' "$W/sum")
 				jq -nc --arg c "$f" --argjson n "${frames:-0}" --argjson w "$wall" \
 					--argjson u "$user" --argjson s "$sys" --argjson p "${p50:-0}" \
+					--argjson q "${p99:-0}" \
 					'{capture: $c, frames: $n, wall_s: $w, cpu_s: ($u + $s),
 					  secho_pps: (if $u + $s > 0 then $n / ($u + $s) else 0 end),
 					  wall_pps: (if $w > 0 then $n / $w else 0 end),
-					  secho_of_reader: $p}' >>"$W/out"
+					  secho_of_reader: $p, table_p99: $q}' >>"$W/out"
 			done
 		else
 			taskset -c 0 "${BINS[$i]}" --rounds "$ROUNDS" --json "${PCAPS[@]}" >"$W/out" ||
@@ -114,17 +117,18 @@ for a in $(seq "$ALTS"); do
 		fi
 		cat "$W/out"
 		jq -r --arg n "${NAMES[$i]}" --arg a "$a" \
-			'[$a, $n, .capture, .secho_pps, .secho_of_reader] | @tsv' "$W/out" >>"$W/all"
+			'[$a, $n, .capture, .secho_pps, .secho_of_reader, (.table_p99 // 0)] | @tsv' \
+			"$W/out" >>"$W/all"
 	done
 done
 
 # per alternation and capture: each build's rate over the baseline's
 awk -F'\t' -v base="${NAMES[0]}" '$2 == base {b[$1 FS $3] = $4}
-	{print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $4 / b[$1 FS $3]}' "$W/all" >"$W/rel"
+	{print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5 "\t" $4 / b[$1 FS $3] "\t" $6}' "$W/all" >"$W/rel"
 echo
 if [ $SECHO = 1 ]; then
-	printf '| capture | build | packets per CPU s | table p50 ns | / %s |\n|---|---|---:|---:|---:|\n' "${NAMES[0]}"
-	FMT='| %s | %s | %.2f M/s | %.1f | %.3f |\n' SCALE=1
+	printf '| capture | build | packets per CPU s | table p50 ns | / %s | table p99 ns |\n|---|---|---:|---:|---:|---:|\n' "${NAMES[0]}"
+	FMT='| %s | %s | %.2f M/s | %.1f | %.3f | %.0f |\n' SCALE=1
 else
 	printf '| capture | build | secho pps | of reader | / %s |\n|---|---|---:|---:|---:|\n' "${NAMES[0]}"
 	FMT='| %s | %s | %.2f M/s | %.0f%% | %.3f |\n' SCALE=100
@@ -132,9 +136,10 @@ fi
 for f in "$@"; do
 	for n in "${NAMES[@]}"; do
 		sel() { awk -F'\t' -v n="$n" -v f="$f" -v c="$1" '$2 == n && $3 == f {print $c}' "$W/rel"; }
+		cols=("$(basename "$f")" "$n" "$(sel 4 | median | awk '{print $1 / 1e6}')"
+			"$(sel 5 | median | awk -v k=$SCALE '{print $1 * k}')" "$(sel 6 | median)")
+		[ $SECHO = 1 ] && cols+=("$(sel 7 | median)")
 		# shellcheck disable=SC2059
-		printf "$FMT" "$(basename "$f")" "$n" \
-			"$(sel 4 | median | awk '{print $1 / 1e6}')" \
-			"$(sel 5 | median | awk -v k=$SCALE '{print $1 * k}')" "$(sel 6 | median)"
+		printf "$FMT" "${cols[@]}"
 	done
 done

@@ -997,6 +997,121 @@ static void test_sweep_dates(void)
 	t_end();
 }
 
+/* ---- the timer wheel ---- */
+
+/* Records with the table's clock when each left (the wheel's lateness). */
+struct timed {
+	struct secho_flow_table *t;
+	uint64_t active, inactive, slack, worst;
+	size_t n, late, timed_out;
+};
+
+static void on_timed(void *ctx, const struct secho_flow_rec *r)
+{
+	struct timed *w = ctx;
+	uint64_t last = r->fwd.last_ns > r->rev.last_ns ? r->fwd.last_ns : r->rev.last_ns;
+	uint64_t start = r->fwd.first_ns; /* time only goes forward here: the record's start */
+	uint64_t end =
+	        start + w->active < last + w->inactive ? start + w->active : last + w->inactive;
+
+	w->n++;
+	if (r->end_reason != SECHO_FLOW_END_IDLE && r->end_reason != SECHO_FLOW_END_ACTIVE)
+		return;
+	w->timed_out++;
+	uint64_t late = w->t->clock_ns > end ? w->t->clock_ns - end : 0;
+	if (late > w->worst)
+		w->worst = late;
+	if (late > w->slack)
+		w->late++;
+}
+
+/* A table in malloc'd memory whose records go to on_timed. */
+static int timed_init(struct secho_flow_table *t, void **mem, struct timed *w, uint32_t flows,
+                      uint64_t active_ns, uint64_t inactive_ns)
+{
+	struct secho_flow_table_cfg cfg = {
+	        .flows = flows,
+	        .active_ns = active_ns,
+	        .inactive_ns = inactive_ns,
+	        .hash = SECHO_FLOW_HASH_DEFAULT,
+	        .seed = t_rand64(),
+	        .emit = on_timed,
+	        .ctx = w,
+	};
+	size_t len = secho_flow_table_mem_size(&cfg);
+
+	memset(w, 0, sizeof(*w));
+	w->t = t;
+	w->active = active_ns;
+	w->inactive = inactive_ns;
+	if (!len || posix_memalign(mem, 64, len))
+		return -1;
+	memset(*mem, 0, len);
+	return secho_flow_table_init(t, &cfg, *mem, len);
+}
+
+/*
+ * The wheel exports every record whose time has come within one wheel slot (2^24 ns) and
+ * one expire step of its end, without a packet of its own, in a large table holding a few
+ * flows (the wheel's cost follows the records, not the table) and in a small full one
+ * (evictions, slots taken again while still in the wheel); and it forgets no record: once
+ * the clock is past every end, the table is empty without a flush. Time also jumps by
+ * more than a turn of the wheel (68.7 s) and by more than 2^30 ticks.
+ */
+static void test_wheel(void)
+{
+	t_begin("table: the timer wheel exports each record within one wheel slot of its end, "
+	        "and forgets none");
+	for (unsigned round = 0; round < 6; round++) {
+		struct secho_flow_table t;
+		struct timed w;
+		void *mem = NULL;
+		bool small = round % 2;
+		uint64_t act = t_randrange(1, 300) * S_NS / 4,
+		         inact = t_randrange(1, 40) * S_NS / 4;
+		uint64_t step = t_randrange(1, 50) * 1000000ull; /* expire every 1-50 ms */
+		if (!T_CHECK(timed_init(&t, &mem, &w, small ? 64 : 65536, act, inact) == 0, "init"))
+			break;
+		w.slack = (1ull << SECHO_FLOW_WHEEL_SHIFT) + step;
+		unsigned nkeys = small ? 500 : (unsigned)t_randrange(10, 5000);
+		uint64_t ts = T0 + t_randrange(0, 1000) * S_NS, next = ts + step;
+		for (unsigned i = 0; i < 20000; i++) {
+			struct secho_flow_key k;
+			unsigned id = (unsigned)t_randrange(0, nkeys - 1);
+			key4(&k, 17, A + id % 11, (uint16_t)(id / 11), B, 53);
+			uint64_t gap = t_randrange(0, 99) ? t_randrange(0, 3 * step)
+			                                  : t_randrange(0, 100) * S_NS;
+			ts += gap;
+			for (; next < ts;
+			     next += step) /* every step of time, between packets too */
+				secho_flow_table_expire(&t, next);
+			struct secho_flow_pkt p = {.key = k, .ts_ns = ts, .octets = 100};
+			secho_flow_table_packet(&t, &p);
+		}
+		uint64_t end = ts + (act > inact ? act : inact) + 2 * w.slack;
+		for (; next <= end; next += step)
+			secho_flow_table_expire(&t, next);
+		T_CHECK(w.late == 0,
+		        "round %u (%s table, active %llu ms, inactive %llu ms, step "
+		        "%llu ms): %zu of %zu timed-out records late, the latest by %llu us",
+		        round, small ? "full" : "large", (unsigned long long)(act / 1000000),
+		        (unsigned long long)(inact / 1000000), (unsigned long long)(step / 1000000),
+		        w.late, w.timed_out, (unsigned long long)(w.worst / 1000));
+		T_CHECK(t.cnt.active == 0 && w.n == t.cnt.c[SECHO_FLOW_CNT_FLOWS],
+		        "round %u: every record left without a flush (%llu still in the table)",
+		        round, (unsigned long long)t.cnt.active);
+		/* a jump past 2^30 ticks (13 days): the bounds wrap, every entry is looked at */
+		struct secho_flow_key k;
+		key4(&k, 6, A, 1, B, 2);
+		struct secho_flow_pkt p = {.key = k, .ts_ns = end + S_NS, .octets = 60};
+		secho_flow_table_packet(&t, &p);
+		secho_flow_table_expire(&t, end + S_NS + (1ull << 50));
+		T_CHECK(t.cnt.active == 0, "round %u: exported after a jump of 13 days", round);
+		free(mem);
+	}
+	t_end();
+}
+
 /* Seeds for tests/fuzz/fuzz_flow.c: frame streams in its input format, [len] [time step in
  * 100 ms] [frame], from random_frame() and a TCP connection with fragments after it. */
 static int write_seeds(const char *dir)
@@ -1051,5 +1166,6 @@ int main(int argc, char **argv)
 	test_workers();
 	test_differential();
 	test_sweep_dates();
+	test_wheel();
 	return t_exit();
 }

@@ -13,16 +13,19 @@
  *   5. not found: a free slot of the bucket, or a victim (see pick_victim)
  *
  * Time: records keep ns; buckets keep 32-bit ticks of 2^20 ns (about 1 ms) as lower bounds
- * of each entry's end, and a separate array keeps the lowest bound of each bucket (4 bytes
- * per 8 entries: 512 KiB for a million flows, mostly in cache). The sweep scans that array
- * four buckets to a compare, reads a bucket only when its lowest bound has passed, and an
- * entry only when its own has (then it exports it, or raises the bound to the exact
- * value). A packet never moves a bound down: end times only grow (docs/FLOW.md,
- * "Timeouts"), so the per-packet path never touches either.
+ * of each entry's end (due[]: what a full bucket's eviction reads first). Expiry is a
+ * hashed timer wheel of bucket slots ("cells", bucket * 8 + slot), kept lazily: a cell is
+ * put in the wheel at its bound when its slot is taken and it is not there already; a
+ * packet never moves it (end times only grow: docs/FLOW.md, "Timeouts"), so the per-packet
+ * path never touches the wheel. When a cell's wheel slot has passed, the cell is looked at:
+ * a free one leaves the wheel, a record whose time has come is exported and leaves, any
+ * other gets its exact bound and goes back in there. A cell is in the wheel at most once
+ * (the bucket's `queued` bit), at or before its bound: a record started in a cell that is
+ * still queued (its old record evicted or ended by a packet) keeps the old place, which is
+ * no later than its own bound (both were at most the clock + the shorter timeout).
  */
 #include "flow/core/table.h"
 
-#include <emmintrin.h>
 #include <errno.h>
 #include <string.h>
 
@@ -40,7 +43,8 @@ struct flow_bucket {
 	uint32_t sig[SECHO_FLOW_BUCKET];
 	uint32_t idx[SECHO_FLOW_BUCKET]; /* the entry of a used slot (sig != 0) */
 	uint32_t due[SECHO_FLOW_BUCKET]; /* tick lower bound of the entry's end time */
-	uint32_t pad[SECHO_FLOW_BUCKET];
+	uint32_t queued;                 /* bit s: slot s is in the timer wheel */
+	uint32_t pad[SECHO_FLOW_BUCKET - 1];
 };
 _Static_assert(sizeof(struct flow_bucket) == 128, "two cache lines");
 
@@ -89,6 +93,29 @@ struct flow_frag {
 };
 _Static_assert(sizeof(struct flow_frag) == 64, "one cache line");
 #define FRAG_WAYS 4
+
+/*
+ * The timer wheel (secho_flow_table_expire): SECHO_FLOW_WHEEL_SLOTS lists, one per period of
+ * 2^SECHO_FLOW_WHEEL_SHIFT ns (period p in slot p mod SLOTS), of cells (bucket * 8 + slot)
+ * in chunks of 15 from one pool: a list is read 15 cells to a cache line, and all but its
+ * first chunk are full. Each cell is in the wheel at most once, so the lists hold at most
+ * capacity cells: capacity / 15 full chunks and one part-filled per list are enough (the
+ * cells being looked at are copied out of their chunks, which are freed first), two more
+ * to spare (wheel_chunks).
+ */
+#define CHUNK_CELLS 15
+struct flow_chunk {
+	uint32_t cell[CHUNK_CELLS];
+	uint32_t next; /* the next chunk + 1 (0: none) */
+};
+_Static_assert(sizeof(struct flow_chunk) == 64, "one cache line");
+
+struct flow_wheel_slot {
+	uint32_t head; /* the first chunk + 1 (0: empty); the only one that may be part-filled */
+	uint32_t n;    /* cells in the first chunk */
+};
+#define WHEEL_MASK (SECHO_FLOW_WHEEL_SLOTS - 1)
+_Static_assert((SECHO_FLOW_WHEEL_SLOTS & WHEEL_MASK) == 0, "a power of two");
 
 /* ---- names ---- */
 
@@ -175,6 +202,14 @@ static uint32_t nbuckets_for(uint32_t flows)
 	return (uint32_t)(((uint64_t)flows + SECHO_FLOW_BUCKET - 1) / SECHO_FLOW_BUCKET);
 }
 
+/* The wheel's chunks for nb buckets: every cell once, a part-filled first chunk per list,
+ * and two to spare. */
+static uint32_t wheel_chunks(uint32_t nb)
+{
+	uint64_t cells = (uint64_t)nb * SECHO_FLOW_BUCKET;
+	return (uint32_t)((cells + CHUNK_CELLS - 1) / CHUNK_CELLS + SECHO_FLOW_WHEEL_SLOTS + 2);
+}
+
 size_t secho_flow_table_stride(uint32_t features)
 {
 	struct secho_feat_layout l;
@@ -195,12 +230,13 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t fs = cfg->frag_slots ? cfg->frag_slots : SECHO_FLOW_FRAGS_DEFAULT;
 	size_t cache = (cs * sizeof(uint64_t) + 63) & ~(size_t)63;
 
-	size_t bdue = (nb * sizeof(uint32_t) + 63) & ~(size_t)63;
-	size_t seen = nb * SECHO_FLOW_BUCKET * sizeof(uint32_t);
+	size_t seen = (nb * SECHO_FLOW_BUCKET * sizeof(uint32_t) + 63) & ~(size_t)63;
+	size_t wheel = SECHO_FLOW_WHEEL_SLOTS * sizeof(struct flow_wheel_slot);
+	size_t chunks = (size_t)wheel_chunks((uint32_t)nb) * sizeof(struct flow_chunk);
 
 	return nb * sizeof(struct flow_bucket) +
 	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + stride) + cache +
-	       fs * sizeof(struct flow_frag) + bdue + seen;
+	       fs * sizeof(struct flow_frag) + seen + wheel + chunks;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
@@ -241,9 +277,12 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
 	t->frags = (struct flow_frag *)p;
 	p += (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag);
-	t->bucket_due = (uint32_t *)p;
-	p += ((size_t)t->nbuckets * sizeof(uint32_t) + 63) & ~(size_t)63;
 	t->seen = (uint32_t *)p;
+	p += ((size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(uint32_t) + 63) & ~(size_t)63;
+	t->wheel = (struct flow_wheel_slot *)p;
+	p += SECHO_FLOW_WHEEL_SLOTS * sizeof(struct flow_wheel_slot);
+	t->chunks = (struct flow_chunk *)p;
+	t->nchunks = wheel_chunks(t->nbuckets);
 	return 0;
 }
 
@@ -749,6 +788,47 @@ static inline bool key_eq(const struct secho_flow_key *a, const struct secho_flo
 	return !(d | (u4 ^ v4));
 }
 
+/* ---- the timer wheel ---- */
+
+/* A chunk from the wheel's pool: the last one freed, else the next never used (so that the
+ * memory the wheel touches grows with the flows, as the entries'). 0 when none is left,
+ * which wheel_chunks rules out. */
+static uint32_t chunk_alloc(struct secho_flow_table *t)
+{
+	if (t->chunk_free) {
+		uint32_t c = t->chunk_free;
+		t->chunk_free = t->chunks[c - 1].next;
+		return c;
+	}
+	return t->chunks_used < t->nchunks ? ++t->chunks_used : 0;
+}
+
+/* Put cell (bucket * 8 + slot) in the wheel at the period of end_ns, or at the first period
+ * not yet expired if that is later. Returns false, the cell not put in, only if the pool is
+ * empty (it never is: wheel_chunks). */
+static bool wheel_add(struct secho_flow_table *t, uint32_t cell, uint64_t end_ns)
+{
+	uint64_t p = end_ns >> SECHO_FLOW_WHEEL_SHIFT;
+
+	if (!t->wheel_on) {
+		t->wheel_on = true;
+		t->wheel_next = t->clock_ns >> SECHO_FLOW_WHEEL_SHIFT;
+	}
+	if (p < t->wheel_next)
+		p = t->wheel_next;
+	struct flow_wheel_slot *w = &t->wheel[p & WHEEL_MASK];
+	if (!w->head || w->n == CHUNK_CELLS) {
+		uint32_t c = chunk_alloc(t);
+		if (!c)
+			return false;
+		t->chunks[c - 1].next = w->head;
+		w->head = c;
+		w->n = 0;
+	}
+	t->chunks[w->head - 1].cell[w->n++] = cell;
+	return true;
+}
+
 /*
  * A full bucket must give up one entry for a new flow at time ts. In order of preference:
  * a record whose time has come (it leaves with its timeout reason, as the sweep would have
@@ -823,10 +903,8 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	}
 	t->cnt.c[SECHO_FLOW_CNT_CACHE_MISSES]++;
 	int free_slot = -1;
-	unsigned used = 0;
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 		uint32_t bs = bk->sig[s];
-		used += bs != 0;
 		if (bs == sig) {
 			uint32_t idx = bk->idx[s];
 			struct flow_entry *e = &t->entries[idx];
@@ -848,11 +926,13 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	/* The packet is not counted yet (no last time): its own time is the last. Taken from
 	 * an empty entry, the bound would be 2^31 ticks or more from the clock, and the 32-bit
 	 * comparison would put it in the future (as it does from late 2026 on). */
-	bk->due[s] = tick(ts + (t->cfg.active_ns < t->cfg.inactive_ns ? t->cfg.active_ns
-	                                                              : t->cfg.inactive_ns));
-	/* the bucket's lowest bound: this one if it was empty (evict leaves it full) */
-	if ((free_slot >= 0 && used == 0) || !tick_le(t->bucket_due[b], bk->due[s]))
-		t->bucket_due[b] = bk->due[s];
+	uint64_t end = ts + (t->cfg.active_ns < t->cfg.inactive_ns ? t->cfg.active_ns
+	                                                           : t->cfg.inactive_ns);
+	bk->due[s] = tick(end);
+	/* Into the wheel, unless the slot is there already (an earlier record's, at or before
+	 * this end: table.c's head comment) */
+	if (!(bk->queued & (1u << s)) && wheel_add(t, b * SECHO_FLOW_BUCKET + s, end))
+		bk->queued |= 1u << s;
 	t->cnt.active++;
 	*cs = (uint64_t)sig << 32 | (idx + 1);
 	*fresh = true;
@@ -1290,90 +1370,129 @@ void secho_flow_table_burst(struct secho_flow_table *t, const struct secho_flow_
 
 /* ---- expiry ---- */
 
-/* Look at bucket b at time now: export what has ended, raise the other bounds, and set the
- * bucket's lowest bound. exact: look at every entry, not only those whose bound passed. */
-static void sweep_bucket(struct secho_flow_table *t, uint32_t b, uint64_t now, bool exact)
+/* Look at bucket b's records at time now: export those whose time has come (the flush's
+ * exact look at every entry). */
+static void sweep_bucket(struct secho_flow_table *t, uint32_t b, uint64_t now)
 {
 	struct flow_bucket *bk = &t->buckets[b];
-	uint32_t nt = tick(now);
-	uint32_t low = nt + (1u << 30); /* an empty bucket: not before 2^30 ticks */
 
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 		if (!bk->sig[s])
 			continue;
-		if (exact || tick_le(bk->due[s], nt)) {
-			struct flow_entry *e = &t->entries[bk->idx[s]];
-			if (time_has_come(t, e, now)) {
-				emit(t, e, timeout_reason(t, e));
-				slot_free(t, b, s);
-				continue;
-			}
-			bk->due[s] = tick(entry_end(t, e));
+		struct flow_entry *e = &t->entries[bk->idx[s]];
+		if (time_has_come(t, e, now)) {
+			emit(t, e, timeout_reason(t, e));
+			slot_free(t, b, s);
+			continue;
 		}
-		if (tick_le(bk->due[s], low))
-			low = bk->due[s];
+		bk->due[s] = tick(entry_end(t, e));
 	}
-	t->bucket_due[b] = low;
 }
 
-/* The first bucket in [from, to) whose lowest bound has passed tick nt, or to. Four at a
- * time: a bound is due when (int32)(due - nt) <= 0, i.e. when it is not greater than 0. */
-static uint32_t next_due(const struct secho_flow_table *t, uint32_t from, uint32_t to, uint32_t nt)
+/* A cell taken out of a wheel slot whose period has passed, at time now (nt its tick): a
+ * free slot leaves the wheel; a record whose bound has passed (every one when exact) is
+ * exported and leaves if its time has come, else gets its exact bound and goes back in
+ * there; a record whose bound was raised since it went in (by a full bucket's evict) goes
+ * back in at it. */
+static void wheel_cell(struct secho_flow_table *t, uint32_t cell, uint64_t now, uint32_t nt,
+                       bool exact)
 {
-	const __m128i vnt = _mm_set1_epi32((int)nt), zero = _mm_setzero_si128();
-	uint32_t b = from;
+	uint32_t b = cell / SECHO_FLOW_BUCKET;
+	unsigned s = cell % SECHO_FLOW_BUCKET;
+	struct flow_bucket *bk = &t->buckets[b];
+	uint64_t end;
 
-	while (b < to && (b & 3)) {
-		if (tick_le(t->bucket_due[b], nt))
-			return b;
-		b++;
-	}
-	for (; b + 4 <= to; b += 4) {
-		__m128i d = _mm_load_si128((const __m128i *)(const void *)&t->bucket_due[b]);
-		__m128i later = _mm_cmpgt_epi32(_mm_sub_epi32(d, vnt), zero);
-		if (_mm_movemask_epi8(later) != 0xffff)
-			break;
-	}
-	for (; b < to; b++)
-		if (tick_le(t->bucket_due[b], nt))
-			return b;
-	return to;
-}
-
-#define SWEEP_BATCH 16
-
-/* Sweep buckets [from, to) at time now (exact: every bucket, every entry). Not exact, the
- * due buckets are taken SWEEP_BATCH at a time: their lines asked for, then the entries
- * whose bounds have passed, then swept, so that the misses of one batch overlap. */
-static void sweep_range(struct secho_flow_table *t, uint32_t from, uint32_t to, uint64_t now,
-                        bool exact)
-{
-	uint32_t nt = tick(now);
-
-	if (exact) {
-		for (uint32_t b = from; b < to; b++)
-			sweep_bucket(t, b, now, true);
+	if (!bk->sig[s]) {
+		bk->queued &= ~(1u << s);
 		return;
 	}
-	uint32_t due[SWEEP_BATCH];
-	for (uint32_t b = from; b < to;) {
-		unsigned nd = 0;
-		while (nd < SWEEP_BATCH && (b = next_due(t, b, to, nt)) < to) {
-			__builtin_prefetch(&t->buckets[b], 1);
-			__builtin_prefetch((const char *)&t->buckets[b] + 64, 1); /* the bounds */
-			due[nd++] = b++;
+	if (!exact && !tick_le(bk->due[s], nt)) {
+		/* the bound, within 2^31 ticks after the clock, in ns */
+		end = ((now >> TICK_SHIFT) + (uint32_t)(bk->due[s] - nt)) << TICK_SHIFT;
+	} else {
+		struct flow_entry *e = &t->entries[bk->idx[s]];
+		if (time_has_come(t, e, now)) {
+			emit(t, e, timeout_reason(t, e));
+			slot_free(t, b, s);
+			bk->queued &= ~(1u << s);
+			return;
 		}
-		for (unsigned i = 0; i < nd; i++) {
-			const struct flow_bucket *bk = &t->buckets[due[i]];
-			for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++)
-				if (bk->sig[s] && tick_le(bk->due[s], nt)) {
-					const char *e = (const char *)&t->entries[bk->idx[s]];
-					__builtin_prefetch(e, 1);
-					__builtin_prefetch(e + 64, 1);
-				}
+		end = entry_end(t, e);
+		bk->due[s] = tick(end);
+	}
+	if (!wheel_add(t, cell, end))
+		bk->queued &= ~(1u << s);
+}
+
+/* How far ahead of a cell's look its memory is asked for, in cells: its bucket's two
+ * lines CELL_AHEAD before; CELL_AHEAD - ENTRY_AHEAD before (the bucket read by then), when
+ * its bound has passed, the entry's two lines and the three of its extension that emit
+ * copies into the record. */
+#define CELL_AHEAD  8u
+#define ENTRY_AHEAD 4u
+
+/* Cells taken out of a wheel slot, looked at in order (wheel_cell) with their memory asked
+ * for ahead, so that the misses of different cells overlap. */
+static void wheel_cells(struct secho_flow_table *t, const uint32_t *cells, unsigned n, uint64_t now,
+                        bool exact)
+{
+	const unsigned bucket = CELL_AHEAD - ENTRY_AHEAD;
+	uint32_t nt = tick(now);
+
+	for (unsigned i = 0; i < n + CELL_AHEAD; i++) {
+		if (i < n) {
+			const struct flow_bucket *bk = &t->buckets[cells[i] / SECHO_FLOW_BUCKET];
+			__builtin_prefetch(bk, 1);
+			__builtin_prefetch((const char *)bk + 64, 1); /* the bounds */
 		}
-		for (unsigned i = 0; i < nd; i++)
-			sweep_bucket(t, due[i], now, false);
+		if (i >= bucket && i - bucket < n) {
+			uint32_t c = cells[i - bucket];
+			const struct flow_bucket *bk = &t->buckets[c / SECHO_FLOW_BUCKET];
+			unsigned s = c % SECHO_FLOW_BUCKET;
+			if (bk->sig[s] && (exact || tick_le(bk->due[s], nt))) {
+				const char *e = (const char *)&t->entries[bk->idx[s]];
+				const char *x = (const char *)secho_flow_table_slot(t, bk->idx[s]);
+				__builtin_prefetch(e, 1);
+				__builtin_prefetch(e + 64, 1);
+				__builtin_prefetch(x);
+				__builtin_prefetch(x + 64);
+				__builtin_prefetch(x + 128);
+			}
+		}
+		if (i >= CELL_AHEAD)
+			wheel_cell(t, cells[i - CELL_AHEAD], now, nt, exact);
+	}
+}
+
+/* Cells taken out of a list at a time: whole chunks, up to four */
+#define WHEEL_BATCH (4 * CHUNK_CELLS)
+
+/* Take out the cells of wheel slot w and look at them (wheel_cells), up to four chunks at a
+ * time: their cells copied out and the chunks freed first, so that cells that go back in
+ * can use them. */
+static void wheel_slot_expire(struct secho_flow_table *t, struct flow_wheel_slot *w, uint64_t now,
+                              bool exact)
+{
+	uint32_t c = w->head, n = w->n;
+
+	w->head = 0;
+	w->n = 0;
+	while (c) {
+		uint32_t cells[WHEEL_BATCH];
+		unsigned got = 0;
+		while (c && got + n <= WHEEL_BATCH) {
+			struct flow_chunk *ch = &t->chunks[c - 1];
+			uint32_t next = ch->next;
+			if (next)
+				__builtin_prefetch(&t->chunks[next - 1]);
+			memcpy(cells + got, ch->cell, n * sizeof(cells[0]));
+			got += n;
+			ch->next = t->chunk_free;
+			t->chunk_free = c;
+			c = next;
+			n = CHUNK_CELLS;
+		}
+		wheel_cells(t, cells, got, now, exact);
 	}
 }
 
@@ -1382,37 +1501,23 @@ void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns)
 	if (now_ns < t->clock_ns)
 		now_ns = t->clock_ns;
 	t->clock_ns = now_ns; /* time has passed, with or without packets of this table */
-	if (!t->swept_once) {
-		t->swept_once = true;
-		t->sweep_ns = now_ns;
+	uint64_t k = now_ns >> SECHO_FLOW_WHEEL_SHIFT;
+	if (!t->wheel_on) {
+		t->wheel_on = true;
+		t->wheel_next = k;
 		return;
 	}
-	if (now_ns <= t->sweep_ns)
+	if (k <= t->wheel_next)
 		return;
-	uint64_t dt = now_ns - t->sweep_ns;
-	uint64_t n;
-	bool exact = false;
-
-	if (dt >= SECHO_FLOW_SWEEP_NS) {
-		n = t->nbuckets;
-		t->sweep_ns = now_ns;
-		/* After a jump of more than 2^30 ticks the bounds may have wrapped: look at
-		 * every entry. */
-		exact = (dt >> TICK_SHIFT) >= (1ull << 30);
-	} else {
-		n = dt * t->nbuckets / SECHO_FLOW_SWEEP_NS;
-		if (!n)
-			return;
-		t->sweep_ns += n * SECHO_FLOW_SWEEP_NS / t->nbuckets;
-	}
-	uint32_t from = t->sweep_cursor;
-	while (n) {
-		uint32_t to = from + n < t->nbuckets ? (uint32_t)(from + n) : t->nbuckets;
-		sweep_range(t, from, to, now_ns, exact);
-		n -= to - from;
-		from = to == t->nbuckets ? 0 : to;
-	}
-	t->sweep_cursor = from;
+	uint64_t from = t->wheel_next;
+	/* After a jump of 2^30 ticks or more the bounds may have wrapped: look at every entry. */
+	bool exact = ((k - from) << (SECHO_FLOW_WHEEL_SHIFT - TICK_SHIFT)) >= (1ull << 30);
+	if (k - from > SECHO_FLOW_WHEEL_SLOTS)
+		from = k - SECHO_FLOW_WHEEL_SLOTS; /* every slot once */
+	/* first: cells that go back in go to period k or later, never to one being expired */
+	t->wheel_next = k;
+	for (uint64_t p = from; p < k; p++)
+		wheel_slot_expire(t, &t->wheel[p & WHEEL_MASK], now_ns, exact);
 }
 
 void secho_flow_table_flush(struct secho_flow_table *t)
@@ -1431,9 +1536,10 @@ void secho_flow_table_flush(struct secho_flow_table *t)
 				t->clock_ns = last;
 		}
 	for (uint32_t b = 0; b < t->nbuckets; b++)
-		sweep_bucket(t, b, t->clock_ns, true);
+		sweep_bucket(t, b, t->clock_ns);
 	for (uint32_t b = 0; b < t->nbuckets; b++) {
 		struct flow_bucket *bk = &t->buckets[b];
+		bk->queued = 0;
 		for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 			if (!bk->sig[s])
 				continue;
@@ -1443,9 +1549,14 @@ void secho_flow_table_flush(struct secho_flow_table *t)
 			slot_free(t, b, s);
 		}
 	}
-	/* every entry is free: the pool starts again from its first, as when new */
+	/* every entry is free: the pool starts again from its first, as when new; so do the
+	 * wheel and its chunks */
 	t->free_head = 0;
 	t->pool_used = 0;
+	memset(t->wheel, 0, SECHO_FLOW_WHEEL_SLOTS * sizeof(struct flow_wheel_slot));
+	t->chunks_used = 0;
+	t->chunk_free = 0;
+	t->wheel_on = false;
 	memset(t->frags, 0, (size_t)t->nfragsets * FRAG_WAYS * sizeof(struct flow_frag));
 }
 

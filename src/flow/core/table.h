@@ -15,8 +15,7 @@
  *
  *   buckets     128 bytes each: 8 signatures (32-bit hash, 0 = free) and the entry each
  *               used slot holds, one cache line to find a flow; then 8 expiry lower
- *               bounds (ms ticks); beside them, 4 bytes per bucket: the lowest of its
- *               bounds, all the sweep reads of a bucket not due
+ *               bounds (ms ticks) and which slots the timer wheel holds
  *   entries     128 bytes each, as many as slots, in one pool handed out densely (the
  *               last freed first): the key (canonical order in biflow mode),
  *               per-direction counters, TCP state. The memory a table touches grows with
@@ -32,11 +31,18 @@
  *               the recently used flows (the CTT's on-chip cache); hit rate counted
  *   fragments   a bounded set-associative table: (addresses, protocol, IP id) of a first
  *               fragment -> its ports, kept for a bounded time for the later fragments
+ *   wheel       a hashed timer wheel of bucket slots by the end bound of their records:
+ *               SECHO_FLOW_WHEEL_SLOTS lists of 2^SECHO_FLOW_WHEEL_SHIFT ns of packet time
+ *               each, in chunks of 15 slot numbers from a pool sized by the capacity
  *
  * Timeouts run on packet time, exactly: a record ends at min(start + active, last +
- * inactive); a packet at or after that time starts a new record, and the sweep
- * (secho_flow_table_expire) exports records whose time has come, at most one sweep period
- * (1 s of packet time) late. End reasons: SECHO_FLOW_END_* (record.h): a flow that saw a TCP
+ * inactive); a packet at or after that time starts a new record, and
+ * secho_flow_table_expire exports the records whose time has come from the wheel, at most
+ * one wheel slot (16.8 ms of packet time) late. The wheel is lazy: a packet never moves
+ * its record; a record is put in the wheel when its slot of the bucket is taken, and when
+ * its wheel slot comes due it leaves, or goes back in at its new end (a busy flow costs
+ * one re-insertion per inactive timeout, not one per packet). End reasons:
+ * SECHO_FLOW_END_* (record.h): a flow that saw a TCP
  * FIN or RST ends as "end of flow" whenever it leaves (timeout, end of input, or a SYN that
  * starts a new connection on its key); a full bucket evicts, in this order, a record whose
  * time has passed, a TCP flow that has ended (both: no information lost), or the least
@@ -77,7 +83,10 @@
 #define SECHO_FLOW_CACHE_DEFAULT   4096u          /* first-level cache slots */
 #define SECHO_FLOW_FRAGS_DEFAULT   4096u          /* remembered first fragments */
 #define SECHO_FLOW_FRAG_TIMEOUT_NS 30000000000ull /* 30 s, as Linux's ipfrag_time */
-#define SECHO_FLOW_SWEEP_NS        1000000000ull  /* a full sweep per second of packet time */
+/* The timer wheel: 4096 slots of 2^24 ns (16.8 ms) of packet time, 68.7 s a turn; a record
+ * whose end is further away is looked at once a turn until it is near. */
+#define SECHO_FLOW_WHEEL_SHIFT 24
+#define SECHO_FLOW_WHEEL_SLOTS 4096u
 /* Timeouts are kept below 2^30 ticks of 2^20 ns (13 days) so that 32-bit tick
  * comparisons never wrap; the command line allows up to one day. */
 #define SECHO_FLOW_MAX_TIMEOUT_NS (86400ull * 1000000000ull)
@@ -197,6 +206,8 @@ struct secho_flow_table_cfg {
 struct flow_bucket;
 struct flow_entry;
 struct flow_frag;
+struct flow_chunk;
+struct flow_wheel_slot;
 
 /* The table's state. Fields are private (src/flow/core/table.c). */
 struct secho_flow_table {
@@ -210,16 +221,20 @@ struct secho_flow_table {
 	struct secho_feat_layout feat;  /* the feature sections (bytes 0: none) */
 	uint64_t *cache;                /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
-	uint32_t *bucket_due; /* per bucket: the lowest of its entries' end bounds (ticks) */
-	uint32_t *seen;       /* per entry: offloaded, the tier's last-seen time in ticks rounded
-	                       * up (0 = none); free, the next free entry + 1 (0 = none) */
+	uint32_t *seen; /* per entry: offloaded, the tier's last-seen time in ticks rounded
+	                 * up (0 = none); free, the next free entry + 1 (0 = none) */
+	struct flow_wheel_slot *wheel; /* SECHO_FLOW_WHEEL_SLOTS lists of chunks */
+	struct flow_chunk *chunks;     /* the wheel's pool of chunks */
 	uint32_t nbuckets, cache_mask, nfragsets;
-	uint32_t pool_used;    /* entries handed out from the pool at least once */
-	uint32_t free_head;    /* the last entry freed, + 1 (0: none) */
-	uint64_t clock_ns;     /* latest packet time seen */
-	uint64_t sweep_ns;     /* packet time the sweep has caught up with */
-	uint32_t sweep_cursor; /* next bucket to sweep */
-	bool swept_once;
+	uint32_t pool_used;   /* entries handed out from the pool at least once */
+	uint32_t free_head;   /* the last entry freed, + 1 (0: none) */
+	uint32_t nchunks;     /* chunks in the pool */
+	uint32_t chunks_used; /* chunks handed out from the pool at least once */
+	uint32_t chunk_free;  /* the last chunk freed, + 1 (0: none) */
+	bool wheel_on;        /* wheel_next is set */
+	uint64_t clock_ns;    /* latest packet time seen */
+	uint64_t wheel_next;  /* the first wheel period (time >> SECHO_FLOW_WHEEL_SHIFT) not
+	                       * yet expired */
 	struct secho_flow_counters cnt;
 };
 
@@ -373,8 +388,9 @@ void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow
 /*
  * Time is now_ns (packet time offline, also of frames another worker meters; the clock
  * live): the table's clock moves to it (never back), and the records whose time has come
- * are exported, the buckets swept so that each is looked at once per SECHO_FLOW_SWEEP_NS of
- * time. Cheap to call often (per burst). Can't fail.
+ * are exported: those in the wheel slots whose time has wholly passed (a record whose end
+ * is in the current 16.8 ms slot waits for the next call after it). Costs the records it
+ * looks at, not the table's size. Cheap to call often (per burst). Can't fail.
  */
 void secho_flow_table_expire(struct secho_flow_table *t, uint64_t now_ns);
 

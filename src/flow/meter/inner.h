@@ -92,6 +92,7 @@ struct meter {
 	uint64_t frames_read;    /* offline: by the calling thread */
 	uint64_t split_seed;
 	uint64_t start_ns, start_mono, last_tick, last_stats, last_progress;
+	uint64_t start_tsc; /* the TSC at start_mono: the table timings' clock rate (report.c) */
 	uint64_t progress_frames;
 	bool progress_shown;
 	uint64_t now_ns;

@@ -338,9 +338,9 @@ int secho_flow_meter_run(const struct secho_flow_meter_cfg *cfg,
 	}
 	meter_banner(m, memlen);
 
-	(void)secho_tsc_hz(); /* calibrated now, not in the first report */
 	m->start_ns = secho_real_ns();
 	m->start_mono = m->last_tick = m->last_stats = m->last_progress = secho_mono_ns();
+	m->start_tsc = secho_rdtsc();
 	m->now_ns = m->start_ns;
 	if (!m->threaded) {
 		meter_offline_one(m);

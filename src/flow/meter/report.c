@@ -52,11 +52,23 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* ns per TSC cycle, measured over the run so far: no calibration before it (secho_tsc_hz
+ * spins for 30 ms, 5% of a run on a million short-flow packets), unless the run is younger
+ * than a millisecond. */
+static double tsc_ns(const struct meter *m)
+{
+	uint64_t mono = secho_mono_ns(), c = secho_rdtsc();
+
+	if (mono - m->start_mono >= 1000000u && c > m->start_tsc)
+		return (double)(mono - m->start_mono) / (double)(c - m->start_tsc);
+	return 1e9 / secho_tsc_hz();
+}
+
 /* The workers' table timings, per packet, in ns. */
 static void table_timing(const struct meter *m, struct secho_lat_summary *s)
 {
 	struct secho_lat all;
-	double ns = 1e9 / secho_tsc_hz();
+	double ns = tsc_ns(m);
 
 	memset(&all, 0, sizeof(all));
 	for (unsigned i = 0; i < m->n; i++)
