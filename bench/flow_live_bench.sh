@@ -204,7 +204,7 @@ for p in $PROFILES; do
 			echo "$ns" >>"$T/$p-$io.ns"
 			awk -v l="$ns" -v o="$(tail -1 "$T/$p-offline.ns")" 'BEGIN { printf "%.3f\n", l / o }' \
 				>>"$T/$p-$io.ratio"
-			echo "  $p round $r: live --io $io $ns ns/packet ($frames frames read of $sent sent, $drops dropped by the ring)"
+			echo "  $p round $r: live --io $io $ns ns/packet ($frames frames read of $sent sent; kernel_drops $drops: a full ring, or with --io xdp frames above its 2 KiB buffers)"
 		done
 	done
 done
