@@ -333,13 +333,17 @@ struct meter_opts {
 static void features_help(FILE *f)
 {
 	fprintf(f,
-	        "\nFeature sets (--features): each is a section of every flow's slot in the\n"
-	        "table, %u bytes without any; the slot is rounded up to 64 bytes.\n",
+	        "\nFeature sets (--features): the small ones are a section of every flow's\n"
+	        "slot in the table (%u bytes without any, rounded up to 64); the large ones\n"
+	        "(*) are lent from a pool to a flow when the set takes it (its protocol),\n"
+	        "and given back when its record leaves, or as soon as the set is done\n"
+	        "having found nothing.\n",
 	        SECHO_FLOW_EXTRA_BYTES);
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
-		fprintf(f, "  %-8s %5zu B  %s\n", secho_feat_set_name(i),
-		        (secho_feat_set_size(i) + 7) & ~(size_t)7, secho_feat_set_text(i));
-	fprintf(f, "  all      %5zu B per flow in all (the slot)\n",
+		fprintf(f, "  %-8s %5zu B %s %s\n", secho_feat_set_name(i),
+		        (secho_feat_set_size(i) + 7) & ~(size_t)7,
+		        SECHO_FEAT_POOLED & (1u << i) ? "*" : " ", secho_feat_set_text(i));
+	fprintf(f, "  all      %5zu B   the slot of every flow with all on\n",
 	        secho_flow_table_stride(SECHO_FEAT_ALL));
 }
 

@@ -13,7 +13,7 @@
  * Why not a mapping of the file, which this reader was until issue 24: on the machines
  * measured (virtual machines where a page fault is dear) the walk over a mapped file cost
  * 150-490 ns per record in faults and TLB misses, against 33-90 ns copied into two reused
- * buffers (docs/PERFORMANCE.md, "The capture reader"); and a copy cannot fault when the
+ * buffers (docs/PERFORMANCE.md, "The latest: a quiet machine"); and a copy cannot fault when the
  * file shrinks under the reader, where a mapping raises SIGBUS.
  *
  * Every length read from the file is checked against what is left of the file (its size

@@ -40,10 +40,11 @@
 
 struct seen {
 	unsigned n;
-	const uint8_t *feat; /* the last record's */
+	const uint8_t *sec[SECHO_FEAT_NSETS]; /* the last record's states */
 	const struct secho_feat_layout *layout;
 	uint32_t live;       /* the last record's live sets */
-	uint8_t copy[16384]; /* its feature area, copied during emit */
+	uint8_t copy[16384]; /* its live states, copied during emit at their off[] (a ring's
+	                      * area) */
 	char json[4096];
 	int json_n;
 	/* every record's, up to 8: its JSON members, end reason, packets */
@@ -56,12 +57,16 @@ static void on_rec(void *ctx, const struct secho_flow_rec *r)
 {
 	struct seen *s = ctx;
 	s->n++;
-	s->feat = r->feat;
+	memcpy(s->sec, r->feat_sec, sizeof(s->sec));
 	s->layout = r->feat_layout;
 	s->live = r->feat_live;
-	if (r->feat && r->feat_layout->bytes <= sizeof(s->copy))
-		memcpy(s->copy, r->feat, r->feat_layout->bytes);
-	s->json_n = r->feat ? secho_feat_sets_json(r->feat_layout, r->feat, r->feat_live,
+	if (r->feat_layout && r->feat_layout->bytes <= sizeof(s->copy))
+		for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+			if ((r->feat_live & (1u << i)) && r->feat_sec[i])
+				memcpy(s->copy + r->feat_layout->off[i], r->feat_sec[i],
+				       secho_feat_set_size(i));
+	s->json_n = r->feat_layout
+	                    ? secho_feat_sets_json(r->feat_layout, r->feat_sec, r->feat_live,
 	                                           r->fwd.packets + r->rev.packets,
 	                                           (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags),
 	                                           s->json, sizeof(s->json))
@@ -132,10 +137,11 @@ static bool all_bytes(const uint8_t *p, size_t n, uint8_t v)
 
 static void test_layout(void)
 {
-	t_begin("flow features: layout, stride and memory");
+	t_begin("flow features: layout, stride, pools and memory");
 	struct secho_feat_layout l;
 	secho_feat_layout_make(0, &l);
-	T_CHECK(l.bytes == 0 && l.sets == 0, "no set: %u bytes", l.bytes);
+	T_CHECK(l.bytes == 0 && l.sets == 0 && l.slot_bytes == 0 && l.pooled == 0,
+	        "no set: %u bytes", l.bytes);
 	T_CHECK(secho_flow_table_stride(0) == 192, "stride without sets %zu",
 	        secho_flow_table_stride(0));
 	uint32_t sets =
@@ -144,24 +150,46 @@ static void test_layout(void)
 	size_t tls = (secho_feat_set_size(SECHO_FEAT_SET_TLS) + 7) & ~(size_t)7;
 	size_t dns = (secho_feat_set_size(SECHO_FEAT_SET_DNS) + 7) & ~(size_t)7;
 	size_t wg = (secho_feat_set_size(SECHO_FEAT_SET_WG) + 7) & ~(size_t)7;
+	/* a record's area: every set in one block */
 	T_CHECK(l.off[SECHO_FEAT_SET_TLS] == 0, "tls at %u", l.off[SECHO_FEAT_SET_TLS]);
 	T_CHECK(l.off[SECHO_FEAT_SET_DNS] == tls, "dns at %u, want %zu", l.off[SECHO_FEAT_SET_DNS],
 	        tls);
 	T_CHECK(l.off[SECHO_FEAT_SET_WG] == tls + dns, "wg at %u", l.off[SECHO_FEAT_SET_WG]);
 	T_CHECK(l.bytes == tls + dns + wg, "bytes %u", l.bytes);
+	/* the slot: a handle for each large set, the small ones' states */
+	T_CHECK(l.pooled == (1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_DNS), "pooled %#x",
+	        l.pooled);
+	T_CHECK(l.soff[SECHO_FEAT_SET_TLS] == 0 && l.soff[SECHO_FEAT_SET_DNS] == 8 &&
+	                l.soff[SECHO_FEAT_SET_WG] == 16 && l.slot_bytes == 16 + wg,
+	        "slot: tls %u dns %u wg %u, %u bytes", l.soff[SECHO_FEAT_SET_TLS],
+	        l.soff[SECHO_FEAT_SET_DNS], l.soff[SECHO_FEAT_SET_WG], l.slot_bytes);
 	size_t stride = secho_flow_table_stride(sets);
-	T_CHECK(stride % 64 == 0 && stride >= 192 + l.bytes && stride < 192 + l.bytes + 64,
-	        "stride %zu for %u bytes", stride, l.bytes);
+	T_CHECK(stride % 64 == 0 && stride >= 192 + l.slot_bytes &&
+	                stride < 192 + l.slot_bytes + 64,
+	        "stride %zu for %u bytes", stride, l.slot_bytes);
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
-		T_CHECK(l.off[i] % 8 == 0, "set %u at %u", i, l.off[i]);
+		T_CHECK(l.off[i] % 8 == 0 && l.soff[i] % 8 == 0, "set %u at %u, %u", i, l.off[i],
+		        l.soff[i]);
+	size_t ptls = (secho_feat_set_size(SECHO_FEAT_SET_TLS) + 63) & ~(size_t)63;
+	size_t pdns = (secho_feat_set_size(SECHO_FEAT_SET_DNS) + 63) & ~(size_t)63;
+	T_CHECK(secho_feat_pools_size(&l, 10) == 10 * (ptls + pdns), "pools %zu",
+	        secho_feat_pools_size(&l, 10));
 
 	struct tbl a, b;
 	T_CHECK(tbl_init(&a, 0) == 0 && tbl_init(&b, sets) == 0, "tables");
 	uint32_t cap = secho_flow_table_capacity(&a.t);
-	T_CHECK(b.len - a.len == (stride - 192) * cap, "memory %zu vs %zu: grows by %zu x %u",
-	        b.len, a.len, stride - 192, cap);
+	T_CHECK(b.len - a.len == (stride - 192 + ptls + pdns) * cap,
+	        "memory %zu vs %zu: grows by (%zu + %zu + %zu) x %u", b.len, a.len, stride - 192,
+	        ptls, pdns, cap);
 	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) == (long)stride,
 	        "slots stride apart");
+	const struct secho_feat_pool *pt = &b.t.feat_pools.p[SECHO_FEAT_SET_TLS];
+	const struct secho_feat_pool *pd = &b.t.feat_pools.p[SECHO_FEAT_SET_DNS];
+	T_CHECK(pt->cap == cap && pd->cap == cap && pt->stride == ptls && pd->stride == pdns &&
+	                pd->base == pt->base + ptls * cap && ((uintptr_t)pt->base & 63) == 0 &&
+	                pd->base + pdns * cap == (uint8_t *)b.mem + b.len &&
+	                b.t.feat_pools.p[SECHO_FEAT_SET_WG].base == NULL,
+	        "the pools: one state per entry each, at the end of the table's memory");
 	free(a.mem);
 	free(b.mem);
 
@@ -189,7 +217,9 @@ static void test_start(void)
 	t_begin("flow features: no set live when a record starts, the area left as it was, the "
 	        "record points at it");
 	struct tbl x;
-	uint32_t sets = 1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_HTTP;
+	/* two small sets, kept in the slot (their sections there are what a record's area
+	 * holds: the same offsets) */
+	uint32_t sets = 1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_PHISTS;
 	T_CHECK(tbl_init(&x, sets) == 0, "table");
 	uint32_t fb = x.t.feat.bytes;
 	struct secho_flow_key k;
@@ -204,8 +234,14 @@ static void test_start(void)
 	pkt(&x, &k, 8 * S_NS, 0x10);
 	pkt(&x, &k, 12 * S_NS, 0x10);
 	T_CHECK(x.out.n == 1, "%u records after the active timeout", x.out.n);
-	T_CHECK(x.out.feat == area0(&x) && x.out.layout == &x.t.feat && x.out.live == sets,
-	        "the record points at its slot's area and the table's layout, live %#x",
+	T_CHECK(x.t.feat.pooled == 0 && x.t.feat.slot_bytes == fb, "in the slot: %u of %u bytes",
+	        x.t.feat.slot_bytes, fb);
+	T_CHECK(x.out.sec[SECHO_FEAT_SET_PSTATS] == area0(&x) &&
+	                x.out.sec[SECHO_FEAT_SET_PHISTS] ==
+	                        area0(&x) + x.t.feat.soff[SECHO_FEAT_SET_PHISTS] &&
+	                x.out.sec[SECHO_FEAT_SET_TLS] == NULL && x.out.layout == &x.t.feat &&
+	                x.out.live == sets,
+	        "the record points at its slot's sections and the table's layout, live %#x",
 	        x.out.live);
 	T_CHECK(all_bytes(x.out.copy, fb, 0xaa), "the record carried its own area");
 	T_CHECK(x0(&x)->feat_live == 0 && x0(&x)->feat_decided == 0 &&
@@ -225,7 +261,8 @@ static void test_start(void)
 	/* a new flow in the freed entry (the last freed first) */
 	memset(area0(&x), 0xcc, fb);
 	secho_flow_table_flush(&x.t);
-	T_CHECK(x.out.n == 3 && all_bytes(x.out.copy, fb, 0xcc), "flush: %u records", x.out.n);
+	T_CHECK(x.out.n == 3 && x.out.sec[SECHO_FEAT_SET_PSTATS] == NULL, "flush: %u records",
+	        x.out.n);
 	T_CHECK(x.out.live == 0 && x.out.json_n == 0,
 	        "a record whose sets saw nothing: live %#x, no members: %d (%s)", x.out.live,
 	        x.out.json_n, x.out.json);
@@ -249,8 +286,8 @@ static void test_start(void)
 	T_CHECK(tbl_init(&x, 0) == 0, "table without sets");
 	pkt(&x, &k, 1 * S_NS, 0);
 	secho_flow_table_flush(&x.t);
-	T_CHECK(x.out.n == 1 && x.out.feat == NULL && x.t.xstride == 192,
-	        "no sets: feat NULL, stride %zu", x.t.xstride);
+	T_CHECK(x.out.n == 1 && x.out.layout == NULL && x.t.xstride == 192,
+	        "no sets: no layout, stride %zu", x.t.xstride);
 	free(x.mem);
 	t_end();
 }
@@ -432,7 +469,8 @@ static void feed1(struct tbl *x, const uint8_t *buf, size_t n, uint64_t ts)
 static void test_live(void)
 {
 	t_begin("flow features: the sets a flow makes live (dns: port 53 only; tls, http: TCP; "
-	        "quic, wg: UDP; statistics: every flow), each at its first packet that counts");
+	        "quic, wg: UDP; statistics: every flow), each at its first packet that counts; "
+	        "a large set's state lent, given back when it found nothing or the record left");
 	/* a DNS query, ID 0x1234, for a.example, type A */
 	static const uint8_t q[] = {0x12, 0x34, 0x01, 0x00, 0,   1,   0,   0,   0, 0, 0, 0, 1, 'a',
 	                            7,    'e',  'x',  'a',  'm', 'p', 'l', 'e', 0, 0, 1, 0, 1};
@@ -447,9 +485,19 @@ static void test_live(void)
 		size_t n = udp_frame(buf, c[i].sp, c[i].dp, sizeof(q), 0);
 		memcpy(buf + 42, q, sizeof(q));
 		feed1(&x, buf, n, S_NS);
+		/* quic took the datagram, found it was not QUIC and is done: its state went
+		 * back at once, and the set is out of the record */
+		const struct secho_feat_pool *pq = &x.t.feat_pools.p[SECHO_FEAT_SET_QUIC];
+		const struct secho_feat_pool *pd = &x.t.feat_pools.p[SECHO_FEAT_SET_DNS];
+		T_CHECK(pq->used == 1 && pq->lent == 0 && pq->free == 1 &&
+		                pd->lent == (c[i].dns ? 1u : 0u),
+		        "UDP %u -> %u: quic lent %u (used %u), dns lent %u", c[i].sp, c[i].dp,
+		        pq->lent, pq->used, pd->lent);
 		secho_flow_table_flush(&x.t);
-		uint32_t want = SB(QUIC) | SB(WG) | SB(PSTATS) | SB(PHISTS) | SB(BSTATS) |
-		                (c[i].dns ? SB(DNS) : 0);
+		T_CHECK(pd->lent == 0 && pd->used == (c[i].dns ? 1u : 0u),
+		        "UDP %u -> %u: after the record, dns lent %u", c[i].sp, c[i].dp, pd->lent);
+		uint32_t want =
+		        SB(WG) | SB(PSTATS) | SB(PHISTS) | SB(BSTATS) | (c[i].dns ? SB(DNS) : 0);
 		T_CHECK(x.out.n == 1 && x.out.live == want, "UDP %u -> %u: live %#x, want %#x",
 		        c[i].sp, c[i].dp, x.out.live, want);
 		bool id = strstr(x.out.json, "\"dns_id\":4660") != NULL;
@@ -478,7 +526,27 @@ static void test_live(void)
 	T_CHECK(x0(&x)->feat_live == want && x0(&x)->feat_decided == SECHO_FEAT_ALL,
 	        "after the request: live %#x, decided %#x", x0(&x)->feat_live,
 	        x0(&x)->feat_decided);
+	const struct secho_feat_pools *ps = &x.t.feat_pools;
+	T_CHECK(ps->p[SECHO_FEAT_SET_TLS].lent == 1 && ps->p[SECHO_FEAT_SET_HTTP].lent == 1 &&
+	                ps->p[SECHO_FEAT_SET_QUIC].used == 0 && ps->p[SECHO_FEAT_SET_DNS].used == 0,
+	        "states lent: tls %u, http %u", ps->p[SECHO_FEAT_SET_TLS].lent,
+	        ps->p[SECHO_FEAT_SET_HTTP].lent);
+	/* the record's handles name them */
+	const uint8_t *area = area0(&x);
+	uint32_t ht, hh;
+	memcpy(&ht, area + x.t.feat.soff[SECHO_FEAT_SET_TLS], 4);
+	memcpy(&hh, area + x.t.feat.soff[SECHO_FEAT_SET_HTTP], 4);
+	T_CHECK(ht == 1 && hh == 1, "handles tls %u, http %u", ht, hh);
 	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.sec[SECHO_FEAT_SET_HTTP] == ps->p[SECHO_FEAT_SET_HTTP].base &&
+	                x.out.sec[SECHO_FEAT_SET_TLS] == ps->p[SECHO_FEAT_SET_TLS].base,
+	        "the record's tls and http states are the pools' first");
+	memcpy(&ht, area + x.t.feat.soff[SECHO_FEAT_SET_TLS], 4);
+	memcpy(&hh, area + x.t.feat.soff[SECHO_FEAT_SET_HTTP], 4);
+	T_CHECK(ps->p[SECHO_FEAT_SET_TLS].lent == 0 && ps->p[SECHO_FEAT_SET_HTTP].lent == 0 &&
+	                ps->p[SECHO_FEAT_SET_TLS].free == 1 && ht == 0 && hh == 0,
+	        "after the record: given back (lent %u, %u; handles %u, %u)",
+	        ps->p[SECHO_FEAT_SET_TLS].lent, ps->p[SECHO_FEAT_SET_HTTP].lent, ht, hh);
 	T_CHECK(strstr(x.out.json, "\"http_host\":\"h.example\"") && !strstr(x.out.json, "dns_") &&
 	                strstr(x.out.json, "\"ppi_pkt_lengths\":[35]"),
 	        "TCP 80: %s", x.out.json);
@@ -542,7 +610,7 @@ static void on_reuse_rec(void *ctx, const struct secho_flow_rec *r)
 	                                     "\"http_host\"", "\"ppi_pkt_lengths\""};
 	struct reuse *u = ctx;
 	uint64_t packets = r->fwd.packets + r->rev.packets;
-	int jn = secho_feat_sets_json(r->feat_layout, r->feat, r->feat_live, packets,
+	int jn = secho_feat_sets_json(r->feat_layout, r->feat_sec, r->feat_live, packets,
 	                              (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags), js,
 	                              sizeof(js));
 	uint32_t carried = secho_ipfix_feat_carried(r);
@@ -561,8 +629,11 @@ static void on_reuse_rec(void *ctx, const struct secho_flow_rec *r)
 	for (unsigned i = 0; i < 5; i++)
 		if (jn > 0 && strstr(js, names[i]))
 			u->with[i]++;
-	/* the test's hook: what the next record in this slot finds */
-	leave(u, (uint8_t *)(uintptr_t)r->feat, r->feat_layout->bytes);
+	/* the test's hook: what the next record to hold these states finds (in the slot, or
+	 * lent again from a pool) */
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		if ((r->feat_live & (1u << i)) && r->feat_sec[i])
+			leave(u, (uint8_t *)(uintptr_t)r->feat_sec[i], secho_feat_set_size(i));
 }
 
 static int reuse_init(struct reuse *u, enum reuse_mode mode)
@@ -586,8 +657,20 @@ static int reuse_init(struct reuse *u, enum reuse_mode mode)
 	int rc = secho_flow_table_init(&u->t, &cfg, u->mem, len);
 	if (rc)
 		return rc;
+	/* every state's bytes before first use: the small sets' sections in the slots (not
+	 * the large sets' handles), and the whole of every pool */
+	const struct secho_feat_layout *l = &u->t.feat;
 	for (uint32_t i = 0; i < secho_flow_table_capacity(&u->t); i++)
-		leave(u, secho_flow_table_slot(&u->t, i) + SECHO_FLOW_EXTRA_BYTES, u->t.feat.bytes);
+		for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++)
+			if ((l->sets & ~l->pooled) & (1u << k))
+				leave(u,
+				      secho_flow_table_slot(&u->t, i) + SECHO_FLOW_EXTRA_BYTES +
+				              l->soff[k],
+				      secho_feat_set_size(k));
+	for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++)
+		if (l->pooled & (1u << k))
+			leave(u, u->t.feat_pools.p[k].base,
+			      (size_t)u->t.feat_pools.p[k].stride * u->t.feat_pools.p[k].cap);
 	return 0;
 }
 

@@ -404,7 +404,7 @@ static struct secho_flow_rec rec_with(uint32_t sets)
 	r.fwd.first_ns = 1700000000000000000ull;
 	r.fwd.last_ns = 1700000000500000000ull;
 	r.end_reason = 1;
-	r.feat = (const uint8_t *)area;
+	secho_feat_sets_area(&lay, (const uint8_t *)area, r.feat_sec);
 	r.feat_layout = &lay;
 	r.feat_live = sets;
 	return r;
@@ -444,7 +444,7 @@ static void test_carried(void)
 	((struct secho_feat_dns *)st(SECHO_FEAT_SET_DNS))->seen = 1;
 	T_CHECK(secho_ipfix_feat_carried(&r) == B(DNS), "dns only: %#x",
 	        secho_ipfix_feat_carried(&r));
-	r.feat = NULL;
+	r.feat_layout = NULL;
 	T_CHECK(secho_ipfix_feat_carried(&r) == 0, "no area: %#x", secho_ipfix_feat_carried(&r));
 	/* sets on but not live in the record: their sections hold an earlier record's bytes,
 	 * which are not read; they export as sets that found nothing (the statistics sets:
@@ -606,7 +606,6 @@ static void test_export(void)
 	size_t pl = secho_ipfix_encode(false, &recs[0], plain, &tid);
 	size_t fl = secho_ipfix_feat_encode(&recs[0], B(DNS), feat);
 	recs[1] = recs[0];
-	recs[1].feat = NULL;
 	recs[1].feat_layout = NULL;
 	size_t n = run_export(1400, recs, 2, buf, sizeof(buf));
 	memset(&s, 0, sizeof(s));
@@ -629,10 +628,10 @@ static void test_export(void)
 	*(struct secho_feat_dns *)st(SECHO_FEAT_SET_DNS) = dcopy;
 	static uint64_t area2[sizeof(area) / 8];
 	memcpy(area2, area, sizeof(area));
-	recs[0].feat = (const uint8_t *)area2;
+	secho_feat_sets_area(&lay, (const uint8_t *)area2, recs[0].feat_sec);
 	recs[2] = recs[0];
 	((struct secho_feat_wg *)st(SECHO_FEAT_SET_WG))->seen = 1;
-	recs[2].feat = (const uint8_t *)area;
+	secho_feat_sets_area(&lay, (const uint8_t *)area, recs[2].feat_sec);
 	recs[1] = recs[0];
 	n = run_export(1400, recs, 3, buf, sizeof(buf));
 	memset(&s, 0, sizeof(s));

@@ -94,6 +94,9 @@ _Static_assert(__builtin_offsetof(struct secho_flow_extra, src_mac) == 64,
 
 struct secho_feat_layout;
 
+/* The feature sets there are (SECHO_FEAT_NSETS, src/flow/feature/sets.h: table.c checks). */
+#define SECHO_FLOW_REC_FEAT_SETS 8
+
 struct secho_flow_rec {
 	struct secho_flow_key key;
 	struct secho_flow_dir fwd; /* packets from key.src to key.dst */
@@ -101,13 +104,13 @@ struct secho_flow_rec {
 	uint8_t end_reason;        /* flowEndReason (136): SECHO_FLOW_END_* */
 	struct secho_flow_extra x; /* MACs, TTLs, TCP options, MPLS, tunnel (a copy: valid as
 	                            * long as the record) */
-	/* The feature sets' states (`--features`, src/flow/feature/sets.h): the slot's feature
-	 * area laid out as feat_layout says, valid during emit only (whoever keeps the record
-	 * longer copies feat_layout->bytes bytes); NULL when no set is on. Only the sections
-	 * of the sets in feat_live hold this record's state (the others hold whatever an
-	 * earlier record left): read them through secho_feat_sets_state(), which gives a set
-	 * that is not live its zero state ("found nothing"). */
-	const uint8_t *feat;
+	/* The feature sets' states (`--features`, src/flow/feature/sets.h): feat_sec[i] is set
+	 * i's state (struct secho_feat_X) for each set i in feat_live, NULL for the others;
+	 * valid during emit only (whoever keeps the record longer copies them: a ring lays them
+	 * out as feat_layout's off[] says). Read them through secho_feat_sets_state(), which
+	 * gives a set that is not live its zero state ("found nothing"). feat_layout is NULL
+	 * when no set is on. */
+	const uint8_t *feat_sec[SECHO_FLOW_REC_FEAT_SETS];
 	const struct secho_feat_layout *feat_layout;
 	uint32_t feat_live;
 };

@@ -47,6 +47,7 @@ struct flow_bucket {
 	uint32_t pad[SECHO_FLOW_BUCKET - 1];
 };
 _Static_assert(sizeof(struct flow_bucket) == 128, "two cache lines");
+_Static_assert(SECHO_FEAT_NSETS == SECHO_FLOW_REC_FEAT_SETS, "record.h counts the sets");
 
 #define F_FWD_SWAPPED 0x01 /* biflow: forward (first packet) runs against the canonical key */
 #define F_ENDED       0x02 /* a TCP FIN or RST was seen */
@@ -215,7 +216,16 @@ size_t secho_flow_table_stride(uint32_t features)
 	struct secho_feat_layout l;
 
 	secho_feat_layout_make(features, &l);
-	return ((size_t)SECHO_FLOW_EXTRA_BYTES + l.bytes + 63) & ~(size_t)63;
+	return ((size_t)SECHO_FLOW_EXTRA_BYTES + l.slot_bytes + 63) & ~(size_t)63;
+}
+
+/* The feature sets' pools for a table of nb buckets: a state of each large set per entry. */
+static size_t pools_size(uint32_t features, size_t nb)
+{
+	struct secho_feat_layout l;
+
+	secho_feat_layout_make(features, &l);
+	return secho_feat_pools_size(&l, (uint32_t)(nb * SECHO_FLOW_BUCKET));
 }
 
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
@@ -223,9 +233,11 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	if (!cfg_ok(cfg))
 		return 0;
 	size_t stride = secho_flow_table_stride(cfg->features);
-	if ((uint64_t)nbuckets_for(cfg->flows) * SECHO_FLOW_BUCKET * stride > SECHO_FLOW_EXT_MAX)
-		return 0;
 	size_t nb = nbuckets_for(cfg->flows);
+	/* each below 2^30 entries x 2^15 bytes: no overflow */
+	size_t pools = pools_size(cfg->features, nb);
+	if ((uint64_t)nb * SECHO_FLOW_BUCKET * stride + pools > SECHO_FLOW_EXT_MAX)
+		return 0;
 	size_t cs = cfg->cache_slots ? cfg->cache_slots : SECHO_FLOW_CACHE_DEFAULT;
 	size_t fs = cfg->frag_slots ? cfg->frag_slots : SECHO_FLOW_FRAGS_DEFAULT;
 	size_t cache = (cs * sizeof(uint64_t) + 63) & ~(size_t)63;
@@ -236,7 +248,7 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 
 	return nb * sizeof(struct flow_bucket) +
 	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + stride) + cache +
-	       fs * sizeof(struct flow_frag) + seen + wheel + chunks;
+	       fs * sizeof(struct flow_frag) + seen + wheel + chunks + pools;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
@@ -283,6 +295,9 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += SECHO_FLOW_WHEEL_SLOTS * sizeof(struct flow_wheel_slot);
 	t->chunks = (struct flow_chunk *)p;
 	t->nchunks = wheel_chunks(t->nbuckets);
+	p += (size_t)t->nchunks * sizeof(struct flow_chunk);
+	/* after everything the packet path reads: 64-byte aligned (every part above is) */
+	secho_feat_pools_init(&t->feat_pools, &t->feat, p, t->nbuckets * SECHO_FLOW_BUCKET);
 	return 0;
 }
 
@@ -646,8 +661,8 @@ static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, ui
 	struct secho_feat_pkt p;
 
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
-	secho_feat_sets_packet(&t->feat, slot + SECHO_FLOW_EXTRA_BYTES, &x->feat_live,
-	                       &x->feat_decided, &p);
+	secho_feat_sets_packet(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+	                       &x->feat_live, &x->feat_decided, &p);
 }
 
 /* Whether the packet, not counted yet, starts a new record of its flow for a feature set
@@ -692,13 +707,17 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	rec.end_reason = reason;
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
 	extra_export(&rec.x, (const struct secho_flow_extra *)slot);
-	if (t->feat.bytes) {
-		rec.feat = slot + SECHO_FLOW_EXTRA_BYTES;
+	if (t->feat.sets) {
 		rec.feat_layout = &t->feat;
 		rec.feat_live = ((const struct secho_flow_extra *)slot)->feat_live;
+		secho_feat_sets_sections(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+		                         rec.feat_live, rec.feat_sec);
 	}
 	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
 	t->cfg.emit(t->cfg.ctx, &rec);
+	if (t->feat.pooled) /* the record has left: its large states go back to their pools */
+		secho_feat_sets_release(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+		                        rec.feat_live);
 }
 
 /* A record starts in entry idx: its extension's fields are written by its first packets

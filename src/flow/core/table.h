@@ -215,11 +215,12 @@ struct secho_flow_table {
 	struct secho_flow_hasher hasher;
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
-	struct secho_flow_extra *extra; /* the extension: entry i's slot is xstride bytes at
-	                                 * extra + i * xstride (secho_flow_table_slot) */
-	size_t xstride;                 /* 192 + the feature area, rounded up to 64 */
-	struct secho_feat_layout feat;  /* the feature sections (bytes 0: none) */
-	uint64_t *cache;                /* sig << 32 | (entry index + 1); 0 = empty */
+	struct secho_flow_extra *extra;     /* the extension: entry i's slot is xstride bytes at
+	                                     * extra + i * xstride (secho_flow_table_slot) */
+	size_t xstride;                     /* 192 + the slot's feature area, rounded up to 64 */
+	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */
+	struct secho_feat_pools feat_pools; /* the large sets' states (sets.h), one per entry */
+	uint64_t *cache;                    /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *seen; /* per entry: offloaded, the tier's last-seen time in ticks rounded
 	                 * up (0 = none); free, the next free entry + 1 (0 = none) */
@@ -239,11 +240,12 @@ struct secho_flow_table {
 };
 
 /* Bytes of caller memory for cfg (0 when cfg is out of range, also when the extension pool,
- * capacity x stride, would be over SECHO_FLOW_EXT_MAX). */
+ * capacity x stride, with the feature sets' pools would be over SECHO_FLOW_EXT_MAX). */
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
 
 /* The extension slot's stride for the feature sets features: 192 bytes of struct
- * secho_flow_extra, then each set's section (sets.h), rounded up to 64. */
+ * secho_flow_extra, then the slot's feature area (sets.h: the small sets' states, the
+ * large sets' handles), rounded up to 64. The large sets' pools come on top. */
 size_t secho_flow_table_stride(uint32_t features);
 
 /* The extension pool's largest size: 1 TiB (a bound that keeps every offset well inside

@@ -1286,7 +1286,7 @@ int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, 
 	if (!len)
 		return -EINVAL;
 	unsigned v = rec_variant(x->cfg.biflow, rec);
-	int k = rec->feat ? feat_append(x, rec, v, r, &len, &tid) : -1;
+	int k = rec->feat_layout ? feat_append(x, rec, v, r, &len, &tid) : -1;
 	see_time(x, now_ns);
 	for (unsigned i = 0; i < x->nc; i++) {
 		templates_due(x, x->c[i], now_ns);

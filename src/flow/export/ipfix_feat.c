@@ -348,12 +348,12 @@ size_t secho_ipfix_feat_set_encode(unsigned set, const void *state, uint8_t *out
  * as today for a flow they saw nothing of). */
 static const void *state_of(const struct secho_flow_rec *r, unsigned set)
 {
-	return secho_feat_sets_state(r->feat_layout, r->feat, r->feat_live, set);
+	return secho_feat_sets_state(r->feat_layout, r->feat_sec, r->feat_live, set);
 }
 
 uint32_t secho_ipfix_feat_carried(const struct secho_flow_rec *r)
 {
-	if (!r->feat || !r->feat_layout)
+	if (!r->feat_layout)
 		return 0;
 	uint32_t sets = r->feat_layout->sets & SECHO_FEAT_ALL, out = 0;
 	uint64_t packets = r->fwd.packets + r->rev.packets;
@@ -405,7 +405,7 @@ size_t secho_ipfix_feat_encode(const struct secho_flow_rec *r, uint32_t carried,
 {
 	uint8_t *p = out;
 
-	if (!r->feat || !r->feat_layout)
+	if (!r->feat_layout)
 		return 0;
 	carried &= r->feat_layout->sets & SECHO_FEAT_ALL;
 	while (carried) {

@@ -195,10 +195,11 @@ size_t secho_flow_json_format(const struct secho_flow_rec *r, bool uniflow, char
 		p = put_kv(p, end, ",\"rev_icmp_code\":", ri & 0xff);
 	}
 	p = put_extra(p, end, r, uniflow);
-	if (r->feat && p) { /* the feature sets' members (src/flow/feature/sets.h): a set not
-		             * live in the record writes what a set that found nothing writes */
+	/* the feature sets' members (src/flow/feature/sets.h): a set not live in the record
+	 * writes what a set that found nothing writes */
+	if (r->feat_layout && p) {
 		int n = secho_feat_sets_json(
-		        r->feat_layout, r->feat, r->feat_live, r->fwd.packets + r->rev.packets,
+		        r->feat_layout, r->feat_sec, r->feat_live, r->fwd.packets + r->rev.packets,
 		        (uint8_t)(r->fwd.tcp_flags | r->rev.tcp_flags), p, (size_t)(end - p));
 		p = n < 0 ? NULL : p + n;
 	}
@@ -231,14 +232,14 @@ static int json_record(void *ctx, const struct secho_flow_rec *rec, uint64_t now
 {
 	struct secho_flow_json *j = ctx;
 	(void)now_ns;
-	size_t room = rec->feat ? SECHO_FLOW_JSON_FEAT_MAX : SECHO_FLOW_JSON_MAX;
+	size_t room = rec->feat_layout ? SECHO_FLOW_JSON_FEAT_MAX : SECHO_FLOW_JSON_MAX;
 	if (JSON_BUF - j->used < room)
 		json_flush(j);
 	size_t n =
 	        secho_flow_json_format(rec, j->uniflow, j->buf + j->used, JSON_BUF - j->used - 1);
-	if (!n && rec->feat) { /* its feature members did not fit: the record without them */
+	if (!n && rec->feat_layout) { /* its feature members did not fit: the record without them */
 		struct secho_flow_rec bare = *rec;
-		bare.feat = NULL;
+		bare.feat_layout = NULL;
 		n = secho_flow_json_format(&bare, j->uniflow, j->buf + j->used,
 		                           JSON_BUF - j->used - 1);
 	}

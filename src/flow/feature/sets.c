@@ -80,21 +80,133 @@ int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t 
 
 void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
 {
-	uint32_t off = 0;
+	uint32_t off = 0, soff = 0;
 
 	memset(l, 0, sizeof(*l));
 	l->sets = sets & SECHO_FEAT_ALL;
+	l->pooled = l->sets & SECHO_FEAT_POOLED;
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
 		if (!(l->sets & (1u << i)))
 			continue;
+		uint32_t size = (uint32_t)((set_sizes[i] + 7) & ~(size_t)7);
 		l->off[i] = off;
-		off += (uint32_t)((set_sizes[i] + 7) & ~(size_t)7);
+		off += size;
+		l->soff[i] = soff;
+		soff += l->pooled & (1u << i) ? 8 : size; /* a handle, kept 8-aligned */
 	}
 	l->bytes = off;
+	l->slot_bytes = soff;
 }
 
-/* One set's state at its offset. */
-#define STATE(type, l, area, i) ((type *)(void *)((area) + (l)->off[i]))
+/* A pooled state's slot: its size rounded up to whole lines. */
+static uint32_t pool_stride(unsigned set)
+{
+	return (uint32_t)((set_sizes[set] + 63) & ~(size_t)63);
+}
+
+size_t secho_feat_pools_size(const struct secho_feat_layout *l, uint32_t cap)
+{
+	size_t n = 0;
+
+	for (uint32_t s = l->pooled; s; s &= s - 1)
+		n += (size_t)pool_stride((unsigned)__builtin_ctz(s)) * cap;
+	return n;
+}
+
+void secho_feat_pools_init(struct secho_feat_pools *ps, const struct secho_feat_layout *l,
+                           void *mem, uint32_t cap)
+{
+	uint8_t *p = mem;
+
+	memset(ps, 0, sizeof(*ps));
+	for (uint32_t s = l->pooled; s; s &= s - 1) {
+		unsigned i = (unsigned)__builtin_ctz(s);
+		ps->p[i].base = p;
+		ps->p[i].stride = pool_stride(i);
+		ps->p[i].cap = cap;
+		p += (size_t)ps->p[i].stride * cap;
+	}
+}
+
+/* A pooled set's handle in a slot's area. */
+static inline uint32_t *handle(const struct secho_feat_layout *l, const uint8_t *area, unsigned i)
+{
+	return (uint32_t *)(void *)((uintptr_t)area + l->soff[i]);
+}
+
+static inline uint8_t *pool_state(const struct secho_feat_pool *pl, uint32_t h)
+{
+	return pl->base + (size_t)(h - 1) * pl->stride;
+}
+
+/* A state from set i's pool into its handle: 0, or -1 when the pool is empty. */
+static int borrow(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
+                  unsigned i)
+{
+	struct secho_feat_pool *pl = &ps->p[i];
+	uint32_t h;
+
+	if (pl->free) {
+		h = pl->free;
+		memcpy(&pl->free, pool_state(pl, h), sizeof(pl->free));
+	} else if (pl->used < pl->cap) {
+		h = ++pl->used;
+	} else {
+		pl->empty++;
+		return -1;
+	}
+	if (++pl->lent > pl->peak)
+		pl->peak = pl->lent;
+	*handle(l, area, i) = h;
+	return 0;
+}
+
+void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
+                             uint8_t *area, uint32_t live)
+{
+	for (uint32_t s = live & l->pooled; s; s &= s - 1) {
+		unsigned i = (unsigned)__builtin_ctz(s);
+		struct secho_feat_pool *pl = &ps->p[i];
+		uint32_t *hp = handle(l, area, i), h = *hp;
+		if (!h)
+			continue;
+		memcpy(pool_state(pl, h), &pl->free, sizeof(pl->free));
+		pl->free = h;
+		pl->lent--;
+		*hp = 0;
+	}
+}
+
+/* Set i's state for a record in which it is live. */
+static inline uint8_t *state_of(const struct secho_feat_layout *l,
+                                const struct secho_feat_pools *ps, const uint8_t *area, unsigned i)
+{
+	if (l->pooled & (1u << i))
+		return pool_state(&ps->p[i], *handle(l, area, i));
+	return (uint8_t *)(uintptr_t)area + l->soff[i];
+}
+
+void secho_feat_sets_sections(const struct secho_feat_layout *l, const struct secho_feat_pools *ps,
+                              const uint8_t *area, uint32_t live,
+                              const uint8_t *sec[SECHO_FEAT_NSETS])
+{
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		sec[i] = NULL;
+	for (uint32_t s = live & l->sets; s; s &= s - 1) {
+		unsigned i = (unsigned)__builtin_ctz(s);
+		sec[i] = state_of(l, ps, area, i);
+	}
+}
+
+void secho_feat_sets_area(const struct secho_feat_layout *l, const uint8_t *area,
+                          const uint8_t *sec[SECHO_FEAT_NSETS])
+{
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
+		sec[i] = l->sets & (1u << i) ? area + l->off[i] : NULL;
+}
+
+/* One set's state in a slot's area (a live set). */
+#define STATE(type, l, ps, area, i) ((type *)(void *)state_of(l, ps, area, i))
 
 /* What a set that is not live reads: every set's zero state ("found nothing"). */
 static const union {
@@ -108,16 +220,17 @@ static const union {
 	struct secho_feat_bstats bstats;
 } zero_state;
 
-const void *secho_feat_sets_state(const struct secho_feat_layout *l, const uint8_t *area,
-                                  uint32_t live, unsigned set)
+const void *secho_feat_sets_state(const struct secho_feat_layout *l,
+                                  const uint8_t *const sec[SECHO_FEAT_NSETS], uint32_t live,
+                                  unsigned set)
 {
-	if (set < SECHO_FEAT_NSETS && (live & l->sets & 1u << set))
-		return area + l->off[set];
+	if (set < SECHO_FEAT_NSETS && (live & l->sets & 1u << set) && sec[set])
+		return sec[set];
 	return &zero_state;
 }
 
 /* Set i's state in a record whose live sets are live: the zero state when i is not live. */
-#define LSTATE(type, l, area, live, i) ((const type *)secho_feat_sets_state(l, area, live, i))
+#define LSTATE(type, l, sec, live, i) ((const type *)secho_feat_sets_state(l, sec, live, i))
 
 bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
                                 uint32_t live, const struct secho_feat_pkt *p)
@@ -125,7 +238,7 @@ bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t
 	if (!(l->sets & live & 1u << SECHO_FEAT_SET_WG))
 		return false;
 	return secho_feat_wg_new_session(
-	        STATE(const struct secho_feat_wg, l, area, SECHO_FEAT_SET_WG), p);
+	        (const struct secho_feat_wg *)(const void *)(area + l->soff[SECHO_FEAT_SET_WG]), p);
 }
 
 enum { NO, YES, LATER };
@@ -171,32 +284,33 @@ static unsigned decide(unsigned i, const struct secho_feat_pkt *p)
 }
 
 /* Set i's state made ready for a record: its fixed part zeroed (its init). */
-static void init(const struct secho_feat_layout *l, uint8_t *area, unsigned i)
+static void init(const struct secho_feat_layout *l, const struct secho_feat_pools *ps,
+                 uint8_t *area, unsigned i)
 {
 	switch (i) {
 	case SECHO_FEAT_SET_TLS:
-		secho_feat_tls_init(STATE(struct secho_feat_tls, l, area, i));
+		secho_feat_tls_init(STATE(struct secho_feat_tls, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_QUIC:
-		secho_feat_quic_init(STATE(struct secho_feat_quic, l, area, i));
+		secho_feat_quic_init(STATE(struct secho_feat_quic, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_DNS:
-		secho_feat_dns_init(STATE(struct secho_feat_dns, l, area, i));
+		secho_feat_dns_init(STATE(struct secho_feat_dns, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_HTTP:
-		secho_feat_http_init(STATE(struct secho_feat_http, l, area, i));
+		secho_feat_http_init(STATE(struct secho_feat_http, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_WG:
-		secho_feat_wg_init(STATE(struct secho_feat_wg, l, area, i));
+		secho_feat_wg_init(STATE(struct secho_feat_wg, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_PSTATS:
-		secho_feat_pstats_init(STATE(struct secho_feat_pstats, l, area, i));
+		secho_feat_pstats_init(STATE(struct secho_feat_pstats, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_PHISTS:
-		secho_feat_phists_init(STATE(struct secho_feat_phists, l, area, i));
+		secho_feat_phists_init(STATE(struct secho_feat_phists, l, ps, area, i));
 		break;
 	case SECHO_FEAT_SET_BSTATS:
-		secho_feat_bstats_init(STATE(struct secho_feat_bstats, l, area, i));
+		secho_feat_bstats_init(STATE(struct secho_feat_bstats, l, ps, area, i));
 		break;
 	default:
 		break;
@@ -205,7 +319,8 @@ static void init(const struct secho_feat_layout *l, uint8_t *area, unsigned i)
 
 /* The sets that have not decided decide on packet p (out of line: once or a few times a
  * record). */
-static __attribute__((noinline)) void decide_all(const struct secho_feat_layout *l, uint8_t *area,
+static __attribute__((noinline)) void decide_all(const struct secho_feat_layout *l,
+                                                 struct secho_feat_pools *ps, uint8_t *area,
                                                  uint32_t *live, uint32_t *decided,
                                                  uint32_t undecided, const struct secho_feat_pkt *p)
 {
@@ -217,66 +332,111 @@ static __attribute__((noinline)) void decide_all(const struct secho_feat_layout 
 			continue;
 		*decided |= 1u << i;
 		if (d == YES) {
-			init(l, area, i);
+			/* a pooled set without a state (its pool empty: never, as the table sizes
+			 * it) stays out, as a set that found nothing */
+			if ((l->pooled & (1u << i)) && borrow(l, ps, area, i))
+				continue;
+			init(l, ps, area, i);
 			*live |= 1u << i;
 		}
 	}
 }
 
-void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area, uint32_t *live,
-                            uint32_t *decided, const struct secho_feat_pkt *p)
+/*
+ * Whether a pooled set that is done found nothing: its state exports exactly what its zero
+ * state exports (JSON: no member, secho_feat_X_json; IPFIX: not carried,
+ * secho_ipfix_feat_carried). Such a state is given back at once, the set no longer live in
+ * the record (it reads as its zero state from then on): a TCP flow that is HTTP holds no
+ * TLS state for the rest of its record, nor a TLS flow an HTTP one, nor a UDP flow that is
+ * not QUIC a QUIC one. quic: nothing without a QUIC packet (s->quic); dns: without a
+ * message (seen); http: without a request or response head; tls: without a hello, a
+ * certificate or a counter (gap, snapped, malformed, oversize, overflow: JSON writes them).
+ */
+static bool tls_empty(const struct secho_feat_tls *s)
+{
+	return !(s->flags & (SECHO_FEAT_TLS_F_CH | SECHO_FEAT_TLS_F_SH | SECHO_FEAT_TLS_F_ALPN_CUT |
+	                     SECHO_FEAT_TLS_F_CERT)) &&
+	       !(s->gap | s->snapped | s->malformed | s->oversize | s->overflow);
+}
+
+/* Set i's state back to its pool and the set out of the record (it found nothing). */
+static void give_back(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
+                      uint32_t *live, unsigned i)
+{
+	secho_feat_sets_release(l, ps, area, 1u << i);
+	*live &= ~(1u << i);
+}
+
+void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
+                            uint8_t *area, uint32_t *live, uint32_t *decided,
+                            const struct secho_feat_pkt *p)
 {
 	uint32_t undecided = l->sets & ~*decided;
 
 	if (undecided)
-		decide_all(l, area, live, decided, undecided, p);
+		decide_all(l, ps, area, live, decided, undecided, p);
 	uint32_t sets = *live & l->sets;
 	while (sets) {
 		unsigned i = (unsigned)__builtin_ctz(sets);
 		sets &= sets - 1;
 		switch (i) {
 		case SECHO_FEAT_SET_TLS: {
-			struct secho_feat_tls *s = STATE(struct secho_feat_tls, l, area, i);
-			if (!secho_feat_tls_done(s))
-				secho_feat_tls_packet(s, p);
+			struct secho_feat_tls *s = STATE(struct secho_feat_tls, l, ps, area, i);
+			if (secho_feat_tls_done(s))
+				break;
+			secho_feat_tls_packet(s, p);
+			if (secho_feat_tls_done(s) && tls_empty(s))
+				give_back(l, ps, area, live, i);
 			break;
 		}
 		case SECHO_FEAT_SET_QUIC: {
-			struct secho_feat_quic *s = STATE(struct secho_feat_quic, l, area, i);
-			if (!s->done)
-				secho_feat_quic_packet(s, p);
+			struct secho_feat_quic *s = STATE(struct secho_feat_quic, l, ps, area, i);
+			if (s->done)
+				break;
+			secho_feat_quic_packet(s, p);
+			if (s->done && !s->quic)
+				give_back(l, ps, area, live, i);
 			break;
 		}
 		case SECHO_FEAT_SET_DNS: {
-			struct secho_feat_dns *s = STATE(struct secho_feat_dns, l, area, i);
-			if (!s->done)
-				secho_feat_dns_packet(s, p);
+			struct secho_feat_dns *s = STATE(struct secho_feat_dns, l, ps, area, i);
+			if (s->done)
+				break;
+			secho_feat_dns_packet(s, p);
+			if (s->done && !s->seen)
+				give_back(l, ps, area, live, i);
 			break;
 		}
 		case SECHO_FEAT_SET_HTTP: {
-			struct secho_feat_http *s = STATE(struct secho_feat_http, l, area, i);
-			if (!s->done)
-				secho_feat_http_packet(s, p);
+			struct secho_feat_http *s = STATE(struct secho_feat_http, l, ps, area, i);
+			if (s->done)
+				break;
+			secho_feat_http_packet(s, p);
+			if (s->done && !s->f.have_req && !s->f.have_resp)
+				give_back(l, ps, area, live, i);
 			break;
 		}
 		case SECHO_FEAT_SET_WG: {
-			struct secho_feat_wg *s = STATE(struct secho_feat_wg, l, area, i);
+			struct secho_feat_wg *s = STATE(struct secho_feat_wg, l, ps, area, i);
 			if (!s->done)
 				secho_feat_wg_packet(s, p);
 			break;
 		}
 		case SECHO_FEAT_SET_PSTATS: {
-			struct secho_feat_pstats *s = STATE(struct secho_feat_pstats, l, area, i);
+			struct secho_feat_pstats *s =
+			        STATE(struct secho_feat_pstats, l, ps, area, i);
 			if (!s->done)
 				secho_feat_pstats_packet(s, p);
 			break;
 		}
 		case SECHO_FEAT_SET_PHISTS:
 			/* never done: every packet counts */
-			secho_feat_phists_packet(STATE(struct secho_feat_phists, l, area, i), p);
+			secho_feat_phists_packet(STATE(struct secho_feat_phists, l, ps, area, i),
+			                         p);
 			break;
 		case SECHO_FEAT_SET_BSTATS: {
-			struct secho_feat_bstats *s = STATE(struct secho_feat_bstats, l, area, i);
+			struct secho_feat_bstats *s =
+			        STATE(struct secho_feat_bstats, l, ps, area, i);
 			if (!s->done)
 				secho_feat_bstats_packet(s, p);
 			break;
@@ -287,7 +447,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area, ui
 	}
 }
 
-int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint32_t live,
+int secho_feat_sets_json(const struct secho_feat_layout *l,
+                         const uint8_t *const sec[SECHO_FEAT_NSETS], uint32_t live,
                          uint64_t packets, uint8_t tcp_flags, char *buf, size_t cap)
 {
 	size_t used = 0;
@@ -307,7 +468,7 @@ int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area,
 			if (c < 2)
 				return -ENOSPC;
 			*b = ',';
-			n = secho_feat_tls_json(LSTATE(struct secho_feat_tls, l, area, live, i),
+			n = secho_feat_tls_json(LSTATE(struct secho_feat_tls, l, sec, live, i),
 			                        b + 1, c - 1);
 			n = n > 0 ? n + 1 : n;
 			break;
@@ -315,36 +476,35 @@ int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area,
 			if (c < 2)
 				return -ENOSPC;
 			*b = ',';
-			n = secho_feat_quic_json(LSTATE(struct secho_feat_quic, l, area, live, i),
+			n = secho_feat_quic_json(LSTATE(struct secho_feat_quic, l, sec, live, i),
 			                         b + 1, c - 1);
 			n = n > 0 ? n + 1 : n;
 			break;
 		case SECHO_FEAT_SET_DNS:
-			n = secho_feat_dns_json(LSTATE(struct secho_feat_dns, l, area, live, i), b,
+			n = secho_feat_dns_json(LSTATE(struct secho_feat_dns, l, sec, live, i), b,
 			                        c);
 			break;
 		case SECHO_FEAT_SET_HTTP:
-			n = secho_feat_http_json(LSTATE(struct secho_feat_http, l, area, live, i),
-			                         b, c);
+			n = secho_feat_http_json(LSTATE(struct secho_feat_http, l, sec, live, i), b,
+			                         c);
 			break;
 		case SECHO_FEAT_SET_WG:
-			n = secho_feat_wg_json(LSTATE(struct secho_feat_wg, l, area, live, i), b,
-			                       c);
+			n = secho_feat_wg_json(LSTATE(struct secho_feat_wg, l, sec, live, i), b, c);
 			break;
 		case SECHO_FEAT_SET_PSTATS:
 			if (secho_feat_pstats_keep(packets, tcp_flags))
 				n = secho_feat_pstats_json(
-				        LSTATE(struct secho_feat_pstats, l, area, live, i), b, c);
+				        LSTATE(struct secho_feat_pstats, l, sec, live, i), b, c);
 			break;
 		case SECHO_FEAT_SET_PHISTS:
 			if (secho_feat_phists_keep(packets, tcp_flags))
 				n = secho_feat_phists_json(
-				        LSTATE(struct secho_feat_phists, l, area, live, i), b, c);
+				        LSTATE(struct secho_feat_phists, l, sec, live, i), b, c);
 			break;
 		case SECHO_FEAT_SET_BSTATS:
 			if (secho_feat_bstats_keep(packets))
 				n = secho_feat_bstats_json(
-				        LSTATE(struct secho_feat_bstats, l, area, live, i), b, c);
+				        LSTATE(struct secho_feat_bstats, l, sec, live, i), b, c);
 			break;
 		default:
 			break;

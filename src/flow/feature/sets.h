@@ -4,9 +4,15 @@
  * per-flow states in a slot of the table's extension pool, and one call per packet and per
  * record that goes to each set that is on.
  *
- * Layout: the sets that are on, in the fixed order of enum secho_feat_set, each state at an
- * offset rounded up to 8 from the start of the feature area (which follows the 192-byte
- * struct secho_flow_extra in the slot). A set that is off has no section.
+ * Layout: a slot's feature area (after the 192-byte struct secho_flow_extra in the slot)
+ * holds the small sets' states (wg and the statistics sets) and, for each large set that is
+ * on (tls, quic, dns, http: SECHO_FEAT_POOLED), a 4-byte handle into that set's pool: the
+ * large states are lent from the pool when the set goes live for a record and given back
+ * when the record has left (secho_feat_sets_release), so that memory follows the flows that
+ * carry the set's protocol, not every flow in the table. A record's area (the copy a ring
+ * keeps, what exporters read) lays every set that is on out in one block instead. Both in
+ * the fixed order of enum secho_feat_set, each state at an offset rounded up to 8. A set
+ * that is off has no section.
  *
  * Live sets: a section holds its record's state only once the set is live for that record.
  * When a record starts, only two bit sets are cleared (live and decided: the table keeps them
@@ -61,37 +67,94 @@ size_t secho_feat_set_size(unsigned set);
  * *badlen bytes). An empty list or empty name is refused. */
 int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t *badlen);
 
-/* Where each set's state lies in the feature area. */
+/* The sets whose states are lent from a pool rather than kept in the slot (sets.h, above). */
+#define SECHO_FEAT_POOLED                                                                          \
+	(1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_QUIC | 1u << SECHO_FEAT_SET_DNS |         \
+	 1u << SECHO_FEAT_SET_HTTP)
+
+/* Where each set's state lies: in a record's area, and in a slot's feature area. */
 struct secho_feat_layout {
-	uint32_t sets;                  /* bit set of the sets on */
-	uint32_t bytes;                 /* the feature area: a multiple of 8, 0 when none */
-	uint32_t off[SECHO_FEAT_NSETS]; /* offsets in the area (sets that are on) */
+	uint32_t sets;                   /* bit set of the sets on */
+	uint32_t bytes;                  /* a record's area: a multiple of 8, 0 when none */
+	uint32_t off[SECHO_FEAT_NSETS];  /* offsets in a record's area (sets that are on) */
+	uint32_t pooled;                 /* the sets on whose states are lent from pools */
+	uint32_t slot_bytes;             /* a slot's feature area: a multiple of 8 */
+	uint32_t soff[SECHO_FEAT_NSETS]; /* offsets in a slot's area: the state, or for a
+	                                  * pooled set its handle (uint32_t: index + 1, 0
+	                                  * none) */
 };
 
 /* The layout of sets (unknown bits ignored). Can't fail. */
 void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l);
 
-/* One packet of the flow (area: l->bytes bytes; *live and *decided: the record's bit sets,
- * both 0 when it starts): every set on that has not decided decides (above), and every live
+/* A pooled set's states: cap slots of stride bytes; the free ones in a list through their
+ * first 4 bytes, the last given back first (its lines are likely still in cache). */
+struct secho_feat_pool {
+	uint8_t *base;
+	uint32_t stride, cap;
+	uint32_t used;  /* slots handed out at least once */
+	uint32_t free;  /* the last slot given back, + 1 (0: none) */
+	uint32_t lent;  /* slots lent now */
+	uint32_t peak;  /* the most lent at once */
+	uint64_t empty; /* times a set that wanted a record found the pool empty (below) */
+};
+
+struct secho_feat_pools {
+	struct secho_feat_pool p[SECHO_FEAT_NSETS]; /* the pooled sets' (l->pooled) */
+};
+
+/* Bytes of memory the pools of l take for cap states each (64-byte aligned). */
+size_t secho_feat_pools_size(const struct secho_feat_layout *l, uint32_t cap);
+
+/* The pools of l over mem (secho_feat_pools_size(l, cap) bytes, 64-byte aligned; need not
+ * be zeroed), cap states each. A table gives each pool as many states as it has entries:
+ * a record holds at most one state of each set, so a pool is never empty when a set asks
+ * (should it be, the set stays out of the record as one that found nothing, counted in
+ * empty). Can't fail. */
+void secho_feat_pools_init(struct secho_feat_pools *ps, const struct secho_feat_layout *l,
+                           void *mem, uint32_t cap);
+
+/* One packet of the flow (area: the slot's feature area, l->slot_bytes bytes; *live and
+ * *decided: the record's bit sets, both 0 when it starts): every set on that has not
+ * decided decides (above; a pooled set that goes live borrows its state), and every live
  * set whose state is not done gets the packet. Can't fail. */
-void secho_feat_sets_packet(const struct secho_feat_layout *l, uint8_t *area, uint32_t *live,
-                            uint32_t *decided, const struct secho_feat_pkt *p);
+void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
+                            uint8_t *area, uint32_t *live, uint32_t *decided,
+                            const struct secho_feat_pkt *p);
 
 /* Whether packet p, not counted yet, is to start a new record of its flow (a set that keeps
  * one record per session: wg, secho_feat_wg_new_session). Reads area only (live sets). */
 bool secho_feat_sets_new_record(const struct secho_feat_layout *l, const uint8_t *area,
                                 uint32_t live, const struct secho_feat_pkt *p);
 
-/* Set's state in a record (struct secho_feat_X): its section in area when the set is in
- * live, else a shared all-zero state (a set that found nothing). set must be on in l. */
-const void *secho_feat_sets_state(const struct secho_feat_layout *l, const uint8_t *area,
-                                  uint32_t live, unsigned set);
+/* The states of a record whose slot area is area and whose live sets are live: sec[i] for
+ * every set i in live (the others NULL), valid until secho_feat_sets_release. */
+void secho_feat_sets_sections(const struct secho_feat_layout *l, const struct secho_feat_pools *ps,
+                              const uint8_t *area, uint32_t live,
+                              const uint8_t *sec[SECHO_FEAT_NSETS]);
+
+/* The record has left: its pooled states go back to their pools (the handles cleared).
+ * Can't fail. */
+void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
+                             uint8_t *area, uint32_t live);
+
+/* sec[i] = area + l->off[i] for every set on (a record's area in one block, as a ring's
+ * copy or a test holds it). */
+void secho_feat_sets_area(const struct secho_feat_layout *l, const uint8_t *area,
+                          const uint8_t *sec[SECHO_FEAT_NSETS]);
+
+/* Set's state in a record (struct secho_feat_X): sec[set] when the set is in live, else a
+ * shared all-zero state (a set that found nothing). set must be on in l. */
+const void *secho_feat_sets_state(const struct secho_feat_layout *l,
+                                  const uint8_t *const sec[SECHO_FEAT_NSETS], uint32_t live,
+                                  unsigned set);
 
 /* Every set's JSON members (",\"name\":value", fjson.h) into buf[0..cap), for a record of
  * packets packets (both directions) whose TCP flags (both directions, ORed) are tcp_flags
  * and whose live sets are live: the statistics sets' export rules (secho_feat_X_keep) apply.
  * Bytes written, or -ENOSPC. */
-int secho_feat_sets_json(const struct secho_feat_layout *l, const uint8_t *area, uint32_t live,
+int secho_feat_sets_json(const struct secho_feat_layout *l,
+                         const uint8_t *const sec[SECHO_FEAT_NSETS], uint32_t live,
                          uint64_t packets, uint8_t tcp_flags, char *buf, size_t cap);
 
 #endif

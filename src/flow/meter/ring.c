@@ -101,15 +101,20 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 		else
 			wp_sleep(&q->space, seq, SLEEP_NS);
 	}
-	q->r[head & (q->size - 1)] = *rec;
-	if (q->feat && rec->feat) { /* the table's slot is valid during emit only */
-		/* the live sets' sections only: the others export as a set that found nothing
-		 * whatever their bytes (secho_feat_sets_state), and the whole area is kilobytes */
+	struct secho_flow_rec *r = &q->r[head & (q->size - 1)];
+	*r = *rec;
+	if (q->feat && rec->feat_layout) { /* the table's states are valid during emit only */
+		/* the live sets' states only, at their places in the ring's area: the others
+		 * export as sets that found nothing (secho_feat_sets_state), and the whole area
+		 * is kilobytes */
 		uint8_t *dst = q->feat + (head & (q->size - 1)) * q->feat_len;
 		const struct secho_feat_layout *l = rec->feat_layout;
 		for (uint32_t s = rec->feat_live & l->sets; s; s &= s - 1) {
 			unsigned i = (unsigned)__builtin_ctz(s);
-			memcpy(dst + l->off[i], rec->feat + l->off[i], secho_feat_set_size(i));
+			if (!rec->feat_sec[i])
+				continue;
+			memcpy(dst + l->off[i], rec->feat_sec[i], secho_feat_set_size(i));
+			r->feat_sec[i] = dst + l->off[i];
 		}
 	}
 	/* release: the record's bytes before the new head */
@@ -128,9 +133,9 @@ uint64_t meter_drain(struct meter *m)
 		if (tail == head)
 			continue;
 		for (; tail != head; tail++) {
+			/* its feature states point into the ring's area: read before the slot is
+			 * given back */
 			struct secho_flow_rec rec = q->r[tail & (q->size - 1)];
-			if (rec.feat) /* the ring's copy, read before the slot is given back */
-				rec.feat = q->feat + (tail & (q->size - 1)) * q->feat_len;
 			export_rec(m, &rec);
 			/* release: the record (and its feature copy) was read, the slot may be
 			 * written again */
