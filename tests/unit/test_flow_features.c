@@ -32,6 +32,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -749,9 +750,66 @@ static void test_parse(void)
 	t_end();
 }
 
+/* The sets' calls without a table: pools of one state each, two flows' slot areas. */
+static void test_pool_empty(void)
+{
+	t_begin("flow features: a pool without a state left: the set stays out of the record "
+	        "(counted), the next record gets the state given back");
+	struct secho_feat_layout l;
+	struct secho_feat_pools ps;
+	uint32_t sets = 1u << SECHO_FEAT_SET_DNS | 1u << SECHO_FEAT_SET_PSTATS;
+	secho_feat_layout_make(sets, &l);
+	size_t n = secho_feat_pools_size(&l, 1);
+	void *mem = NULL;
+	T_CHECK(posix_memalign(&mem, 64, n) == 0, "pool memory");
+	memset(mem, 0xa5, n); /* need not be zeroed */
+	secho_feat_pools_init(&ps, &l, mem, 1);
+	static uint64_t a0[64], a1[64];
+	uint8_t *area[2] = {(uint8_t *)a0, (uint8_t *)a1};
+	uint32_t live[2] = {0, 0}, decided[2] = {0, 0};
+	/* a DNS query, ID 0x1234, for a.example, type A */
+	static const uint8_t q[] = {0x12, 0x34, 0x01, 0x00, 0,   1,   0,   0,   0, 0, 0, 0, 1, 'a',
+	                            7,    'e',  'x',  'a',  'm', 'p', 'l', 'e', 0, 0, 1, 0, 1};
+	struct secho_feat_pkt p = {.payload = q,
+	                           .len = sizeof(q),
+	                           .wire_len = sizeof(q),
+	                           .ts_ns = S_NS,
+	                           .ip_len = 28 + sizeof(q),
+	                           .sport = 40000,
+	                           .dport = 53,
+	                           .proto = 17};
+	for (unsigned f = 0; f < 2; f++)
+		secho_feat_sets_packet(&l, &ps, area[f], &live[f], &decided[f], &p);
+	const struct secho_feat_pool *pd = &ps.p[SECHO_FEAT_SET_DNS];
+	T_CHECK(live[0] == sets && decided[0] == sets, "first flow: live %#x", live[0]);
+	T_CHECK(live[1] == (1u << SECHO_FEAT_SET_PSTATS) && decided[1] == sets && pd->empty == 1 &&
+	                pd->lent == 1,
+	        "second flow: live %#x, decided %#x, empty %" PRIu64 ", lent %u", live[1],
+	        decided[1], pd->empty, pd->lent);
+	const uint8_t *sec[SECHO_FEAT_NSETS];
+	secho_feat_sets_sections(&l, &ps, area[1], live[1], sec);
+	char js[2048];
+	int jn = secho_feat_sets_json(&l, sec, live[1], 1, 0, js, sizeof(js));
+	T_CHECK(jn > 0 && !strstr(js, "dns_") && strstr(js, "ppi_pkt_lengths"),
+	        "second flow exports dns as a set that found nothing: %s", js);
+	secho_feat_sets_sections(&l, &ps, area[0], live[0], sec);
+	jn = secho_feat_sets_json(&l, sec, live[0], 1, 0, js, sizeof(js));
+	T_CHECK(jn > 0 && strstr(js, "\"dns_id\":4660"), "first flow: %s", js);
+	/* the first record leaves: its state goes back, a third flow gets it */
+	secho_feat_sets_release(&l, &ps, area[0], live[0]);
+	T_CHECK(pd->lent == 0 && pd->free == 1, "given back: lent %u", pd->lent);
+	live[0] = decided[0] = 0;
+	secho_feat_sets_packet(&l, &ps, area[0], &live[0], &decided[0], &p);
+	T_CHECK(live[0] == sets && pd->lent == 1 && pd->empty == 1 && pd->used == 1,
+	        "third flow: live %#x, the same state", live[0]);
+	free(mem);
+	t_end();
+}
+
 int main(void)
 {
 	test_layout();
+	test_pool_empty();
 	test_start();
 	test_live();
 	test_reuse();
