@@ -1,9 +1,9 @@
 /*
  * src/flow/feature/quic.c - the quic feature set (quic.h; docs/FLOW.md "Features: quic").
  *
- * Crypto: HKDF from OpenSSL 3's libcrypto (EVP_KDF "HKDF", fetched once); AES-128-ECB for
- * the header protection mask and AES-128-GCM for the payload from secho's own library
- * (include/secho/aes.h, modes.h, gcm.h). Initial keys are derivable by anyone who sees the
+ * Crypto: HKDF from OpenSSL 3's libcrypto (EVP_KDF "HKDF": two contexts made once, reused);
+ * AES-128-ECB for the header protection mask and AES-128-GCM for the payload from secho's own
+ * library (include/secho/aes.h, modes.h, gcm.h). Initial keys are derivable by anyone who sees the
  * first packet (RFC 9001 5.2): they protect nothing secret, and are kept in the flow's
  * state so that HKDF runs once per connection ID, not once per packet.
  */
@@ -155,29 +155,50 @@ int secho_quic_parse_long(const uint8_t *b, size_t len, struct secho_quic_hdr *h
 
 /* ---- keys (RFC 9001 5.1-5.2; RFC 8446 7.1 HKDF-Expand-Label) ---- */
 
-static EVP_KDF *hkdf;
+/* Two HKDF contexts with their mode and digest set, made once and reused under a lock:
+ * a context made per derivation fetched the digest by name every time (the library's
+ * store locks: a twentieth of a --features quic run), and OpenSSL 3.0 cannot copy an
+ * HKDF context. Each derivation sets its key, salt and info anew (a later call's replace
+ * an earlier's). What a context keeps between calls is an Initial secret, which anyone
+ * who sees the packet can derive (RFC 9001 5.2). */
+static EVP_KDF_CTX *hkdf_ctx[2]; /* [0] extract, [1] expand */
+static pthread_mutex_t hkdf_lock[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t hkdf_once = PTHREAD_ONCE_INIT;
 
 static void hkdf_fetch(void)
 {
-	hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+	static const char *const modes[2] = {"EXTRACT_ONLY", "EXPAND_ONLY"};
+
+	if (!kdf)
+		return;
+	for (unsigned i = 0; i < 2; i++) {
+		EVP_KDF_CTX *c = EVP_KDF_CTX_new(kdf);
+		OSSL_PARAM params[3] = {
+		        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, (char *)modes[i], 0),
+		        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256",
+		                                         0),
+		        OSSL_PARAM_construct_end(),
+		};
+		if (c && EVP_KDF_CTX_set_params(c, params) != 1) {
+			EVP_KDF_CTX_free(c);
+			c = NULL;
+		}
+		hkdf_ctx[i] = c;
+	}
+	EVP_KDF_free(kdf); /* the contexts hold their own references */
 }
 
-/* HKDF (RFC 5869) with SHA-256: mode "EXTRACT_ONLY" (key = IKM, salt) or "EXPAND_ONLY"
- * (key = PRK, info). 0 or -EIO. */
-static int hkdf_run(const char *mode, const uint8_t *key, size_t key_len, const uint8_t *salt,
+/* HKDF (RFC 5869) with SHA-256: extract (key = IKM, salt) or expand (key = PRK, info).
+ * 0 or -EIO. */
+static int hkdf_run(bool expand, const uint8_t *key, size_t key_len, const uint8_t *salt,
                     size_t salt_len, const uint8_t *info, size_t info_len, uint8_t *out,
                     size_t out_len)
 {
-	if (pthread_once(&hkdf_once, hkdf_fetch) != 0 || !hkdf)
+	if (pthread_once(&hkdf_once, hkdf_fetch) != 0 || !hkdf_ctx[expand])
 		return -EIO;
-	EVP_KDF_CTX *c = EVP_KDF_CTX_new(hkdf);
-	if (!c)
-		return -EIO;
-	OSSL_PARAM params[6];
+	OSSL_PARAM params[4];
 	size_t i = 0;
-	params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, (char *)mode, 0);
-	params[i++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256", 0);
 	/* an empty IKM (a zero-length DCID) is legal: OpenSSL wants a non-NULL pointer */
 	static const uint8_t none[1];
 	params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
@@ -189,8 +210,9 @@ static int hkdf_run(const char *mode, const uint8_t *key, size_t key_len, const 
 		params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info,
 		                                                info_len);
 	params[i] = OSSL_PARAM_construct_end();
-	int rc = EVP_KDF_derive(c, out, out_len, params) == 1 ? 0 : -EIO;
-	EVP_KDF_CTX_free(c);
+	pthread_mutex_lock(&hkdf_lock[expand]);
+	int rc = EVP_KDF_derive(hkdf_ctx[expand], out, out_len, params) == 1 ? 0 : -EIO;
+	pthread_mutex_unlock(&hkdf_lock[expand]);
 	return rc;
 }
 
@@ -210,7 +232,7 @@ static int expand_label(const uint8_t secret[32], const char *label, uint8_t *ou
 	memcpy(info + n, label, ll);
 	n += ll;
 	info[n++] = 0; /* empty context */
-	return hkdf_run("EXPAND_ONLY", secret, 32, NULL, 0, info, n, out, len);
+	return hkdf_run(true, secret, 32, NULL, 0, info, n, out, len);
 }
 
 int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_len, int server,
@@ -220,8 +242,8 @@ int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_l
 	if (!qv)
 		return -ENOTSUP;
 	uint8_t initial[32], secret[32];
-	int rc = hkdf_run("EXTRACT_ONLY", dcid, dcid_len, qv->salt, sizeof(qv->salt), NULL, 0,
-	                  initial, sizeof(initial));
+	int rc = hkdf_run(false, dcid, dcid_len, qv->salt, sizeof(qv->salt), NULL, 0, initial,
+	                  sizeof(initial));
 	if (rc == 0)
 		rc = expand_label(initial, server ? "server in" : "client in", secret, 32);
 	if (rc == 0)

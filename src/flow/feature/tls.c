@@ -11,6 +11,7 @@
 #include "flow/feature/fjson.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,10 +309,26 @@ static void sb_list16(struct sb *s, const uint16_t *v, unsigned n, int skip_grea
 	}
 }
 
-static int digest(const EVP_MD *md, const void *data, size_t len, uint8_t *out)
+/* MD5 (JA3) and SHA-256 (JA4), fetched once: EVP_md5() and EVP_sha256() fetch the
+ * algorithm again at every digest, under the library's store locks (a twentieth of a
+ * --features tls run on light traffic). */
+static EVP_MD *md_md5, *md_sha256;
+static pthread_once_t md_once = PTHREAD_ONCE_INIT;
+
+static void md_fetch(void)
+{
+	md_md5 = EVP_MD_fetch(NULL, "MD5", NULL);
+	md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* The digest of data[0..len) into out with MD5 (sha256 false) or SHA-256. 0 or -EIO. */
+static int digest(bool sha256, const void *data, size_t len, uint8_t *out)
 {
 	unsigned int n = 0;
-	if (EVP_Digest(data, len, out, &n, md, NULL) != 1)
+	if (pthread_once(&md_once, md_fetch) != 0)
+		return -EIO;
+	const EVP_MD *md = sha256 ? md_sha256 : md_md5;
+	if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1)
 		return -EIO;
 	return 0;
 }
@@ -335,7 +352,7 @@ int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_
 		sb_u(&s, i ? '-' : 0, h->pointfmt[i]);
 	if (s.err)
 		return s.err;
-	if (digest(EVP_md5(), str, s.len, md5))
+	if (digest(false, str, s.len, md5))
 		return -EIO;
 	return (int)s.len;
 }
@@ -355,7 +372,7 @@ static int ja4_hash(const char *str, size_t len, int empty, char out[12])
 		memset(out, '0', 12);
 		return 0;
 	}
-	if (digest(EVP_sha256(), str, len, md))
+	if (digest(true, str, len, md))
 		return -EIO;
 	for (unsigned i = 0; i < 6; i++) {
 		out[2 * i] = hex[md[i] >> 4];
