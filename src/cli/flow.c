@@ -574,11 +574,12 @@ static int meter_memory(const struct meter_opts *m)
 	        .features = m->features,
 	};
 	uint64_t per_table = secho_flow_table_mem_size(&tc);
-	uint64_t stride = secho_flow_table_stride(m->features);
+	uint64_t stride = secho_flow_table_ext_bytes(m->features);
 	if (!per_table && m->features)
 		return cli_err("flow",
 		               "--flows %" PRIu64 " with --features: %" PRIu64
-		               " bytes per flow (the slot), more than the table's %" PRIu64
+		               " bytes per flow (the slot and the sets' states), more than the "
+		               "table's %" PRIu64
 		               " GiB extension pool per worker allows; give fewer --flows or "
 		               "fewer feature sets",
 		               m->flows, stride, (uint64_t)(SECHO_FLOW_EXT_MAX >> 30));
@@ -590,7 +591,8 @@ static int meter_memory(const struct meter_opts *m)
 		               "--flows %" PRIu64 " needs %" PRIu64 " MiB of flow tables (%" PRIu64
 		               " x %" PRIu64 " MiB), more than the %" PRIu64
 		               " MiB this process can have (%s; %" PRIu64
-		               " bytes per flow in the extension with --features); give fewer "
+		               " bytes per flow in the extension and the feature sets' states); "
+		               "give fewer "
 		               "--flows",
 		               m->flows, per_table * m->workers >> 20, m->workers, per_table >> 20,
 		               avail.bytes >> 20, avail.source, stride);

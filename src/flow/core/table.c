@@ -228,6 +228,14 @@ static size_t pools_size(uint32_t features, size_t nb)
 	return secho_feat_pools_size(&l, (uint32_t)(nb * SECHO_FLOW_BUCKET));
 }
 
+size_t secho_flow_table_ext_bytes(uint32_t features)
+{
+	struct secho_feat_layout l;
+
+	secho_feat_layout_make(features, &l);
+	return secho_flow_table_stride(features) + secho_feat_pools_size(&l, 1);
+}
+
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 {
 	if (!cfg_ok(cfg))

@@ -248,6 +248,10 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
  * large sets' handles), rounded up to 64. The large sets' pools come on top. */
 size_t secho_flow_table_stride(uint32_t features);
 
+/* Bytes per entry beyond the entry itself: the extension slot (its stride) and, for each
+ * large feature set on, a state in its pool (sets.h, SECHO_FEAT_POOLED). */
+size_t secho_flow_table_ext_bytes(uint32_t features);
+
 /* The extension pool's largest size: 1 TiB (a bound that keeps every offset well inside
  * size_t and refuses a --flows x --features product no machine holds). */
 #define SECHO_FLOW_EXT_MAX (1ull << 40)
