@@ -12,6 +12,10 @@
  *   - UDP with a clock of the test's own: templates before the first data, again after the
  *     refresh period and not before; the statistics (options) record on its period with
  *     the right counts; a part-filled message leaves after flush_ms;
+ *   - UDP batches: finished messages leave 32 at a time (or at a tick), the last ones at
+ *     close; the datagrams are, byte for byte and in order, what a file collector of the
+ *     same exporter got; to a port nobody listens on, the refused messages are counted
+ *     (sendmmsg() does not return an error after it sent others);
  *   - bad collector URLs and configurations.
  * End to end with nfcapd, tshark and a TCP collector: tests/sh/test_flow_ipfix.sh.
  */
@@ -618,9 +622,13 @@ static void test_udp_timers(void)
 	                                     .not_sent_flows = 2};
 	secho_ipfix_set_meter_stats(x, &ms);
 
-	/* t0: the first record: templates go out at once, the record waits in its message. */
+	/* t0: the first record: its templates wait in the UDP batch until the tick, the record
+	 * in its message. */
 	secho_ipfix_record(x, &r, t0);
 	int n = drain(rx, m, len, 64);
+	T_CHECK(n == 0, "t0: %d messages before the tick, want none (the batch waits)", n);
+	secho_ipfix_tick(x, t0, NULL);
+	n = drain(rx, m, len, 64);
 	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 4 && count_set(m[0], len[0], 3) == 1,
 	        "t0: %d messages, want the template message", n);
 	/* t0 + 0.4 s: not yet flushed; t0 + 0.6 s: flushed (flush_ms 500). */
@@ -638,6 +646,7 @@ static void test_udp_timers(void)
 	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 0 && rd(m[0] + 8, 4) == 1,
 	        "t0+9: %d messages, want one data message, sequence 1", n);
 	secho_ipfix_record(x, &r, t0 + 10 * S);
+	secho_ipfix_tick(x, t0 + 10 * S, NULL);
 	n = drain(rx, m, len, 64);
 	T_CHECK(n == 1 && count_set(m[0], len[0], 2) == 4 && rd(m[0] + 8, 4) == 2,
 	        "t0+10: %d messages, want the templates again (sequence 2: template records do "
@@ -683,6 +692,156 @@ static void test_udp_timers(void)
 	        (unsigned long long)st.c[0].records, (unsigned long long)st.c[0].stats_records,
 	        (unsigned long long)st.c[0].template_records);
 	close(rx);
+	t_end();
+}
+
+/* A UDP socket bound to a free port on 127.0.0.1 (its number in *port); -1 when there is
+ * none. */
+static int udp_rx(unsigned *port)
+{
+	int rx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof(a);
+	if (rx < 0 || bind(rx, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(rx, (struct sockaddr *)&a, &al)) {
+		if (rx >= 0)
+			close(rx);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return rx;
+}
+
+/* Append every datagram waiting on fd to buf (at *n of cap bytes); returns how many. */
+static unsigned drain_into(int fd, uint8_t *buf, size_t *n, size_t cap)
+{
+	unsigned k = 0;
+	for (;;) {
+		ssize_t r = recv(fd, buf + *n, cap - *n, MSG_DONTWAIT);
+		if (r <= 0)
+			break;
+		*n += (size_t)r;
+		k++;
+	}
+	return k;
+}
+
+static void test_udp_batch(void)
+{
+	t_begin("ipfix: UDP batches: whole, in order, byte for byte the file's messages; the last "
+	        "batch at close");
+	unsigned port;
+	int rx = udp_rx(&port);
+	if (rx < 0) {
+		t_unavailable("no UDP socket on 127.0.0.1");
+		return;
+	}
+	char path[] = "/tmp/secho-ipfix-batch.XXXXXX";
+	int fd = mkstemp(path);
+	T_CHECK(fd >= 0, "mkstemp");
+	if (fd < 0) {
+		close(rx);
+		t_end();
+		return;
+	}
+	close(fd);
+	/* Two collectors of one exporter get the same messages: a file (one write per
+	 * message, as it leaves) and UDP (batched). */
+	char fu[64], uu[64], err[256];
+	snprintf(fu, sizeof(fu), "file:%s", path);
+	snprintf(uu, sizeof(uu), "udp://127.0.0.1:%u", port);
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {.odid = 7};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, fu, err, sizeof(err)) == 0, "add: %s", err);
+	T_CHECK(secho_ipfix_add_collector(x, uu, err, sizeof(err)) == 0, "add: %s", err);
+	static uint8_t got[1 << 20], want[1 << 20];
+	size_t gn = 0;
+	unsigned dgrams = 0, odd = 0;
+	uint64_t now = 1800000000ull * 1000000000ull;
+	struct secho_ipfix_stats st;
+	const int nrec = 3000;
+	for (int i = 0; i < nrec; i++) {
+		struct secho_flow_rec r = sample(i % 3 ? 4 : 6);
+		r.key.sport = (uint16_t)(2000 + i);
+		r.fwd.packets = (uint64_t)i + 1;
+		T_CHECK(secho_ipfix_record(x, &r, now) == 0, "record %d", i);
+		/* Without a tick, messages leave 32 at a time. */
+		dgrams += drain_into(rx, got, &gn, sizeof(got));
+		odd += dgrams % 32 != 0;
+	}
+	secho_ipfix_get_stats(x, &st);
+	uint64_t msgs = st.c[1].messages;
+	T_CHECK(odd == 0 && msgs % 32 != 0 && dgrams == msgs - msgs % 32,
+	        "before close: %u datagrams (%u times not a whole batch), %llu messages made "
+	        "(want the whole batches only)",
+	        dgrams, odd, (unsigned long long)msgs);
+	int rc = secho_ipfix_close(x, now, &st, 1000);
+	T_CHECK(rc == 0 && st.c[1].errors == 0 && st.c[1].not_delivered == 0 &&
+	                st.c[1].records == (uint64_t)nrec && st.c[1].messages == msgs + 1,
+	        "close %d: errors %llu, not delivered %llu, records %llu, messages %llu", rc,
+	        (unsigned long long)st.c[1].errors, (unsigned long long)st.c[1].not_delivered,
+	        (unsigned long long)st.c[1].records, (unsigned long long)st.c[1].messages);
+	/* The last, part-filled batch (with the statistics record) after close. */
+	dgrams += drain_into(rx, got, &gn, sizeof(got));
+	T_CHECK(dgrams == st.c[1].messages && gn == st.c[1].bytes,
+	        "%u datagrams of %llu messages, %zu of %llu bytes", dgrams,
+	        (unsigned long long)st.c[1].messages, gn, (unsigned long long)st.c[1].bytes);
+	FILE *f = fopen(path, "rb");
+	size_t wn = f ? fread(want, 1, sizeof(want), f) : 0;
+	if (f)
+		fclose(f);
+	unlink(path);
+	T_CHECK(wn == gn && memcmp(got, want, gn) == 0,
+	        "the datagrams (%zu bytes) are not the file's messages (%zu bytes)", gn, wn);
+	uint64_t m, data, flows, tm;
+	walk(got, gn, 1400, 7, &m, &data, &flows, &tm);
+	T_CHECK(m == dgrams && flows == (uint64_t)nrec && data == (uint64_t)nrec + 1,
+	        "messages %llu flows %llu data %llu", (unsigned long long)m,
+	        (unsigned long long)flows, (unsigned long long)data);
+	close(rx);
+	t_end();
+}
+
+/* A UDP collector where nothing listens: a message that meets the error (the ICMP
+ * unreachable an earlier one brought back) is counted, as with one send(2) each, also when
+ * sendmmsg() stopped at it after sending others and did not return the error. On loopback
+ * the ICMP comes back within the send that caused it, so one send(2) each fails every
+ * second message; sending again from the message where sendmmsg() stopped would count
+ * about one in thirty (the error is consumed, the retry goes out). */
+static void test_udp_refused(void)
+{
+	t_begin("ipfix: UDP batches to a port nobody listens on: refused messages counted");
+	unsigned port;
+	int rx = udp_rx(&port);
+	if (rx < 0) {
+		t_unavailable("no UDP socket on 127.0.0.1");
+		return;
+	}
+	close(rx); /* now nothing listens there */
+	char url[64], err[256];
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", port);
+	struct secho_ipfix *x;
+	struct secho_ipfix_cfg cfg = {.odid = 8};
+	T_CHECK(secho_ipfix_new(&x, &cfg) == 0, "new");
+	T_CHECK(secho_ipfix_add_collector(x, url, err, sizeof(err)) == 0, "add: %s", err);
+	uint64_t now = 1800000000ull * 1000000000ull;
+	for (int i = 0; i < 3000; i++) {
+		struct secho_flow_rec r = sample(4);
+		r.key.sport = (uint16_t)(2000 + i);
+		secho_ipfix_record(x, &r, now);
+		if (i % 500 == 499)
+			secho_ipfix_tick(x, now, NULL);
+	}
+	struct secho_ipfix_stats st;
+	int rc = secho_ipfix_close(x, now, &st, 1000);
+	const struct secho_ipfix_collector_stats *c = &st.c[0];
+	T_CHECK(rc == -ETIMEDOUT && c->errors >= c->messages / 4 && c->errors < c->messages &&
+	                c->not_delivered >= c->records / 4 && c->not_delivered < c->records,
+	        "close %d: %llu messages, %llu errors, %llu of %llu records not delivered", rc,
+	        (unsigned long long)c->messages, (unsigned long long)c->errors,
+	        (unsigned long long)c->not_delivered, (unsigned long long)c->records);
 	t_end();
 }
 
@@ -864,6 +1023,8 @@ int main(void)
 	test_variants();
 	test_messages_file();
 	test_udp_timers();
+	test_udp_batch();
+	test_udp_refused();
 	test_tcp_all_templates();
 	test_bad();
 	return t_exit();

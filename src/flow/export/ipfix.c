@@ -9,7 +9,9 @@
  *
  * Per collector: one message under construction (up to the MTU), sets opened and closed as
  * the template changes; a full message, or one older than flush_ms at a tick, leaves.
- * UDP sends it at once; a file writes it; TCP appends it to a queue of whole messages that
+ * UDP puts it in a batch of up to UDP_BATCH finished messages that leaves in one
+ * sendmmsg(2) when it is full, at every tick, before a statistics record is made and at
+ * close; a file writes it; TCP appends it to a queue of whole messages that
  * the socket drains without blocking. Queued messages stay until the peer has acknowledged
  * their last byte (SIOCOUTQ: bytes in the send queue not yet acknowledged); when the
  * connection breaks, the next one starts with the templates and sends the unacknowledged
@@ -68,6 +70,22 @@ enum { M_TEMPLATE, M_DATA };
  * its own, more than the smallest TCP queue (tcp_up). */
 #define TBUF  131072u
 #define FTBUF 1024u /* a template set of a record with features, at most */
+/* A UDP collector's batch of finished messages, sent with one sendmmsg(2): at most
+ * UDP_BATCH messages in a buffer of UDP_BATCH MTUs, at least 64 KiB - 1 (the longest
+ * message the 16-bit length allows: a template longer than a small MTU goes alone) and at
+ * most UDP_BATCH_MAX bytes. */
+#define UDP_BATCH     32u
+#define UDP_BATCH_MIN 65535u
+#define UDP_BATCH_MAX (256u << 10)
+
+struct ubatch {
+	uint8_t *buf; /* the messages one after the other: used of cap bytes */
+	size_t used, cap;
+	unsigned n;
+	uint32_t nflows[UDP_BATCH]; /* flow records in each: not delivered when it fails */
+	struct iovec iov[UDP_BATCH];
+	struct mmsghdr mm[UDP_BATCH];
+};
 
 /* One message in a TCP queue. */
 struct qmsg {
@@ -94,6 +112,8 @@ struct coll {
 	uint64_t used[(NVARIANTS + 63) / 64];            /* template variants this stream has had */
 	uint64_t fused[SECHO_IPFIX_FEAT_TEMPLATES / 64]; /* feature templates it has had */
 	uint64_t tmpl_ns;                                /* when the templates last went out */
+	/* UDP */
+	struct ubatch *ub;
 	/* TCP */
 	uint8_t *q;
 	size_t qhead, qlen, qcap; /* bytes q[qhead .. qhead+qlen) */
@@ -561,6 +581,61 @@ static void tcp_fail(struct secho_ipfix *x, struct coll *c);
 static void tcp_pump(struct secho_ipfix *x, struct coll *c);
 static void tcp_acked(struct coll *c);
 
+/* ---- UDP ---- */
+
+/* Count message i of the batch as one the transport refused (as a failed send(2)). */
+static void udp_failed(struct coll *c, unsigned i)
+{
+	c->st.errors++;
+	c->st.not_delivered += c->ub->nflows[i];
+}
+
+/* Send the batch, in order, with sendmmsg(2); each message is counted as send(2) counted
+ * it: a message the socket did not take whole is an error and its flows are not
+ * delivered. sendmmsg() reports an error only when it sent nothing; when it stops after
+ * k messages, message k met an error that the kernel does not return (ECONNREFUSED from
+ * an ICMP unreachable is consumed by the message that meets it, which is not sent, as
+ * with send()): that message is counted as failed and the rest go on. (One case differs
+ * from send(): a signal that interrupts a send waiting for room in a full send buffer,
+ * after the call sent others, also fails that message where send() would retry it.) */
+static void udp_flush(struct coll *c)
+{
+	struct ubatch *b = c->ub;
+	unsigned i = 0;
+
+	while (i < b->n) {
+		int r = sendmmsg(c->fd, b->mm + i, b->n - i, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		for (int j = 0; j < r; j++, i++)
+			if (b->mm[i].msg_len != b->iov[i].iov_len)
+				udp_failed(c, i);
+		if (i < b->n)
+			udp_failed(c, i++); /* r < 0: its error; r < n: an error not returned */
+	}
+	b->n = 0;
+	b->used = 0;
+}
+
+/* Add a finished message to the batch (counted as sent, as send(2) would have: messages,
+ * bytes); send the batch first when the message does not fit, and at once when full. */
+static void udp_queue(struct coll *c, const uint8_t *m, size_t len, uint32_t nflows)
+{
+	struct ubatch *b = c->ub;
+
+	if (b->n && b->used + len > b->cap)
+		udp_flush(c);
+	memcpy(b->buf + b->used, m, len);
+	b->iov[b->n] = (struct iovec){.iov_base = b->buf + b->used, .iov_len = len};
+	b->mm[b->n] = (struct mmsghdr){.msg_hdr = {.msg_iov = &b->iov[b->n], .msg_iovlen = 1}};
+	b->nflows[b->n++] = nflows;
+	b->used += len;
+	c->st.messages++;
+	c->st.bytes += len;
+	if (b->n == UDP_BATCH)
+		udp_flush(c);
+}
+
 static int q_reserve(struct coll *c, size_t len)
 {
 	if (c->qhead && c->qhead + c->qlen + len > c->qcap) {
@@ -609,9 +684,13 @@ static void deliver(struct secho_ipfix *x, struct coll *c, const uint8_t *m, siz
 			tcp_pump(x, c);
 		return;
 	}
+	if (c->type == T_UDP) {
+		udp_queue(c, m, len, nflows);
+		return;
+	}
 	ssize_t n;
 	do {
-		n = c->type == T_UDP ? send(c->fd, m, len, 0) : write(c->fd, m, len);
+		n = write(c->fd, m, len);
 	} while (n < 0 && errno == EINTR);
 	c->st.messages++;
 	c->st.bytes += len;
@@ -1024,6 +1103,8 @@ static void tcp_tick(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 static void append_stats(struct secho_ipfix *x, struct coll *c, uint64_t now_ns)
 {
 	uint8_t r[SECHO_IPFIX_REC_OPTIONS], *p = r;
+	if (c->type == T_UDP)
+		udp_flush(c); /* the counters below as they were when each message was a send */
 	p = w32(p, x->cfg.odid);
 	p = w64(p, c->st.messages);
 	/* exported: this message's flows too, less those the transport refused or dropped
@@ -1207,6 +1288,17 @@ int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err,
 		/* A connected socket: one destination, and ICMP errors come back as send
 		 * errors (counted). A large send buffer absorbs a burst of messages. */
 		int sz = 4 << 20;
+		size_t cap = (size_t)UDP_BATCH * x->cfg.mtu;
+		if (cap < UDP_BATCH_MIN)
+			cap = UDP_BATCH_MIN;
+		if (cap > UDP_BATCH_MAX)
+			cap = UDP_BATCH_MAX;
+		if (!(c->ub = calloc(1, sizeof(*c->ub))) || !(c->ub->buf = malloc(cap))) {
+			rc = -ENOMEM;
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		c->ub->cap = cap;
 		c->fd = socket(c->addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (c->fd >= 0)
 			setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
@@ -1235,6 +1327,9 @@ int secho_ipfix_add_collector(struct secho_ipfix *x, const char *url, char *err,
 fail:
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->ub)
+		free(c->ub->buf);
+	free(c->ub);
 	free(c->msg);
 	free(c->q);
 	free(c);
@@ -1327,6 +1422,8 @@ int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_
 		if (c->len > HDR_LEN &&
 		    now_ns - c->first_ns >= (uint64_t)x->cfg.flush_ms * 1000000u)
 			flush(x, c, now_ns);
+		if (c->type == T_UDP)
+			udp_flush(c); /* a finished message waits at most a tick */
 		if (c->type == T_TCP)
 			tcp_tick(x, c, now_ns);
 	}
@@ -1343,6 +1440,8 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 		struct coll *c = x->c[i];
 		append_stats(x, c, now_ns);
 		flush(x, c, now_ns);
+		if (c->type == T_UDP)
+			udp_flush(c);
 	}
 	/* Wait, on the monotonic clock: TCP until every queued byte is acknowledged, UDP until
 	 * the socket has handed every datagram on (SIOCOUTQ: bytes still charged to it). */
@@ -1389,6 +1488,9 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 				shutdown(c->fd, SHUT_WR);
 			close(c->fd);
 		}
+		if (c->ub)
+			free(c->ub->buf);
+		free(c->ub);
 		free(c->msg);
 		free(c->q);
 		free(c->qm);

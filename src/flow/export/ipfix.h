@@ -5,8 +5,9 @@
  * Single-threaded: one exporter per metering process, called from the thread that exports
  * records. Every collector gets every record, its own template stream and its own sequence
  * numbers. Nothing blocks in secho_ipfix_record() or secho_ipfix_tick() except a UDP send
- * (datagram sockets do not block on loopback or a LAN; a full send buffer is an error,
- * counted); TCP is non-blocking with a bounded queue of whole messages.
+ * (a batch of up to 32 messages in one sendmmsg(2); datagram sockets do not block on
+ * loopback or a LAN; a full send buffer is an error, counted); TCP is non-blocking with a
+ * bounded queue of whole messages.
  *
  * Clocks. Record times (flowStart/EndMilliseconds) come from the record: packet time.
  * Everything the exporter decides by time - the message header's Export Time, the UDP
@@ -146,11 +147,14 @@ void secho_ipfix_set_meter_stats(struct secho_ipfix *x, const struct secho_ipfix
 int secho_ipfix_record(struct secho_ipfix *x, const struct secho_flow_rec *rec, uint64_t now_ns);
 
 /* Timers and transports: flush part-filled messages older than flush_ms, refresh UDP
- * templates, send statistics when due, move TCP queues, reconnect. Call it often (at least
- * every flush_ms). st (may be NULL) gets the counters. Returns 0. */
+ * templates, send statistics when due, send each UDP collector's batch of finished
+ * messages (up to 32 wait for it: a message waits at most the interval between ticks),
+ * move TCP queues, reconnect. Call it often (at least every flush_ms; the meter: every
+ * 100 ms). st (may be NULL) gets the counters. Returns 0. */
 int secho_ipfix_tick(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix_stats *st);
 
-/* The counters now, without doing anything else. Can't fail. */
+/* The counters now, without doing anything else (a UDP message still in its batch is
+ * counted as sent; whether its send fails is counted when the batch leaves). Can't fail. */
 void secho_ipfix_get_stats(const struct secho_ipfix *x, struct secho_ipfix_stats *st);
 
 /*
