@@ -15,7 +15,8 @@
 #      packet)
 #   3. five collectors at once (two strict UDP listeners, a strict TCP listener, an IPFIX
 #      file, nfcapd), two workers: each gets every record, with its own templates and its
-#      own sequence numbers
+#      own sequence numbers; the datagrams of one UDP listener are, byte for byte and in
+#      order, the IPFIX file's messages (the exporter batches UDP messages: sendmmsg)
 #   4. TCP: a collector down at the start gets everything once it is up (reconnect with
 #      backoff, exit 0); a collector that never comes: the records are counted as not
 #      delivered, exit 1 with the reason
@@ -38,6 +39,7 @@ LIS=$BUILD/tools/ipfix_listen
 . "$ROOT/tests/sh/check_lib.bash"
 T=$(mktemp -d /tmp/secho-flow-export.XXXXXX)
 PIDS=()
+LIS_EXTRA=() # more options for the next start_listener
 NETNS_UP=
 cleanup() {
 	local p
@@ -95,7 +97,7 @@ start_listener() {
 	[ -n "${4:-}" ] && ns=(ip netns exec "$4")
 	rm -f "$T/$2.port"
 	"${ns[@]}" "$LIS" "--$1" "${3:-0}" --port-file "$T/$2.port" --out "$T/$2.lines" \
-		--max-seconds 120 >"$T/$2.sum" 2>&1 &
+		--max-seconds 120 "${LIS_EXTRA[@]}" >"$T/$2.sum" 2>&1 &
 	LIS_PID=$!
 	PIDS+=("$LIS_PID")
 	for _ in $(seq 100); do
@@ -222,7 +224,9 @@ end_group
 # ---- 3: several collectors ----
 group "flow export: five collectors, each every record with its own templates and numbers"
 ok=1
+LIS_EXTRA=(--raw "$T/m-u1.raw")
 start_listener udp m-u1 && U1=$LIS_PORT && U1P=$LIS_PID || ok=0
+LIS_EXTRA=()
 start_listener udp m-u2 && U2=$LIS_PORT && U2P=$LIS_PID || ok=0
 start_listener tcp m-t && TT=$LIS_PORT && TTP=$LIS_PID || ok=0
 nf=()
@@ -264,6 +268,8 @@ if [ $ok = 1 ]; then
 		[[ "$ident" == *"Flows: $recs,"* ]] && [[ "$ident" == *"Sequence Errors: 0,"* ]]
 		check $? "nfcapd says '$ident'; want $recs flows, 0 sequence errors"
 	fi
+	cmp -s "$T/m-u1.raw" "$T/m.ipfix"
+	check $? "u1's datagrams ($(stat -c %s "$T/m-u1.raw") bytes) are not the file's messages ($(stat -c %s "$T/m.ipfix") bytes): $(cmp "$T/m-u1.raw" "$T/m.ipfix" 2>&1 | head -1)"
 	rows=$(final "$T/m.out" '.sinks[] | select(.name | startswith("ipfix")) | "\(.records) \(.not_delivered) \(.errors)"' | sort -u)
 	[ "$rows" = "$recs 0 0" ]
 	check $? "the meter's rows per collector: $(echo "$rows" | tr '\n' ';')"

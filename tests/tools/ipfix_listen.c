@@ -9,12 +9,14 @@
  * forward line and, when it has reverse packets, the reverse line).
  *
  * usage: ipfix_listen --tcp PORT|0 [--port-file F] [--out F] [--max-seconds S]
- *        ipfix_listen --udp PORT|0 [--port-file F] [--out F] [--max-seconds S]
+ *        ipfix_listen --udp PORT|0 [--port-file F] [--out F] [--max-seconds S] [--raw F]
  *        ipfix_listen --file F [--out F]
  * TCP: connections one after the other until SIGTERM (what is readable then is still read)
  * or the time limit. UDP: one datagram is one message; a Transport Session per exporter
  * socket (source address and port: templates are kept, numbers run on across template
- * refreshes), until SIGTERM (the datagrams already queued are still read) or the time limit.
+ * refreshes), until SIGTERM (the datagrams already queued are still read) or the time limit;
+ * --raw F writes every datagram's bytes to F as it arrives, one after the other (what an
+ * IPFIX file collector of the same exporter holds, when nothing was lost).
  * template_msgs counts the messages that carry a template set (UDP: the first and every
  * refresh). At the end one line on stdout:
  *   sessions=N messages=N records=N options=N templates=N seq_errors=N no_template=N
@@ -279,6 +281,7 @@ static int summary(void)
 int main(int argc, char **argv)
 {
 	const char *file = NULL, *port_file = NULL;
+	FILE *raw = NULL;
 	long port = -1, max_s = 60;
 	bool udp = false;
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -293,7 +296,13 @@ int main(int argc, char **argv)
 			out = fopen(argv[i + 1], "a");
 		else if (!strcmp(argv[i], "--max-seconds"))
 			max_s = atol(argv[i + 1]);
-		else {
+		else if (!strcmp(argv[i], "--raw")) {
+			raw = fopen(argv[i + 1], "wb");
+			if (!raw) {
+				perror(argv[i + 1]);
+				return 2;
+			}
+		} else {
 			fprintf(stderr, "ipfix_listen: unknown option %s\n", argv[i]);
 			return 2;
 		}
@@ -362,12 +371,16 @@ int main(int argc, char **argv)
 				new_session(); /* another exporter socket: another Transport Session
 				                */
 			last = from;
+			if (raw)
+				fwrite(b, 1, (size_t)n, raw);
 			if (n < 4 || rd(b + 2, 2) != (uint64_t)n)
 				malformed++;
 			else
 				message(b, (size_t)n);
 		}
 		close(ls);
+		if (raw && fclose(raw))
+			malformed++; /* the copy is not whole: say so in the exit status */
 		return summary();
 	}
 	int cs = -1;
