@@ -234,7 +234,8 @@ static const char usage[] =
         "                       (comma-separated sets, or all; none by default; the sets\n"
         "                       and what each costs per flow are listed below): JSON\n"
         "                       members, and IPFIX elements as ipfixprobe's plugins\n"
-        "                       export them (docs/FLOW.md)\n"
+        "                       export them (docs/FLOW.md); pstats:zeroes is pstats with\n"
+        "                       packets without payload too (ipfixprobe's includezeroes)\n"
         "  --hash NAME          the flow key hash: xxh3 (default), crc32c or toeplitz (the\n"
         "                       three docs/FLOW.md compares)\n"
         "  --offload xdp        (with --iface) the XDP offload tier: a program on the\n"
@@ -422,7 +423,7 @@ static int meter_opt_input(int c, struct meter_opts *m)
 				vl += w > 0 ? (size_t)w : 0;
 			}
 			if (vl < sizeof(valid))
-				snprintf(valid + vl, sizeof(valid) - vl, "all");
+				snprintf(valid + vl, sizeof(valid) - vl, "all, pstats:zeroes");
 			return cli_usage_err("flow", "--features: '%.*s' is not a feature set (%s)",
 			                     (int)badlen, bad, valid);
 		}

@@ -179,6 +179,20 @@ done
 # all is accepted; --help lists the sets
 run "$T/all.json" --features all
 check $? "--features all: $(cat "$T/all.json.log")"
+# pstats:zeroes: a TCP connection's first packet (its SYN, no payload) is in its lists,
+# as many entries as packets up to 30; without it the SYN is not
+run "$T/z.json" --features pstats:zeroes
+check $? "--features pstats:zeroes: $(cat "$T/z.json.log")"
+nz=$(jq -c 'select(.proto == 6 and .tcp_flags % 4 >= 2)' "$T/z.json" | wc -l)
+zbad=$(jq -c 'select(.proto == 6 and .tcp_flags % 4 >= 2) |
+	select((.ppi_pkt_flags[0] % 4 < 2) or (.ppi_pkt_lengths[0] != 0) or
+	       ((.ppi_pkt_lengths | length) != ([.packets + (.rev_packets // 0), 30] | min)))' \
+	"$T/z.json" | head -3)
+check "$([ "$nz" -gt 0 ] && [ -z "$zbad" ] && echo 0 || echo 1)" \
+	"pstats:zeroes: $nz TCP records with a SYN, each from its SYN on: $zbad"
+dbad=$(jq -c 'select(.proto == 6 and .ppi_pkt_lengths) | select(any(.ppi_pkt_lengths[]; . == 0))' \
+	"$T/all.json" | head -3)
+check "$([ -z "$dbad" ] && echo 0 || echo 1)" "pstats without :zeroes: no empty packet: $dbad"
 "$SECHO" flow --help >"$T/help" 2>&1
 for s in tls quic dns http wg pstats phists bstats; do
 	grep -qE "^  $s +[0-9]+ B " "$T/help"

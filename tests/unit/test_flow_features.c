@@ -15,6 +15,7 @@
 #include "flow/core/table.h"
 #include "flow/export/ipfix_feat.h"
 #include "flow/export/json.h"
+#include "flow/feature/pstats.h"
 #include "flow/feature/sets.h"
 #include "harness.h"
 #include "secho/dissect.h"
@@ -743,10 +744,69 @@ static void test_parse(void)
 	T_CHECK(secho_feat_parse("", &s, &bad, &bl) == -EINVAL, "empty");
 	T_CHECK(secho_feat_parse("tls,", &s, &bad, &bl) == -EINVAL, "trailing comma");
 	T_CHECK(secho_feat_parse("TLS", &s, &bad, &bl) == -EINVAL, "case matters");
+	T_CHECK(secho_feat_parse("tls,pstats:zeroes", &s, &bad, &bl) == 0 &&
+	                s == (1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_PSTATS |
+	                      SECHO_FEAT_OPT_PSTATS_ZEROES),
+	        "pstats:zeroes: %#x", s);
+	T_CHECK(secho_feat_parse("pstats:zero", &s, &bad, &bl) == -EINVAL && bl == 11 &&
+	                secho_feat_parse("tls:zeroes", &s, &bad, &bl) == -EINVAL && bl == 10 &&
+	                secho_feat_parse("pstats:", &s, &bad, &bl) == -EINVAL,
+	        "options: pstats:zeroes only");
+	struct secho_feat_layout l;
+	secho_feat_layout_make(1u << SECHO_FEAT_SET_PSTATS | SECHO_FEAT_OPT_PSTATS_ZEROES, &l);
+	T_CHECK(l.opts == SECHO_FEAT_OPT_PSTATS_ZEROES && l.sets == 1u << SECHO_FEAT_SET_PSTATS,
+	        "the layout keeps the option: %#x", l.opts);
+	secho_feat_layout_make(1u << SECHO_FEAT_SET_TLS | SECHO_FEAT_OPT_PSTATS_ZEROES, &l);
+	T_CHECK(l.opts == 0, "no option without its set: %#x", l.opts);
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
 		T_CHECK(secho_feat_set_name(i) && secho_feat_set_text(i) && secho_feat_set_size(i),
 		        "set %u named", i);
 	T_CHECK(!secho_feat_set_name(SECHO_FEAT_NSETS), "out of range");
+	t_end();
+}
+
+/* pstats:zeroes through the sets' calls: a SYN makes pstats live at once and is recorded;
+ * without the option it waits for the first payload. */
+static void test_pstats_zeroes(void)
+{
+	t_begin("flow features: pstats:zeroes records packets without payload, and decides at "
+	        "the first packet");
+	static const uint8_t data[10];
+	for (unsigned z = 0; z < 2; z++) {
+		struct secho_feat_layout l;
+		struct secho_feat_pools ps;
+		secho_feat_layout_make(
+		        1u << SECHO_FEAT_SET_PSTATS | (z ? SECHO_FEAT_OPT_PSTATS_ZEROES : 0), &l);
+		secho_feat_pools_init(&ps, &l, NULL, 0);
+		static uint64_t a[64];
+		memset(a, 0, sizeof(a));
+		uint32_t live = 0, decided = 0;
+		struct secho_feat_pkt p = {.ts_ns = S_NS,
+		                           .ip_len = 40,
+		                           .sport = 40000,
+		                           .dport = 80,
+		                           .proto = 6,
+		                           .tcp_flags = 0x02};
+		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &p);
+		T_CHECK(live == (z ? 1u << SECHO_FEAT_SET_PSTATS : 0u),
+		        "%s: after the SYN live %#x", z ? "zeroes" : "default", live);
+		p.tcp_flags = 0x18;
+		p.payload = data;
+		p.len = p.wire_len = sizeof(data);
+		p.ts_ns += S_NS;
+		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &p);
+		const uint8_t *sec[SECHO_FEAT_NSETS];
+		secho_feat_sets_sections(&l, &ps, (uint8_t *)a, live, sec);
+		const struct secho_feat_pstats *st =
+		        secho_feat_sets_state(&l, sec, live, SECHO_FEAT_SET_PSTATS);
+		if (z)
+			T_CHECK(st->count == 2 && st->size[0] == 0 && st->flags[0] == 0x02 &&
+			                st->size[1] == 10,
+			        "zeroes: %u packets recorded", st->count);
+		else
+			T_CHECK(st->count == 1 && st->size[0] == 10 && st->flags[0] == 0x18,
+			        "default: %u packets recorded", st->count);
+	}
 	t_end();
 }
 
@@ -810,6 +870,7 @@ int main(void)
 {
 	test_layout();
 	test_pool_empty();
+	test_pstats_zeroes();
 	test_start();
 	test_live();
 	test_reuse();

@@ -59,6 +59,8 @@ int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t 
 		unsigned i = 0;
 		if (n == 3 && !memcmp(p, "all", 3)) {
 			s |= SECHO_FEAT_ALL;
+		} else if (n == 13 && !memcmp(p, "pstats:zeroes", 13)) {
+			s |= 1u << SECHO_FEAT_SET_PSTATS | SECHO_FEAT_OPT_PSTATS_ZEROES;
 		} else {
 			for (i = 0; i < SECHO_FEAT_NSETS; i++)
 				if (strlen(set_names[i]) == n && !memcmp(p, set_names[i], n))
@@ -84,6 +86,7 @@ void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
 
 	memset(l, 0, sizeof(*l));
 	l->sets = sets & SECHO_FEAT_ALL;
+	l->opts = l->sets & (1u << SECHO_FEAT_SET_PSTATS) ? sets & SECHO_FEAT_OPT_PSTATS_ZEROES : 0;
 	l->pooled = l->sets & SECHO_FEAT_POOLED;
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
 		if (!(l->sets & (1u << i)))
@@ -248,12 +251,14 @@ enum { NO, YES, LATER };
  * set's), YES (from this packet on), or LATER (it would, but p would not change its zero
  * state: ask again at the next packet). What each set does with a packet without payload
  * decides which may wait: dns, http, pstats, phists and bstats skip such packets (the
- * statistics sets as ipfixprobe's without "includezeroes"); tls records a SYN's sequence
+ * statistics sets as ipfixprobe's without "includezeroes"; pstats with it, `--features
+ * pstats:zeroes`, records them and decides at the first packet); tls records a SYN's sequence
  * number (the stream starts after it: a later first segment is a gap), nothing else; quic
  * counts an empty datagram towards its bound of datagrams, and wg takes one as "not
  * WireGuard": both decide at the first packet.
  */
-static unsigned decide(unsigned i, const struct secho_feat_pkt *p)
+static unsigned decide(const struct secho_feat_layout *l, unsigned i,
+                       const struct secho_feat_pkt *p)
 {
 	bool data = p->len || p->wire_len;
 
@@ -274,7 +279,8 @@ static unsigned decide(unsigned i, const struct secho_feat_pkt *p)
 		return data ? YES : LATER;
 	case SECHO_FEAT_SET_WG:
 		return secho_feat_wg_wants(p) ? YES : NO;
-	case SECHO_FEAT_SET_PSTATS:
+	case SECHO_FEAT_SET_PSTATS: /* every flow; its empty packets too with pstats:zeroes */
+		return data || (l->opts & SECHO_FEAT_OPT_PSTATS_ZEROES) ? YES : LATER;
 	case SECHO_FEAT_SET_PHISTS:
 	case SECHO_FEAT_SET_BSTATS:
 		return data ? YES : LATER; /* every flow */
@@ -327,7 +333,7 @@ static __attribute__((noinline)) void decide_all(const struct secho_feat_layout 
 	while (undecided) {
 		unsigned i = (unsigned)__builtin_ctz(undecided);
 		undecided &= undecided - 1;
-		unsigned d = decide(i, p);
+		unsigned d = decide(l, i, p);
 		if (d == LATER)
 			continue;
 		*decided |= 1u << i;
@@ -426,7 +432,10 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			struct secho_feat_pstats *s =
 			        STATE(struct secho_feat_pstats, l, ps, area, i);
 			if (!s->done)
-				secho_feat_pstats_packet(s, p);
+				secho_feat_pstats_packet_opt(s, p,
+				                             l->opts & SECHO_FEAT_OPT_PSTATS_ZEROES
+				                                     ? SECHO_PSTATS_INCLUDE_ZEROES
+				                                     : 0);
 			break;
 		}
 		case SECHO_FEAT_SET_PHISTS:

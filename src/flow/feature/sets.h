@@ -56,13 +56,19 @@ enum secho_feat_set {
 };
 #define SECHO_FEAT_ALL ((1u << SECHO_FEAT_NSETS) - 1)
 
+/* Options of the sets, in the same word as the sets, above their bits: `--features
+ * pstats:zeroes` is pstats recording packets without payload too (ipfixprobe's pstats
+ * "includezeroes"; pstats.h, SECHO_PSTATS_INCLUDE_ZEROES). */
+#define SECHO_FEAT_OPT_PSTATS_ZEROES (1u << 16)
+
 /* "tls", ...; NULL out of range. */
 const char *secho_feat_set_name(unsigned set);
 const char *secho_feat_set_text(unsigned set);
 /* The bytes of set's per-flow state (its struct), 0 out of range. */
 size_t secho_feat_set_size(unsigned set);
 
-/* Parse a comma-separated list of names or "all" into a bit set (1u << SECHO_FEAT_SET_*).
+/* Parse a comma-separated list of names, "all" or "pstats:zeroes" (pstats with
+ * SECHO_FEAT_OPT_PSTATS_ZEROES) into a bit set (1u << SECHO_FEAT_SET_*, and the options).
  * Returns 0, or -EINVAL with *bad pointing at the offending name in list (not terminated:
  * *badlen bytes). An empty list or empty name is refused. */
 int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t *badlen);
@@ -75,6 +81,7 @@ int secho_feat_parse(const char *list, uint32_t *sets, const char **bad, size_t 
 /* Where each set's state lies: in a record's area, and in a slot's feature area. */
 struct secho_feat_layout {
 	uint32_t sets;                   /* bit set of the sets on */
+	uint32_t opts;                   /* SECHO_FEAT_OPT_* of the sets on */
 	uint32_t bytes;                  /* a record's area: a multiple of 8, 0 when none */
 	uint32_t off[SECHO_FEAT_NSETS];  /* offsets in a record's area (sets that are on) */
 	uint32_t pooled;                 /* the sets on whose states are lent from pools */
@@ -84,7 +91,8 @@ struct secho_feat_layout {
 	                                  * none) */
 };
 
-/* The layout of sets (unknown bits ignored). Can't fail. */
+/* The layout of sets, with their options (SECHO_FEAT_OPT_*; unknown bits ignored). Can't
+ * fail. */
 void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l);
 
 /* A pooled set's states: cap slots of stride bytes; the free ones in a list through their
