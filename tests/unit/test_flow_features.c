@@ -66,7 +66,7 @@ static void on_rec(void *ctx, const struct secho_flow_rec *r)
 		for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
 			if ((r->feat_live & (1u << i)) && r->feat_sec[i])
 				memcpy(s->copy + r->feat_layout->off[i], r->feat_sec[i],
-				       secho_feat_set_size(i));
+				       secho_feat_set_export_size(i));
 	s->json_n = r->feat_layout
 	                    ? secho_feat_sets_json(r->feat_layout, r->feat_sec, r->feat_live,
 	                                           r->fwd.packets + r->rev.packets,
@@ -174,24 +174,40 @@ static void test_layout(void)
 		        l.soff[i]);
 	size_t ptls = (secho_feat_set_size(SECHO_FEAT_SET_TLS) + 63) & ~(size_t)63;
 	size_t pdns = (secho_feat_set_size(SECHO_FEAT_SET_DNS) + 63) & ~(size_t)63;
-	T_CHECK(secho_feat_pools_size(&l, 10) == 10 * (ptls + pdns), "pools %zu",
-	        secho_feat_pools_size(&l, 10));
+	/* the done pools: the first parts only, a state for a quarter of the entries (+ 1) */
+	size_t dtls = (secho_feat_set_export_size(SECHO_FEAT_SET_TLS) + 63) & ~(size_t)63;
+	size_t ddns = (secho_feat_set_export_size(SECHO_FEAT_SET_DNS) + 63) & ~(size_t)63;
+	T_CHECK(dtls < ptls && ddns < pdns &&
+	                secho_feat_set_export_size(SECHO_FEAT_SET_HTTP) ==
+	                        secho_feat_set_size(SECHO_FEAT_SET_HTTP) &&
+	                secho_feat_set_export_size(SECHO_FEAT_SET_WG) ==
+	                        secho_feat_set_size(SECHO_FEAT_SET_WG),
+	        "export sizes: tls %zu of %zu, dns %zu of %zu", dtls, ptls, ddns, pdns);
+	T_CHECK(secho_feat_pools_size(&l, 10) == 10 * (ptls + pdns) + 3 * (dtls + ddns),
+	        "pools %zu", secho_feat_pools_size(&l, 10));
 
 	struct tbl a, b;
 	T_CHECK(tbl_init(&a, 0) == 0 && tbl_init(&b, sets) == 0, "tables");
-	uint32_t cap = secho_flow_table_capacity(&a.t);
-	T_CHECK(b.len - a.len == (stride - 192 + ptls + pdns) * cap,
-	        "memory %zu vs %zu: grows by (%zu + %zu + %zu) x %u", b.len, a.len, stride - 192,
-	        ptls, pdns, cap);
+	uint32_t cap = secho_flow_table_capacity(&a.t), dcap = cap / 4 + 1;
+	T_CHECK(b.len - a.len == (stride - 192 + ptls + pdns) * cap + (dtls + ddns) * dcap,
+	        "memory %zu vs %zu: grows by (%zu + %zu + %zu) x %u + (%zu + %zu) x %u", b.len,
+	        a.len, stride - 192, ptls, pdns, cap, dtls, ddns, dcap);
 	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) == (long)stride,
 	        "slots stride apart");
 	const struct secho_feat_pool *pt = &b.t.feat_pools.p[SECHO_FEAT_SET_TLS];
 	const struct secho_feat_pool *pd = &b.t.feat_pools.p[SECHO_FEAT_SET_DNS];
+	const struct secho_feat_pool *qt = &b.t.feat_pools.d[SECHO_FEAT_SET_TLS];
+	const struct secho_feat_pool *qd = &b.t.feat_pools.d[SECHO_FEAT_SET_DNS];
 	T_CHECK(pt->cap == cap && pd->cap == cap && pt->stride == ptls && pd->stride == pdns &&
-	                pd->base == pt->base + ptls * cap && ((uintptr_t)pt->base & 63) == 0 &&
-	                pd->base + pdns * cap == (uint8_t *)b.mem + b.len &&
-	                b.t.feat_pools.p[SECHO_FEAT_SET_WG].base == NULL,
-	        "the pools: one state per entry each, at the end of the table's memory");
+	                qt->cap == dcap && qd->cap == dcap && qt->stride == dtls &&
+	                qd->stride == ddns && qt->base == pt->base + ptls * cap &&
+	                pd->base == qt->base + dtls * dcap && qd->base == pd->base + pdns * cap &&
+	                ((uintptr_t)pt->base & 63) == 0 &&
+	                qd->base + ddns * dcap == (uint8_t *)b.mem + b.len &&
+	                b.t.feat_pools.p[SECHO_FEAT_SET_WG].base == NULL &&
+	                b.t.feat_pools.d[SECHO_FEAT_SET_WG].base == NULL,
+	        "the pools: one state per entry each and their done pools, at the end of the "
+	        "table's memory");
 	free(a.mem);
 	free(b.mem);
 
@@ -574,6 +590,7 @@ struct reuse {
 	unsigned n;
 	uint64_t h[REUSE_MAX_RECS]; /* each record's digest: key, counters, JSON, IPFIX */
 	unsigned with[5];           /* records with tls_sni, quic_sni, dns_id, http_host, pstats */
+	unsigned done_states;       /* states records carried from a done pool */
 };
 
 static void undefine(void *p, size_t n)
@@ -633,9 +650,17 @@ static void on_reuse_rec(void *ctx, const struct secho_flow_rec *r)
 			u->with[i]++;
 	/* the test's hook: what the next record to hold these states finds (in the slot, or
 	 * lent again from a pool) */
-	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
-		if ((r->feat_live & (1u << i)) && r->feat_sec[i])
-			leave(u, (uint8_t *)(uintptr_t)r->feat_sec[i], secho_feat_set_size(i));
+	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
+		if (!(r->feat_live & (1u << i)) || !r->feat_sec[i])
+			continue;
+		/* a done state (sets.h, "Done states") is only its first part */
+		const struct secho_feat_pool *d = &u->t.feat_pools.d[i];
+		bool done = d->base && r->feat_sec[i] >= d->base &&
+		            r->feat_sec[i] < d->base + (size_t)d->stride * d->cap;
+		u->done_states += done;
+		leave(u, (uint8_t *)(uintptr_t)r->feat_sec[i],
+		      done ? secho_feat_set_export_size(i) : secho_feat_set_size(i));
+	}
 }
 
 static int reuse_init(struct reuse *u, enum reuse_mode mode)
@@ -669,10 +694,14 @@ static int reuse_init(struct reuse *u, enum reuse_mode mode)
 				      secho_flow_table_slot(&u->t, i) + SECHO_FLOW_EXTRA_BYTES +
 				              l->soff[k],
 				      secho_feat_set_size(k));
-	for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++)
-		if (l->pooled & (1u << k))
-			leave(u, u->t.feat_pools.p[k].base,
-			      (size_t)u->t.feat_pools.p[k].stride * u->t.feat_pools.p[k].cap);
+	for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++) {
+		if (!(l->pooled & (1u << k)))
+			continue;
+		const struct secho_feat_pool *p = &u->t.feat_pools.p[k], *d = &u->t.feat_pools.d[k];
+		leave(u, p->base, (size_t)p->stride * p->cap);
+		if (d->base)
+			leave(u, d->base, (size_t)d->stride * d->cap);
+	}
 	return 0;
 }
 
@@ -711,6 +740,7 @@ static void test_reuse(void)
 	        "%u frames, %u records", frames, u[0].n);
 	for (unsigned i = 0; i < 5; i++)
 		T_CHECK(u[0].with[i] > 10, "records with member %u: %u", i, u[0].with[i]);
+	T_CHECK(u[0].done_states > 10, "states carried from a done pool: %u", u[0].done_states);
 	for (unsigned m = 1; m < 3; m++) {
 		T_CHECK(u[m].n == u[0].n, "table %u: %u records, want %u", m, u[m].n, u[0].n);
 		unsigned diff = 0, first = 0;

@@ -233,7 +233,8 @@ size_t secho_flow_table_ext_bytes(uint32_t features)
 	struct secho_feat_layout l;
 
 	secho_feat_layout_make(features, &l);
-	return secho_flow_table_stride(features) + secho_feat_pools_size(&l, 1);
+	/* the done pools hold a quarter of the entries: their share, over many entries */
+	return secho_flow_table_stride(features) + secho_feat_pools_size(&l, 4096) / 4096;
 }
 
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)

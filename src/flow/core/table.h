@@ -249,7 +249,8 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
 size_t secho_flow_table_stride(uint32_t features);
 
 /* Bytes per entry beyond the entry itself: the extension slot (its stride) and, for each
- * large feature set on, a state in its pool (sets.h, SECHO_FEAT_POOLED). */
+ * large feature set on, a state in its pool and its share of the done pool (sets.h,
+ * SECHO_FEAT_POOLED, "Done states"). */
 size_t secho_flow_table_ext_bytes(uint32_t features);
 
 /* The extension pool's largest size: 1 TiB (a bound that keeps every offset well inside

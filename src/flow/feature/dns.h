@@ -120,9 +120,11 @@ struct secho_feat_dns {
 	uint8_t seen;                /* bit 0: msg[0] filled; bit 1: msg[1] */
 	uint8_t done;                /* nothing more wanted: stop feeding this flow */
 	uint16_t pad;
-	uint32_t messages;           /* DNS messages parsed */
-	uint32_t refused;            /* payloads that were not DNS */
-	uint32_t extra;              /* messages after the first of their kind (not kept) */
+	uint32_t messages; /* DNS messages parsed */
+	uint32_t refused;  /* payloads that were not DNS */
+	uint32_t extra;    /* messages after the first of their kind (not kept) */
+	/* last: the TCP streams' buffers, which no exporter reads (a done state may be kept
+	 * without them: src/flow/feature/sets.h, "Done states") */
 	struct secho_dns_tcp tcp[2]; /* per direction (SECHO_FEAT_FWD, _REV) */
 };
 #define SECHO_FEAT_DNS_SIZE 3672

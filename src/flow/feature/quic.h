@@ -138,7 +138,6 @@ struct secho_quic_crypto {
 };
 
 struct secho_feat_quic {
-	struct secho_quic_crypto crypto;
 	struct secho_quic_keys keys; /* the client's, for keys_dcid and keys_version */
 	uint8_t keys_dcid[SECHO_QUIC_CID_MAX];
 	uint8_t keys_dcid_len;
@@ -174,6 +173,9 @@ struct secho_feat_quic {
 	char ua[SECHO_QUIC_UA];
 	char ja4[SECHO_TLS_JA4_LEN];
 	uint16_t ext_type[SECHO_QUIC_EXTS], ext_len[SECHO_QUIC_EXTS];
+	/* last: the parser's scratch, which no exporter reads (a done state may be kept
+	 * without it: src/flow/feature/sets.h, "Done states") */
+	struct secho_quic_crypto crypto;
 };
 
 /* The state's size, asserted in quic.c. */
@@ -196,7 +198,9 @@ void secho_feat_quic_init(struct secho_feat_quic *s);
 void secho_feat_quic_packet(struct secho_feat_quic *s, const struct secho_feat_pkt *p);
 
 /* The reassembled ClientHello (TLS handshake header included) and its length, or NULL
- * while it is not whole. The bytes live in s. */
+ * while it is not whole. The bytes live in s's CRYPTO scratch: a whole state's (a parser's
+ * own, a test's), not a record's done state, which keeps only what exporters read
+ * (sets.h, "Done states"). */
 const uint8_t *secho_feat_quic_client_hello(const struct secho_feat_quic *s, size_t *len);
 
 /* The state's fields as JSON members ("name":value,... with no braces and no trailing

@@ -13,6 +13,7 @@
 #include "flow/feature/wg.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 static const char *const set_names[SECHO_FEAT_NSETS] = {
@@ -33,6 +34,19 @@ static const size_t set_sizes[SECHO_FEAT_NSETS] = {
         sizeof(struct secho_feat_wg),     sizeof(struct secho_feat_pstats),
         sizeof(struct secho_feat_phists), sizeof(struct secho_feat_bstats),
 };
+
+/* What exporters read of each state: all but the scratch last in it ("Done states"). */
+static const size_t set_keep[SECHO_FEAT_NSETS] = {
+        offsetof(struct secho_feat_tls, buf), offsetof(struct secho_feat_quic, crypto),
+        offsetof(struct secho_feat_dns, tcp), sizeof(struct secho_feat_http),
+        sizeof(struct secho_feat_wg),         sizeof(struct secho_feat_pstats),
+        sizeof(struct secho_feat_phists),     sizeof(struct secho_feat_bstats),
+};
+
+size_t secho_feat_set_export_size(unsigned set)
+{
+	return set < SECHO_FEAT_NSETS ? set_keep[set] : 0;
+}
 
 const char *secho_feat_set_name(unsigned set)
 {
@@ -107,12 +121,28 @@ static uint32_t pool_stride(unsigned set)
 	return (uint32_t)((set_sizes[set] + 63) & ~(size_t)63);
 }
 
+/* A done pool's slot (set_keep rounded up to whole lines), 0 when the set keeps all. */
+static uint32_t done_stride(unsigned set)
+{
+	if (set_keep[set] == set_sizes[set])
+		return 0;
+	return (uint32_t)((set_keep[set] + 63) & ~(size_t)63);
+}
+
+/* A done pool's states for pools of cap. */
+static uint32_t done_cap(uint32_t cap)
+{
+	return cap / 4 + 1;
+}
+
 size_t secho_feat_pools_size(const struct secho_feat_layout *l, uint32_t cap)
 {
 	size_t n = 0;
 
-	for (uint32_t s = l->pooled; s; s &= s - 1)
-		n += (size_t)pool_stride((unsigned)__builtin_ctz(s)) * cap;
+	for (uint32_t s = l->pooled; s; s &= s - 1) {
+		unsigned i = (unsigned)__builtin_ctz(s);
+		n += (size_t)pool_stride(i) * cap + (size_t)done_stride(i) * done_cap(cap);
+	}
 	return n;
 }
 
@@ -128,6 +158,12 @@ void secho_feat_pools_init(struct secho_feat_pools *ps, const struct secho_feat_
 		ps->p[i].stride = pool_stride(i);
 		ps->p[i].cap = cap;
 		p += (size_t)ps->p[i].stride * cap;
+		if (!done_stride(i))
+			continue;
+		ps->d[i].base = p;
+		ps->d[i].stride = done_stride(i);
+		ps->d[i].cap = done_cap(cap);
+		p += (size_t)ps->d[i].stride * ps->d[i].cap;
 	}
 }
 
@@ -142,11 +178,9 @@ static inline uint8_t *pool_state(const struct secho_feat_pool *pl, uint32_t h)
 	return pl->base + (size_t)(h - 1) * pl->stride;
 }
 
-/* A state from set i's pool into its handle: 0, or -1 when the pool is empty. */
-static int borrow(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
-                  unsigned i)
+/* A slot from pl: its handle (index + 1), or 0 when pl is empty. */
+static uint32_t pool_take(struct secho_feat_pool *pl)
 {
-	struct secho_feat_pool *pl = &ps->p[i];
 	uint32_t h;
 
 	if (pl->free) {
@@ -156,12 +190,48 @@ static int borrow(const struct secho_feat_layout *l, struct secho_feat_pools *ps
 		h = ++pl->used;
 	} else {
 		pl->empty++;
-		return -1;
+		return 0;
 	}
 	if (++pl->lent > pl->peak)
 		pl->peak = pl->lent;
+	return h;
+}
+
+static void pool_give(struct secho_feat_pool *pl, uint32_t h)
+{
+	memcpy(pool_state(pl, h), &pl->free, sizeof(pl->free));
+	pl->free = h;
+	pl->lent--;
+}
+
+/* A state from set i's pool into its handle: 0, or -1 when the pool is empty. */
+static int borrow(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
+                  unsigned i)
+{
+	uint32_t h = pool_take(&ps->p[i]);
+
+	if (!h)
+		return -1;
 	*handle(l, area, i) = h;
 	return 0;
+}
+
+/* Set i's state, done and having found something, to the done pool: its first part only
+ * (set_keep); left whole where it is when the done pool is empty. */
+static void to_done(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
+                    unsigned i)
+{
+	uint32_t *hp = handle(l, area, i);
+	struct secho_feat_pool *dp = &ps->d[i];
+
+	if (!dp->base || (*hp & SECHO_FEAT_DONE_HANDLE))
+		return;
+	uint32_t h = pool_take(dp);
+	if (!h)
+		return;
+	memcpy(pool_state(dp, h), pool_state(&ps->p[i], *hp), set_keep[i]);
+	pool_give(&ps->p[i], *hp);
+	*hp = h | SECHO_FEAT_DONE_HANDLE;
 }
 
 void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
@@ -169,13 +239,13 @@ void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_fea
 {
 	for (uint32_t s = live & l->pooled; s; s &= s - 1) {
 		unsigned i = (unsigned)__builtin_ctz(s);
-		struct secho_feat_pool *pl = &ps->p[i];
 		uint32_t *hp = handle(l, area, i), h = *hp;
 		if (!h)
 			continue;
-		memcpy(pool_state(pl, h), &pl->free, sizeof(pl->free));
-		pl->free = h;
-		pl->lent--;
+		if (h & SECHO_FEAT_DONE_HANDLE)
+			pool_give(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
+		else
+			pool_give(&ps->p[i], h);
 		*hp = 0;
 	}
 }
@@ -184,8 +254,12 @@ void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_fea
 static inline uint8_t *state_of(const struct secho_feat_layout *l,
                                 const struct secho_feat_pools *ps, const uint8_t *area, unsigned i)
 {
-	if (l->pooled & (1u << i))
-		return pool_state(&ps->p[i], *handle(l, area, i));
+	if (l->pooled & (1u << i)) {
+		uint32_t h = *handle(l, area, i);
+		if (h & SECHO_FEAT_DONE_HANDLE)
+			return pool_state(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
+		return pool_state(&ps->p[i], h);
+	}
 	return (uint8_t *)(uintptr_t)area + l->soff[i];
 }
 
@@ -365,12 +439,17 @@ static bool tls_empty(const struct secho_feat_tls *s)
 	       !(s->gap | s->snapped | s->malformed | s->oversize | s->overflow);
 }
 
-/* Set i's state back to its pool and the set out of the record (it found nothing). */
-static void give_back(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
-                      uint32_t *live, unsigned i)
+/* Pooled set i's state is done: back to its pool and the set out of the record when it
+ * found nothing (empty), else to the done pool ("Done states", sets.h). */
+static void now_done(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
+                     uint32_t *live, unsigned i, bool empty)
 {
-	secho_feat_sets_release(l, ps, area, 1u << i);
-	*live &= ~(1u << i);
+	if (empty) {
+		secho_feat_sets_release(l, ps, area, 1u << i);
+		*live &= ~(1u << i);
+	} else {
+		to_done(l, ps, area, i);
+	}
 }
 
 void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
@@ -391,8 +470,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			if (secho_feat_tls_done(s))
 				break;
 			secho_feat_tls_packet(s, p);
-			if (secho_feat_tls_done(s) && tls_empty(s))
-				give_back(l, ps, area, live, i);
+			if (secho_feat_tls_done(s))
+				now_done(l, ps, area, live, i, tls_empty(s));
 			break;
 		}
 		case SECHO_FEAT_SET_QUIC: {
@@ -400,8 +479,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			if (s->done)
 				break;
 			secho_feat_quic_packet(s, p);
-			if (s->done && !s->quic)
-				give_back(l, ps, area, live, i);
+			if (s->done)
+				now_done(l, ps, area, live, i, !s->quic);
 			break;
 		}
 		case SECHO_FEAT_SET_DNS: {
@@ -409,8 +488,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			if (s->done)
 				break;
 			secho_feat_dns_packet(s, p);
-			if (s->done && !s->seen)
-				give_back(l, ps, area, live, i);
+			if (s->done)
+				now_done(l, ps, area, live, i, !s->seen);
 			break;
 		}
 		case SECHO_FEAT_SET_HTTP: {
@@ -418,8 +497,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			if (s->done)
 				break;
 			secho_feat_http_packet(s, p);
-			if (s->done && !s->f.have_req && !s->f.have_resp)
-				give_back(l, ps, area, live, i);
+			if (s->done)
+				now_done(l, ps, area, live, i, !s->f.have_req && !s->f.have_resp);
 			break;
 		}
 		case SECHO_FEAT_SET_WG: {

@@ -66,6 +66,9 @@ const char *secho_feat_set_name(unsigned set);
 const char *secho_feat_set_text(unsigned set);
 /* The bytes of set's per-flow state (its struct), 0 out of range. */
 size_t secho_feat_set_size(unsigned set);
+/* The bytes of set's state that exporters read (its first part: "Done states" below), 0 out
+ * of range. Whoever copies a record's state copies these. */
+size_t secho_feat_set_export_size(unsigned set);
 
 /* Parse a comma-separated list of names, "all" or "pstats:zeroes" (pstats with
  * SECHO_FEAT_OPT_PSTATS_ZEROES) into a bit set (1u << SECHO_FEAT_SET_*, and the options).
@@ -107,11 +110,23 @@ struct secho_feat_pool {
 	uint64_t empty; /* times a set that wanted a record found the pool empty (below) */
 };
 
+/*
+ * Done states: a pooled set's state that is done (it takes no more packets) and found
+ * something is moved to the set's pool of done states, which keeps only the state's first
+ * secho_feat_set_export_size() bytes: what the exporters read. The rest is the parser's
+ * scratch, last in each struct (the TLS reassembly buffer, QUIC's CRYPTO stream, DNS's TCP
+ * buffers). A done pool holds a state for a quarter of the entries; when it is empty the
+ * state stays whole where it is. The handle of a done state has SECHO_FEAT_DONE_HANDLE set.
+ */
+#define SECHO_FEAT_DONE_HANDLE 0x80000000u
+
 struct secho_feat_pools {
 	struct secho_feat_pool p[SECHO_FEAT_NSETS]; /* the pooled sets' (l->pooled) */
+	struct secho_feat_pool d[SECHO_FEAT_NSETS]; /* their done states' (base NULL: none) */
 };
 
-/* Bytes of memory the pools of l take for cap states each (64-byte aligned). */
+/* Bytes of memory the pools of l take for cap states each, and their done pools (64-byte
+ * aligned). */
 size_t secho_feat_pools_size(const struct secho_feat_layout *l, uint32_t cap);
 
 /* The pools of l over mem (secho_feat_pools_size(l, cap) bytes, 64-byte aligned; need not

@@ -268,6 +268,8 @@ struct secho_feat_tls {
 	uint16_t ext_type[SECHO_FEAT_TLS_EXTS];
 	uint16_t ext_len[SECHO_FEAT_TLS_EXTS];
 	struct secho_feat_tls_dir dir[2];
+	/* last: the reassembly buffer, which no exporter reads (a done state may be kept
+	 * without it: src/flow/feature/sets.h, "Done states") */
 	uint8_t buf[SECHO_FEAT_TLS_BUF];
 };
 

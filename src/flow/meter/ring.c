@@ -104,16 +104,17 @@ void meter_on_record(void *ctx, const struct secho_flow_rec *rec)
 	struct secho_flow_rec *r = &q->r[head & (q->size - 1)];
 	*r = *rec;
 	if (q->feat && rec->feat_layout) { /* the table's states are valid during emit only */
-		/* the live sets' states only, at their places in the ring's area: the others
-		 * export as sets that found nothing (secho_feat_sets_state), and the whole area
-		 * is kilobytes */
+		/* the live sets' states only, at their places in the ring's area, and of each
+		 * what exporters read (a done state may hold no more: sets.h, "Done states"):
+		 * the others export as sets that found nothing (secho_feat_sets_state), and the
+		 * whole area is kilobytes */
 		uint8_t *dst = q->feat + (head & (q->size - 1)) * q->feat_len;
 		const struct secho_feat_layout *l = rec->feat_layout;
 		for (uint32_t s = rec->feat_live & l->sets; s; s &= s - 1) {
 			unsigned i = (unsigned)__builtin_ctz(s);
 			if (!rec->feat_sec[i])
 				continue;
-			memcpy(dst + l->off[i], rec->feat_sec[i], secho_feat_set_size(i));
+			memcpy(dst + l->off[i], rec->feat_sec[i], secho_feat_set_export_size(i));
 			r->feat_sec[i] = dst + l->off[i];
 		}
 	}
