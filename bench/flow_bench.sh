@@ -65,7 +65,8 @@
 # the medians' ratio, then the range of the rounds' own ratios, by wall time and by CPU.
 #
 # Environment: SECHO_BIN (default build/secho; BUILD=dir for another build directory);
-# SECHO_BASE=/path/to/another/secho for the secho-base tool;
+# SECHO_BASE=/path/to/another/secho for the secho-base tool; SECHO_ARGS="..." more options
+# for every secho tool's command (split on spaces: e.g. SECHO_ARGS="--mtu 65507");
 # IPFIXPROBE=/path/to/ipfixprobe, a benchmark-only peer that is neither vendored nor
 # built here (docs/PERFORMANCE.md has how it was built): without it the ipfixprobe tools
 # are skipped with the reason; IPFIXPROBE_PLUGINS=dir, its plugin directory (-L), by
@@ -236,6 +237,9 @@ tool_cmd() { # tool pcap port -> CMD (the command line, pinned with taskset)
 	local tool=$1 f=$2 port=$3
 	local common=(flow --pcap "$f" --quiet --active "$ACTIVE" --inactive "$INACTIVE"
 		--collector "udp://127.0.0.1:$port")
+	local extra
+	read -r -a extra <<<"${SECHO_ARGS:-}"
+	common+=("${extra[@]}")
 	local ipxp=("$IPXP" -L "$IPXP_L" -i "pcap;file=$f"
 		-s "cache;size=20;active=$ACTIVE;inactive=$INACTIVE" -o "ipfix;udp;host=127.0.0.1;port=$port")
 	case $tool in
@@ -279,7 +283,7 @@ ratio_line() {
 }
 NROWS=12 # fields per row below
 
-echo "# flow_bench: ${FEATURES:+--features $FEATURES, }$ROUNDS rounds, tools:$TOOLS, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "# flow_bench: ${FEATURES:+--features $FEATURES, }${SECHO_ARGS:+secho with $SECHO_ARGS, }$ROUNDS rounds, tools:$TOOLS, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
 	"family $(grep -m1 'cpu family' /proc/cpuinfo | awk '{print $NF}')" \
 	"model $(grep -m1 '^model\s' /proc/cpuinfo | awk '{print $NF}'), $(nproc) CPUs;" \

@@ -190,7 +190,8 @@ static const char usage[] =
         "usage: secho flow (--pcap FILE | --iface IF [--io auto|xdp|packet] [--ring MIB])\n"
         "                  [--collector URL]...\n"
         "                  [--uniflow] [--active S] [--inactive S] [--flows N] [--workers N]\n"
-        "                  [--observation-domain ID] [--template-refresh S] [--json FILE|-]\n"
+        "                  [--observation-domain ID] [--template-refresh S] [--mtu BYTES]\n"
+        "                  [--json FILE|-]\n"
         "                  [--stats S] [--json-stats] [--features LIST]\n"
         "                  [--offload xdp [--offload-threshold N] [--offload-flows N]]\n"
         "                  [--xdp-mode native|skb|any]\n"
@@ -226,6 +227,10 @@ static const char usage[] =
         "                       (offline, this thread reads the file and hands each\n"
         "                       worker its packets)\n"
         "  --observation-domain ID   IPFIX observation domain (default 0)\n"
+        "  --mtu BYTES          the largest IPFIX message (default 1400; 576-65507, the\n"
+        "                       most a UDP datagram over IPv4 carries): over UDP keep it\n"
+        "                       within the path's MTU less 28 (IP and UDP headers); a\n"
+        "                       collector on this machine (loopback) takes 65507\n"
         "  --template-refresh S      IPFIX templates again every S seconds on UDP\n"
         "                            (default 60; 1-86400)\n"
         "  --stats S            print statistics every S seconds (default: at the end only)\n"
@@ -275,6 +280,7 @@ enum meter_opt {
 	O_WORKERS,
 	O_ODID,
 	O_TREFRESH,
+	O_MTU,
 	O_JSON,
 	O_STATS,
 	O_JSTATS,
@@ -299,6 +305,7 @@ static const struct option meter_opts_table[] = {
         {"workers", required_argument, NULL, O_WORKERS},
         {"observation-domain", required_argument, NULL, O_ODID},
         {"template-refresh", required_argument, NULL, O_TREFRESH},
+        {"mtu", required_argument, NULL, O_MTU},
         {"json", required_argument, NULL, O_JSON},
         {"stats", required_argument, NULL, O_STATS},
         {"json-stats", no_argument, NULL, O_JSTATS},
@@ -313,6 +320,9 @@ static const struct option meter_opts_table[] = {
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
 
+/* --mtu's largest: an IPv4 UDP datagram's payload (65535 - 20 - 8). */
+#define MTU_MAX 65507u
+
 /* `secho flow`'s options (meter mode), with their defaults. */
 struct meter_opts {
 	const char *pcap, *iface, *json, *io_s;
@@ -320,7 +330,7 @@ struct meter_opts {
 	unsigned ncoll;
 	bool uniflow, jstats, quiet;
 	double active, inactive, stats_s;
-	uint64_t flows, workers, odid, trefresh, ring;
+	uint64_t flows, workers, odid, trefresh, ring, mtu;
 	enum secho_io_kind io;
 	enum secho_flow_hash_kind hash;
 	bool offload;
@@ -410,6 +420,11 @@ static int meter_opt_input(int c, struct meter_opts *m)
 			return cli_usage_err(
 			        "flow", "--template-refresh: '%s' is not 1-86400 (whole seconds)",
 			        optarg);
+		break;
+	case O_MTU:
+		if (!cli_parse_u64(optarg, 576, MTU_MAX, &m->mtu))
+			return cli_usage_err("flow", "--mtu: '%s' is not 576-%u (bytes)", optarg,
+			                     MTU_MAX);
 		break;
 	case O_FEATURES: {
 		const char *bad;
@@ -614,6 +629,7 @@ static int meter_open_sinks(const struct meter_opts *m, struct secho_flow_sink s
 		        .odid = (uint32_t)m->odid,
 		        .biflow = !m->uniflow,
 		        .template_refresh_s = (uint32_t)m->trefresh,
+		        .mtu = (uint32_t)m->mtu,
 		};
 		int r = secho_flow_ipfix_open(&ix, &icfg, m->collectors, m->ncoll, &sinks[nsinks],
 		                              err, sizeof(err));

@@ -81,6 +81,9 @@ bad "--collector file: without a name" --pcap x --collector file:
 bad "--collector host that does not resolve" --pcap x --collector udp://no-such-host.invalid:9
 bad "--collector nine of them" --pcap x $(for i in 1 2 3 4 5 6 7 8 9; do echo --collector udp://127.0.0.1:$i; done)
 bad "--template-refresh fraction" --pcap x --template-refresh 1.5
+bad "--mtu 575" --pcap x --mtu 575
+bad "--mtu 65508" --pcap x --mtu 65508
+bad "--mtu text" --pcap x --mtu jumbo
 bad "unknown option" --pcap x --frobnicate
 bad "missing value" --pcap
 bad "extra argument" --pcap x extra

@@ -113,11 +113,13 @@ group "flow export: nfcapd gets every record of secho flow (UDP), dated right, 0
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
 	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
-	for run in "c biflow 1" "c uniflow 1" "l biflow 2" "l uniflow 2"; do
-		read -r cap mode w <<<"$run"
-		d=$T/nf-$cap-$mode
+	# the last run with --mtu 65507 (64 KiB datagrams on loopback), a file collector beside
+	for run in "c biflow 1 -" "c uniflow 1 -" "l biflow 2 -" "l uniflow 2 -" "l biflow 1 65507"; do
+		read -r cap mode w mtu <<<"$run"
+		d=$T/nf-$cap-$mode-$mtu
 		opt=()
 		[ "$mode" = uniflow ] && opt=(--uniflow)
+		[ "$mtu" != - ] && opt+=(--mtu "$mtu" --collector "file:$d.ipfix")
 		if ! nfcapd_start "$d" "$d.log" 8000000; then
 			check 1 "nfcapd did not start: $(tail -2 "$d.log")"
 			continue
@@ -153,6 +155,21 @@ else
 		old=$(awk -F, '$10 < "2026" || $11 < "2026"' "$d.got" | wc -l)
 		[ "$old" = 0 ]
 		check $? "$cap $mode: $old records dated before 2026 (1970: times nfdump cannot read)"
+		[ "$mtu" = - ] && continue
+		# --mtu: messages above the default 1400 and none above the option
+		sizes=$(python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+off, n, mx = 0, 0, 0
+while off + 4 <= len(d):
+    ver, ln = struct.unpack_from(">HH", d, off)
+    if ver != 10 or ln < 16:
+        sys.exit("not IPFIX at byte %d" % off)
+    n, mx, off = n + 1, max(mx, ln), off + ln
+print(n, mx)' "$d.ipfix" 2>&1)
+		read -r nmsg maxlen <<<"$sizes"
+		[ "${maxlen:-0}" -gt 1400 ] 2>/dev/null && [ "$maxlen" -le "$mtu" ]
+		check $? "--mtu $mtu: $nmsg messages, the longest $maxlen bytes ($sizes)"
 	done
 fi
 end_group
