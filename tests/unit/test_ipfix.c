@@ -591,22 +591,37 @@ static int count_set(const uint8_t *m, size_t len, uint16_t want)
 	return c;
 }
 
-static void test_udp_timers(void)
+/* A UDP socket bound to a free port on 127.0.0.1 (its number in *port); -1 when there is
+ * none. */
+static int udp_rx(unsigned *port)
 {
-	t_begin("ipfix: UDP template refresh, statistics record, flush timer");
 	int rx = socket(AF_INET, SOCK_DGRAM, 0);
 	struct sockaddr_in a = {.sin_family = AF_INET};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t al = sizeof(a);
 	if (rx < 0 || bind(rx, (struct sockaddr *)&a, sizeof(a)) ||
 	    getsockname(rx, (struct sockaddr *)&a, &al)) {
+		if (rx >= 0)
+			close(rx);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return rx;
+}
+
+static void test_udp_timers(void)
+{
+	t_begin("ipfix: UDP template refresh, statistics record, flush timer");
+	unsigned port;
+	int rx = udp_rx(&port);
+	if (rx < 0) {
 		t_unavailable("no UDP socket on 127.0.0.1");
 		return;
 	}
 	int big = 1 << 20;
 	setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
 	char url[64], err[256];
-	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", ntohs(a.sin_port));
+	snprintf(url, sizeof(url), "udp://127.0.0.1:%u", port);
 	struct secho_ipfix *x;
 	struct secho_ipfix_cfg cfg = {
 	        .odid = 5, .biflow = true, .template_refresh_s = 10, .stats_interval_s = 25};
@@ -693,24 +708,6 @@ static void test_udp_timers(void)
 	        (unsigned long long)st.c[0].template_records);
 	close(rx);
 	t_end();
-}
-
-/* A UDP socket bound to a free port on 127.0.0.1 (its number in *port); -1 when there is
- * none. */
-static int udp_rx(unsigned *port)
-{
-	int rx = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t al = sizeof(a);
-	if (rx < 0 || bind(rx, (struct sockaddr *)&a, sizeof(a)) ||
-	    getsockname(rx, (struct sockaddr *)&a, &al)) {
-		if (rx >= 0)
-			close(rx);
-		return -1;
-	}
-	*port = ntohs(a.sin_port);
-	return rx;
 }
 
 /* Append every datagram waiting on fd to buf (at *n of cap bytes); returns how many. */

@@ -192,8 +192,7 @@ static uint32_t pool_take(struct secho_feat_pool *pl)
 		pl->empty++;
 		return 0;
 	}
-	if (++pl->lent > pl->peak)
-		pl->peak = pl->lent;
+	pl->lent++;
 	return h;
 }
 

@@ -106,7 +106,6 @@ struct secho_feat_pool {
 	uint32_t used;  /* slots handed out at least once */
 	uint32_t free;  /* the last slot given back, + 1 (0: none) */
 	uint32_t lent;  /* slots lent now */
-	uint32_t peak;  /* the most lent at once */
 	uint64_t empty; /* times a set that wanted a record found the pool empty (below) */
 };
 
