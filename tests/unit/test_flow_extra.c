@@ -12,6 +12,8 @@
  *   - MPLS label stacks per direction; IPv6 traffic class and hop limit;
  *   - TCP options cut by a snap length: nothing past caplen is read;
  *   - VXLAN: outer addresses, bytes_outer, the inner frame's MACs, the inner TTL;
+ *   - the outer pool (table.h): a plain record takes no part, a labelled one takes one at
+ *     the first labelled packet of either direction and gives it back when it leaves;
  *   - the JSON and IPFIX encodings of such a record carry the same values.
  */
 #include "harness.h"
@@ -133,7 +135,8 @@ static size_t tcp(uint8_t *p, unsigned sp, unsigned dp, uint8_t flags, unsigned 
 	p[12] = (uint8_t)(((20 + optlen) / 4) << 4);
 	p[13] = flags;
 	wr16(p + 14, win);
-	memcpy(p + 20, opt, optlen);
+	if (optlen)
+		memcpy(p + 20, opt, optlen);
 	return 20 + optlen;
 }
 
@@ -561,6 +564,85 @@ static void test_vxlan(void)
 	t_end();
 }
 
+/* The tunnel and MPLS part of a record is lent from the table's outer pool: plain records
+ * take none, a record takes one at its first labelled packet (the reverse direction's too)
+ * and gives it back when it is exported; the next record in the entry starts without. */
+static void test_outer_pool(void)
+{
+	t_begin("flow extra: the outer pool lends the MPLS and tunnel part to the records that "
+	        "need it, and gets it back");
+	struct tbl x;
+	if (tbl_init(&x, false, 10)) {
+		t_unavailable("table init");
+		return;
+	}
+	uint8_t f[256];
+	static const unsigned l305[] = {305}, l1617[] = {16, 17};
+
+	handshake(&x, T0);
+	T_CHECK(x.t.outer_lent == 0 && x.t.outer_used == 0, "plain: %u lent, %u used",
+	        x.t.outer_lent, x.t.outer_used);
+	/* forward plain, reverse labelled */
+	frame_in(&x, f,
+	         tcp4(f, MAC_C, MAC_D, NULL, 0, 0, 64, 0, "198.18.0.5", 1000, "198.18.0.6", 80,
+	              0x02, 100, NULL, 0),
+	         T0 + S_NS);
+	T_CHECK(x.t.outer_lent == 0, "plain forward: %u lent", x.t.outer_lent);
+	frame_in(&x, f,
+	         tcp4(f, MAC_D, MAC_C, l305, 1, 0, 64, 0, "198.18.0.6", 80, "198.18.0.5", 1000,
+	              0x12, 100, NULL, 0),
+	         T0 + S_NS + 1000);
+	T_CHECK(x.t.outer_lent == 1, "labelled reverse: %u lent", x.t.outer_lent);
+	/* a labelled flow whose record an active timeout cuts: the next starts plain */
+	frame_in(&x, f,
+	         tcp4(f, MAC_A, MAC_B, l1617, 2, 0, 64, 0, "198.18.0.7", 2000, "198.18.0.8", 80,
+	              0x10, 100, NULL, 0),
+	         T0 + 2 * S_NS);
+	T_CHECK(x.t.outer_lent == 2 && x.t.outer_used == 2, "two labelled records: %u lent",
+	        x.t.outer_lent);
+	frame_in(&x, f,
+	         tcp4(f, MAC_A, MAC_B, NULL, 0, 0, 64, 0, "198.18.0.7", 2000, "198.18.0.8", 80,
+	              0x10, 100, NULL, 0),
+	         T0 + 13 * S_NS);
+	T_CHECK(x.t.outer_lent == 1,
+	        "after the active timeout: %u lent (the reverse-labelled record's)",
+	        x.t.outer_lent);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.t.outer_lent == 0 && x.t.outer_used == 2, "after the flush: %u lent, %u used",
+	        x.t.outer_lent, x.t.outer_used);
+	unsigned seen = 0;
+	for (size_t i = 0; i < x.out.n; i++) {
+		const struct secho_flow_rec *r = &x.out.r[i];
+		const struct secho_flow_extra *e = &r->x;
+		if (r->key.sport == 1000 || r->key.dport == 1000) {
+			seen |= 1;
+			/* 305 << 4 | S: 00 13 11 */
+			T_CHECK(e->nmpls[0] == 0 && e->nmpls[1] == 1 && e->mpls[1][0][0] == 0x00 &&
+			                e->mpls[1][0][1] == 0x13 && e->mpls[1][0][2] == 0x11,
+			        "reverse-labelled: %u and %u labels, reverse %02x%02x%02x",
+			        e->nmpls[0], e->nmpls[1], e->mpls[1][0][0], e->mpls[1][0][1],
+			        e->mpls[1][0][2]);
+		} else if (r->key.sport == 2000 || r->key.dport == 2000) {
+			if (r->end_reason == SECHO_FLOW_END_ACTIVE) {
+				seen |= 2;
+				/* 17 << 4 | S: 00 01 11 */
+				T_CHECK(e->nmpls[0] == 2 && e->mpls[0][1][1] == 0x01 &&
+				                e->mpls[0][1][2] == 0x11,
+				        "labelled: %u labels", e->nmpls[0]);
+			} else {
+				seen |= 4;
+				T_CHECK(e->nmpls[0] == 0 && e->mpls[0][0][0] == 0 &&
+				                e->mpls[0][0][1] == 0,
+				        "its next record: %u labels, none of the first's",
+				        e->nmpls[0]);
+			}
+		}
+	}
+	T_CHECK(seen == 7, "the three records (%#x)", seen);
+	free(x.mem);
+	t_end();
+}
+
 int main(void)
 {
 	test_handshake();
@@ -569,5 +651,6 @@ int main(void)
 	test_ipv6();
 	test_snapped();
 	test_vxlan();
+	test_outer_pool();
 	return t_exit();
 }

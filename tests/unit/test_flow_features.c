@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_flow_features.c - the feature sets in the flow table (`--features`,
  * src/flow/feature/sets.h, src/flow/core/table.h "The extension"): the sections' layout and
- * the stride, the table's memory growing by (stride - 192) per entry, the record pointing at
+ * the stride, the table's memory growing by (stride - 64) per entry, the record pointing at
  * its slot during emit, no set live when a record starts (new flow in a reused entry,
  * active-timeout continuation, SYN reuse) and the area left as it was, which sets a flow
  * makes live (dns only at port 53), records from slots full of an earlier record's bytes
@@ -144,7 +144,7 @@ static void test_layout(void)
 	secho_feat_layout_make(0, &l);
 	T_CHECK(l.bytes == 0 && l.sets == 0 && l.slot_bytes == 0 && l.pooled == 0,
 	        "no set: %u bytes", l.bytes);
-	T_CHECK(secho_flow_table_stride(0) == 192, "stride without sets %zu",
+	T_CHECK(secho_flow_table_stride(0) == SECHO_FLOW_EXTRA_BYTES, "stride without sets %zu",
 	        secho_flow_table_stride(0));
 	uint32_t sets =
 	        1u << SECHO_FEAT_SET_TLS | 1u << SECHO_FEAT_SET_DNS | 1u << SECHO_FEAT_SET_WG;
@@ -166,8 +166,8 @@ static void test_layout(void)
 	        "slot: tls %u dns %u wg %u, %u bytes", l.soff[SECHO_FEAT_SET_TLS],
 	        l.soff[SECHO_FEAT_SET_DNS], l.soff[SECHO_FEAT_SET_WG], l.slot_bytes);
 	size_t stride = secho_flow_table_stride(sets);
-	T_CHECK(stride % 64 == 0 && stride >= 192 + l.slot_bytes &&
-	                stride < 192 + l.slot_bytes + 64,
+	T_CHECK(stride % 64 == 0 && stride >= SECHO_FLOW_EXTRA_BYTES + l.slot_bytes &&
+	                stride < SECHO_FLOW_EXTRA_BYTES + l.slot_bytes + 64,
 	        "stride %zu for %u bytes", stride, l.slot_bytes);
 	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++)
 		T_CHECK(l.off[i] % 8 == 0 && l.soff[i] % 8 == 0, "set %u at %u, %u", i, l.off[i],
@@ -189,9 +189,10 @@ static void test_layout(void)
 	struct tbl a, b;
 	T_CHECK(tbl_init(&a, 0) == 0 && tbl_init(&b, sets) == 0, "tables");
 	uint32_t cap = secho_flow_table_capacity(&a.t), dcap = cap / 4 + 1;
-	T_CHECK(b.len - a.len == (stride - 192 + ptls + pdns) * cap + (dtls + ddns) * dcap,
+	T_CHECK(b.len - a.len == (stride - SECHO_FLOW_EXTRA_BYTES + ptls + pdns) * cap +
+	                                 (dtls + ddns) * dcap,
 	        "memory %zu vs %zu: grows by (%zu + %zu + %zu) x %u + (%zu + %zu) x %u", b.len,
-	        a.len, stride - 192, ptls, pdns, cap, dtls, ddns, dcap);
+	        a.len, stride - SECHO_FLOW_EXTRA_BYTES, ptls, pdns, cap, dtls, ddns, dcap);
 	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) == (long)stride,
 	        "slots stride apart");
 	const struct secho_feat_pool *pt = &b.t.feat_pools.p[SECHO_FEAT_SET_TLS];
@@ -225,9 +226,9 @@ static uint8_t *area0(struct tbl *x)
 }
 
 /* The extension of the table's one flow (entry 0). */
-static struct secho_flow_extra *x0(struct tbl *x)
+static struct secho_flow_xline *x0(struct tbl *x)
 {
-	return (struct secho_flow_extra *)secho_flow_table_slot(&x->t, 0);
+	return (struct secho_flow_xline *)secho_flow_table_slot(&x->t, 0);
 }
 
 static void test_start(void)
@@ -304,7 +305,7 @@ static void test_start(void)
 	T_CHECK(tbl_init(&x, 0) == 0, "table without sets");
 	pkt(&x, &k, 1 * S_NS, 0);
 	secho_flow_table_flush(&x.t);
-	T_CHECK(x.out.n == 1 && x.out.layout == NULL && x.t.xstride == 192,
+	T_CHECK(x.out.n == 1 && x.out.layout == NULL && x.t.xstride == SECHO_FLOW_EXTRA_BYTES,
 	        "no sets: no layout, stride %zu", x.t.xstride);
 	free(x.mem);
 	t_end();

@@ -42,15 +42,15 @@ struct secho_flow_dir {
  * "First" fields are those of the direction's first packet of the record; the others are
  * updated by every packet the table counts.
  *
- * The same struct is the table's per-entry extension (table.h, "The extension"): the first
- * cache line is what a packet updates, the rest is written once per direction when its
- * first packet comes. Values in host order; MACs, label stack entries and outer addresses as
- * on the wire.
+ * The table keeps these fields in less memory (table.h: struct secho_flow_xline, one line
+ * per entry, and a part of the outer pool for the tunnel and MPLS fields of the records
+ * that have them) and fills this struct when the record leaves. Values in host order;
+ * MACs, label stack entries and outer addresses as on the wire.
  */
 #define SECHO_FLOW_MPLS_MAX 8 /* label stack entries kept per direction (the dissector's depth) */
 
 struct secho_flow_extra {
-	/* -- line 1: per packet -- */
+	/* -- updated by every packet -- */
 	uint64_t tcp_options[2]; /* tcpOptions (209): bit 63 - k for option kind k < 64 (RFC 5102
 	                          * numbering: kind 0 is the most significant bit), OR over the
 	                          * direction's TCP packets */
@@ -67,7 +67,7 @@ struct secho_flow_extra {
 	uint16_t syn_size;       /* ipfixprobe 8057/902: IP length of the record's first packet when
 	                          * it is a SYN without ACK; 0 otherwise */
 	uint8_t nmpls[2];        /* label stack entries in mpls[dir] (first packet) */
-	uint8_t seen;            /* bit dir: the direction's first packet was counted */
+	uint8_t seen;            /* bit dir: the direction had a packet in the record */
 	uint8_t tun_type;        /* SECHO_TUN_* of the first packet (dissect.h); 0 = none */
 	uint8_t tun_flags;       /* SECHO_TUN_F_* */
 	uint8_t outer_ip_version; /* 4 or 6; 0 when not tunnelled */
@@ -86,11 +86,9 @@ struct secho_flow_extra {
 	uint8_t mpls[2][SECHO_FLOW_MPLS_MAX][3]; /* mplsTopLabelStackSection (70), then
 	                                          * mplsLabelStackSection2.. (71-77): label 20 |
 	                                          * TC 3 | S 1, as on the wire, top first */
-	uint8_t pad1[32]; /* a whole number of cache lines: each entry's line 1 aligned */
+	uint8_t pad1[32];                        /* a whole number of cache lines */
 };
 _Static_assert(sizeof(struct secho_flow_extra) == 192, "three cache lines");
-_Static_assert(__builtin_offsetof(struct secho_flow_extra, src_mac) == 64,
-               "what a packet updates is one cache line");
 
 struct secho_feat_layout;
 

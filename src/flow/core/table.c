@@ -77,6 +77,19 @@ struct flow_entry {
 };
 _Static_assert(sizeof(struct flow_entry) == 128, "two cache lines");
 
+/* A record's tunnel and MPLS fields (record.h's of the same names), lent from the table's
+ * outer pool to records whose packets carry them (table.h, struct secho_flow_xline). */
+struct flow_outer {
+	uint64_t bytes_outer[2];
+	uint32_t tun_id;
+	uint8_t tun_type, tun_flags, outer_ip_version;
+	uint8_t nmpls[2];
+	uint8_t outer_src[16], outer_dst[16];
+	uint8_t mpls[2][SECHO_FLOW_MPLS_MAX][3];
+	uint8_t pad[23];
+};
+_Static_assert(sizeof(struct flow_outer) == 128, "two cache lines");
+
 /* A remembered first fragment: its lookup key (frag_key: a flow key whose ports hold the
  * IP id; IPv4: protocol too; IPv6 fragments are tied by addresses and id, RFC 8200 4.5),
  * kept field by field without the key's always-zero parts so that it fits a cache line
@@ -234,7 +247,8 @@ size_t secho_flow_table_ext_bytes(uint32_t features)
 
 	secho_feat_layout_make(features, &l);
 	/* the done pools hold a quarter of the entries: their share, over many entries */
-	return secho_flow_table_stride(features) + secho_feat_pools_size(&l, 4096) / 4096;
+	return secho_flow_table_stride(features) + sizeof(struct flow_outer) +
+	       secho_feat_pools_size(&l, 4096) / 4096;
 }
 
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
@@ -256,8 +270,9 @@ size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg)
 	size_t chunks = (size_t)wheel_chunks((uint32_t)nb) * sizeof(struct flow_chunk);
 
 	return nb * sizeof(struct flow_bucket) +
-	       nb * SECHO_FLOW_BUCKET * (sizeof(struct flow_entry) + stride) + cache +
-	       fs * sizeof(struct flow_frag) + seen + wheel + chunks + pools;
+	       nb * SECHO_FLOW_BUCKET *
+	               (sizeof(struct flow_entry) + stride + sizeof(struct flow_outer)) +
+	       cache + fs * sizeof(struct flow_frag) + seen + wheel + chunks + pools;
 }
 
 int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_table_cfg *cfg,
@@ -292,8 +307,10 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
 	secho_feat_layout_make(cfg->features, &t->feat);
 	t->xstride = secho_flow_table_stride(cfg->features);
-	t->extra = (struct secho_flow_extra *)p; /* slots of xstride bytes: each 64-byte aligned */
+	t->extra = p; /* slots of xstride bytes: each 64-byte aligned */
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->xstride;
+	t->outer = p; /* touched only as parts are lent */
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_outer);
 	t->cache = (uint64_t *)p;
 	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
 	t->frags = (struct flow_frag *)p;
@@ -501,32 +518,64 @@ static inline uint8_t prep_ttl(const struct secho_flow_prep *p)
 	return p->key.ip_version == 4 ? ip[8] : ip[7];
 }
 
+/* The record's tunnel and MPLS part (table.h, struct secho_flow_xline's outer): zero when
+ * lent; a free one's first 4 bytes link the free list. */
+static inline struct flow_outer *outer_of(const struct secho_flow_table *t, uint32_t h)
+{
+	return (struct flow_outer *)(t->outer + (size_t)(h - 1) * sizeof(struct flow_outer));
+}
+
+/* x's part, lent (zeroed) if it has none: one per entry, so there always is one. */
+static struct flow_outer *outer_get(struct secho_flow_table *t, struct secho_flow_xline *x)
+{
+	if (x->outer)
+		return outer_of(t, x->outer);
+	uint32_t h;
+	if (t->outer_free) {
+		h = t->outer_free;
+		memcpy(&t->outer_free, outer_of(t, h), sizeof(t->outer_free));
+	} else {
+		h = ++t->outer_used; /* <= capacity: a record holds one, an entry one record */
+	}
+	t->outer_lent++;
+	x->outer = h;
+	struct flow_outer *o = outer_of(t, h);
+	memset(o, 0, sizeof(*o));
+	return o;
+}
+
+/* x's part back to the pool (the record has left, or its entry starts another). */
+static void outer_put(struct secho_flow_table *t, struct secho_flow_xline *x)
+{
+	if (!x->outer)
+		return;
+	memcpy(outer_of(t, x->outer), &t->outer_free, sizeof(t->outer_free));
+	t->outer_free = x->outer;
+	t->outer_lent--;
+	x->outer = 0;
+}
+
 /* The direction's first packet of the record, prepared frame p (NULL: a packet known only
  * by its key, which has no L2-L4 fields: zeros): everything "first", and the accumulators
- * started. Every header read here was read by the dissector, so it lies within the
- * frame's caplen; the TCP options are bounded by it. Out of line: once per direction and
- * record. */
-static __attribute__((noinline)) void extra_first(struct secho_flow_extra *x, unsigned dir,
+ * started; a tunnelled or labelled packet's part in the outer pool. Every header read here
+ * was read by the dissector, so it lies within the frame's caplen; the TCP options are
+ * bounded by it. Out of line: once per direction and record. */
+static __attribute__((noinline)) void extra_first(struct secho_flow_table *t,
+                                                  struct secho_flow_xline *x, unsigned dir,
                                                   const struct secho_flow_prep *p,
                                                   uint8_t tcp_flags, uint32_t octets)
 {
 	x->seen |= (uint8_t)(1u << dir);
 	x->ttl_min[dir] = x->ttl_max[dir] = x->tos[dir] = x->ip_flags[dir] = 0;
 	x->tcp_win[dir] = x->tcp_mss[dir] = 0;
-	x->tcp_options[dir] = x->bytes_outer[dir] = 0;
-	x->nmpls[dir] = 0;
-	memset(x->mpls[dir], 0, sizeof(x->mpls[dir]));
+	x->tcp_options[dir] = 0;
 	if (!dir) {
 		/* the forward direction: the record's own first packet */
 		x->syn_size = (tcp_flags & 0x12) == 0x02
 		                      ? (uint16_t)(octets > 65535 ? 65535 : octets)
 		                      : 0;
-		x->tun_type = x->tun_flags = x->outer_ip_version = 0;
-		x->tun_id = 0;
 		memset(x->src_mac, 0, 6);
 		memset(x->dst_mac, 0, 6);
-		memset(x->outer_src, 0, 16);
-		memset(x->outer_dst, 0, 16);
 	}
 	if (!p)
 		return;
@@ -545,10 +594,28 @@ static __attribute__((noinline)) void extra_first(struct secho_flow_extra *x, un
 		x->tcp_win[dir] = (uint16_t)(l4[14] << 8 | l4[15]);
 		x->tcp_options[dir] = prep_tcp_options(p, &x->tcp_mss[dir]);
 	}
-	x->bytes_outer[dir] = p->outer_ip_len;
-	x->nmpls[dir] = p->nmpls;
-	for (unsigned i = 0; i < p->nmpls; i++)
-		memcpy(x->mpls[dir][i], f + p->mpls_off + 4 * i, 3);
+	bool tunnel = !dir && (p->dflags & SECHO_DISSECT_F_TUNNEL);
+	if (p->nmpls || p->outer_ip_len || tunnel) {
+		struct flow_outer *o = outer_get(t, x);
+		o->bytes_outer[dir] = p->outer_ip_len;
+		o->nmpls[dir] = p->nmpls;
+		for (unsigned i = 0; i < p->nmpls; i++)
+			memcpy(o->mpls[dir][i], f + p->mpls_off + 4 * i, 3);
+		if (tunnel) {
+			const uint8_t *ol3 = f + p->outer_l3_off;
+			o->tun_type = p->key.tun_type;
+			o->tun_flags = p->tun_flags;
+			o->tun_id = p->key.tun_id;
+			o->outer_ip_version = p->outer_ip_version;
+			if (p->outer_ip_version == 4) {
+				memcpy(o->outer_src, ol3 + 12, 4);
+				memcpy(o->outer_dst, ol3 + 16, 4);
+			} else if (p->outer_ip_version == 6) {
+				memcpy(o->outer_src, ol3 + 8, 16);
+				memcpy(o->outer_dst, ol3 + 24, 16);
+			}
+		}
+	}
 	if (dir)
 		return;
 	/* the innermost Ethernet header: a tunnel's tenant frame when it carries one (what
@@ -557,29 +624,16 @@ static __attribute__((noinline)) void extra_first(struct secho_flow_extra *x, un
 	const uint8_t *l2 = f + p->inner_l2_off;
 	memcpy(x->dst_mac, l2, 6);
 	memcpy(x->src_mac, l2 + 6, 6);
-	if (p->dflags & SECHO_DISSECT_F_TUNNEL) {
-		const uint8_t *o = f + p->outer_l3_off;
-		x->tun_type = p->key.tun_type;
-		x->tun_flags = p->tun_flags;
-		x->tun_id = p->key.tun_id;
-		x->outer_ip_version = p->outer_ip_version;
-		if (p->outer_ip_version == 4) {
-			memcpy(x->outer_src, o + 12, 4);
-			memcpy(x->outer_dst, o + 16, 4);
-		} else if (p->outer_ip_version == 6) {
-			memcpy(x->outer_src, o + 8, 16);
-			memcpy(x->outer_dst, o + 24, 16);
-		}
-	}
 }
 
 /* One packet in direction dir (prepared frame p, or NULL: see extra_first): a few compares
- * and stores in the extension's first line, the TTL and TCP options read from the frame. */
-static inline void extra_update(struct secho_flow_extra *x, unsigned dir,
-                                const struct secho_flow_prep *p, uint8_t tcp_flags, uint32_t octets)
+ * and stores in the slot's line, the TTL and TCP options read from the frame. */
+static inline void extra_update(struct secho_flow_table *t, struct secho_flow_xline *x,
+                                unsigned dir, const struct secho_flow_prep *p, uint8_t tcp_flags,
+                                uint32_t octets)
 {
 	if (!(x->seen & (1u << dir))) {
-		extra_first(x, dir, p, tcp_flags, octets);
+		extra_first(t, x, dir, p, tcp_flags, octets);
 		return;
 	}
 	if (!p)
@@ -593,31 +647,50 @@ static inline void extra_update(struct secho_flow_extra *x, unsigned dir,
 		uint16_t mss;
 		x->tcp_options[dir] |= prep_tcp_options(p, &mss);
 	}
-	x->bytes_outer[dir] += p->outer_ip_len;
+	if (__builtin_expect(p->outer_ip_len != 0, 0))
+		outer_get(t, x)->bytes_outer[dir] += p->outer_ip_len;
 }
 
-/* The record's copy of x: a direction without packets in this record has only zeros (its
- * slots may hold an earlier record's values). */
-static void extra_export(struct secho_flow_extra *r, const struct secho_flow_extra *x)
+/* The record's struct secho_flow_extra from its slot's line x and its outer part: a
+ * direction without packets in this record has only zeros (its fields in x may hold an
+ * earlier record's values). */
+static void extra_export(const struct secho_flow_table *t, struct secho_flow_extra *r,
+                         const struct secho_flow_xline *x)
 {
-	*r = *x;
+	const struct flow_outer *o = x->outer ? outer_of(t, x->outer) : NULL;
+
+	memset(r, 0, sizeof(*r));
+	r->seen = x->seen;
+	r->feat_live = x->feat_live;
+	r->feat_decided = x->feat_decided;
 	for (unsigned dir = 0; dir < 2; dir++) {
-		if (x->seen & (1u << dir))
+		if (!(x->seen & (1u << dir)))
 			continue;
-		r->tcp_options[dir] = r->bytes_outer[dir] = 0;
-		r->ttl_min[dir] = r->ttl_max[dir] = r->tos[dir] = r->ip_flags[dir] = 0;
-		r->tcp_win[dir] = r->tcp_mss[dir] = 0;
-		r->nmpls[dir] = 0;
-		memset(r->mpls[dir], 0, sizeof(r->mpls[dir]));
-		if (dir)
-			continue;
-		r->syn_size = 0;
-		r->tun_type = r->tun_flags = r->outer_ip_version = 0;
-		r->tun_id = 0;
-		memset(r->src_mac, 0, 6);
-		memset(r->dst_mac, 0, 6);
-		memset(r->outer_src, 0, 16);
-		memset(r->outer_dst, 0, 16);
+		r->tcp_options[dir] = x->tcp_options[dir];
+		r->ttl_min[dir] = x->ttl_min[dir];
+		r->ttl_max[dir] = x->ttl_max[dir];
+		r->tos[dir] = x->tos[dir];
+		r->ip_flags[dir] = x->ip_flags[dir];
+		r->tcp_win[dir] = x->tcp_win[dir];
+		r->tcp_mss[dir] = x->tcp_mss[dir];
+		if (o) {
+			r->bytes_outer[dir] = o->bytes_outer[dir];
+			r->nmpls[dir] = o->nmpls[dir];
+			memcpy(r->mpls[dir], o->mpls[dir], sizeof(r->mpls[dir]));
+		}
+	}
+	if (!(x->seen & 1u))
+		return;
+	r->syn_size = x->syn_size;
+	memcpy(r->src_mac, x->src_mac, 6);
+	memcpy(r->dst_mac, x->dst_mac, 6);
+	if (o) {
+		r->tun_type = o->tun_type;
+		r->tun_flags = o->tun_flags;
+		r->tun_id = o->tun_id;
+		r->outer_ip_version = o->outer_ip_version;
+		memcpy(r->outer_src, o->outer_src, 16);
+		memcpy(r->outer_dst, o->outer_dst, 16);
 	}
 }
 
@@ -666,7 +739,7 @@ static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, ui
                                                   const struct secho_flow_prep *fp, unsigned dir,
                                                   uint64_t ts, uint32_t octets, uint8_t tcp_flags)
 {
-	struct secho_flow_extra *x = (struct secho_flow_extra *)slot;
+	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
 	struct secho_feat_pkt p;
 
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
@@ -683,7 +756,7 @@ static __attribute__((noinline)) bool feat_new_record(struct secho_flow_table *t
 {
 	struct secho_feat_pkt p;
 	uint8_t *slot = secho_flow_table_slot(t, idx);
-	uint32_t live = ((const struct secho_flow_extra *)slot)->feat_live;
+	uint32_t live = ((const struct secho_flow_xline *)slot)->feat_live;
 
 	if (!(t->feat.sets & live & 1u << SECHO_FEAT_SET_WG))
 		return false;
@@ -715,10 +788,11 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	rec.rev.tcp_flags = e->tcp[1];
 	rec.end_reason = reason;
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	extra_export(&rec.x, (const struct secho_flow_extra *)slot);
+	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
+	extra_export(t, &rec.x, x);
 	if (t->feat.sets) {
 		rec.feat_layout = &t->feat;
-		rec.feat_live = ((const struct secho_flow_extra *)slot)->feat_live;
+		rec.feat_live = x->feat_live;
 		secho_feat_sets_sections(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
 		                         rec.feat_live, rec.feat_sec);
 	}
@@ -727,6 +801,7 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	if (t->feat.pooled) /* the record has left: its large states go back to their pools */
 		secho_feat_sets_release(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
 		                        rec.feat_live);
+	outer_put(t, x);
 }
 
 /* A record starts in entry idx: its extension's fields are written by its first packets
@@ -735,9 +810,10 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
  * in the line seen is in: the feature area is not touched here. */
 static inline void x_start(struct secho_flow_table *t, uint32_t idx)
 {
-	struct secho_flow_extra *x = (struct secho_flow_extra *)secho_flow_table_slot(t, idx);
+	struct secho_flow_xline *x = (struct secho_flow_xline *)secho_flow_table_slot(t, idx);
 
 	x->seen = 0;
+	outer_put(t, x); /* none: emit gave it back (a record is always emitted) */
 	if (t->feat.bytes)
 		x->feat_live = x->feat_decided = 0;
 }
@@ -1049,7 +1125,7 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	extra_update((struct secho_flow_extra *)slot, dir, fp, tcp_flags, octets);
+	extra_update(t, (struct secho_flow_xline *)slot, dir, fp, tcp_flags, octets);
 	if (__builtin_expect(t->feat.bytes != 0, 0) && feat)
 		feat_update(t, slot, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */

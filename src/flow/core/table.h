@@ -21,12 +21,15 @@
  *               per-direction counters, TCP state. The memory a table touches grows with
  *               the flows it holds, not with its capacity
  *   extension   per entry, a second pool parallel to the entries (entry i's is extra[i], same
- *               index, handed out and freed with it): the record's L2-L4 fields (struct
- *               secho_flow_extra, record.h: 192 bytes, its first cache line all a packet
- *               updates; the rest written when a direction's first packet comes). Kept
- *               apart so that the entry stays two cache lines and a lookup reads no more
- *               than before; the burst asks for the extension's first line with the entry
+ *               index, handed out and freed with it): the record's L2-L4 fields every flow
+ *               has, one cache line (struct secho_flow_xline, below: what a packet updates
+ *               and what its direction's first packet writes), then the feature sets' area.
+ *               Kept apart so that the entry stays two cache lines and a lookup reads no
+ *               more than before; the burst asks for the extension's line with the entry
  *               (see "The extension" below)
+ *   outer       per entry, a record's tunnel and MPLS fields (128 bytes), lent to the
+ *               records whose packets carry them and given back when they leave (the last
+ *               given back first): plain traffic never touches it
  *   cache       a small direct-mapped array of (signature, entry) in front of the buckets,
  *               the recently used flows (the CTT's on-chip cache); hit rate counted
  *   fragments   a bounded set-associative table: (addresses, protocol, IP id) of a first
@@ -50,15 +53,15 @@
  *
  * The extension, and what comes after it (issue 21, src/flow/feature/feature.h): the pool is
  * laid out as sections, each a fixed-size per-flow state, one after the other in a slot of
- * stride S bytes (a multiple of 64): today one section, struct secho_flow_extra at offset 0,
- * S = 192. The feature sets are to be more sections of the same slot: cfg gets the set of
- * features on; init computes each section's offset (its state's size rounded up to 8, the
- * sets in a fixed order, the stride rounded up to 64) and secho_flow_table_mem_size grows by
- * (S' - 192) * capacity; a section is zeroed when its record starts (as `seen` is here),
- * updated after the counters (a set's packet function, given its section and the packet's
- * direction), and read when the record leaves (the record then carries a pointer to the
- * slot, valid during emit, instead of a copy: the copy is for the fixed 192 bytes only). A
- * set that is off has no section and costs nothing; entries stay 128 bytes whatever is on.
+ * stride S bytes (a multiple of 64): struct secho_flow_xline at offset 0 (S = 64 without
+ * feature sets), then the feature sets' sections: cfg gets the set of features on; init
+ * computes each section's offset (its state's size rounded up to 8, the sets in a fixed
+ * order, the stride rounded up to 64) and secho_flow_table_mem_size grows by (S' - 64) *
+ * capacity; a section is made ready when its set takes its record, updated after the
+ * counters (a set's packet function, given its section and the packet's direction), and
+ * read when the record leaves (the record then carries pointers to the sections, valid
+ * during emit, instead of a copy: the copy is for struct secho_flow_extra only). A set that
+ * is off has no section and costs nothing; entries stay 128 bytes whatever is on.
  *
  * Memory: the caller's, sized by secho_flow_table_mem_size(), zeroed by the caller (fresh
  * anonymous mmap or calloc), never allocated or freed here. Nothing is allocated per
@@ -199,7 +202,7 @@ struct secho_flow_table_cfg {
 	void *offload_ctx;
 	uint32_t offload_after;
 	/* The feature sets on (1u << SECHO_FEAT_SET_*, src/flow/feature/sets.h; 0: none): each a
-	 * section of the extension slot after the 192-byte struct secho_flow_extra */
+	 * section of the extension slot after the 64-byte struct secho_flow_xline */
 	uint32_t features;
 };
 
@@ -215,9 +218,14 @@ struct secho_flow_table {
 	struct secho_flow_hasher hasher;
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
-	struct secho_flow_extra *extra;     /* the extension: entry i's slot is xstride bytes at
+	uint8_t *extra;                     /* the extension: entry i's slot is xstride bytes at
 	                                     * extra + i * xstride (secho_flow_table_slot) */
-	size_t xstride;                     /* 192 + the slot's feature area, rounded up to 64 */
+	size_t xstride;                     /* 64 + the slot's feature area, rounded up to 64 */
+	uint8_t *outer;                     /* the outer pool: a record's tunnel and MPLS part
+	                                     * (struct flow_outer, table.c), one per entry */
+	uint32_t outer_used;                /* parts handed out at least once */
+	uint32_t outer_free;                /* the last part given back, + 1 (0: none) */
+	uint32_t outer_lent;                /* parts lent now */
 	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */
 	struct secho_feat_pools feat_pools; /* the large sets' states (sets.h), one per entry */
 	uint64_t *cache;                    /* sig << 32 | (entry index + 1); 0 = empty */
@@ -243,26 +251,52 @@ struct secho_flow_table {
  * capacity x stride, with the feature sets' pools would be over SECHO_FLOW_EXT_MAX). */
 size_t secho_flow_table_mem_size(const struct secho_flow_table_cfg *cfg);
 
-/* The extension slot's stride for the feature sets features: 192 bytes of struct
- * secho_flow_extra, then the slot's feature area (sets.h: the small sets' states, the
- * large sets' handles), rounded up to 64. The large sets' pools come on top. */
+/* The extension slot's stride for the feature sets features: 64 bytes of struct
+ * secho_flow_xline, then the slot's feature area (sets.h: the small sets' states, the
+ * large sets' handles), rounded up to 64. The outer pool and the large sets' pools come on
+ * top. */
 size_t secho_flow_table_stride(uint32_t features);
 
-/* Bytes per entry beyond the entry itself: the extension slot (its stride) and, for each
- * large feature set on, a state in its pool and its share of the done pool (sets.h,
- * SECHO_FEAT_POOLED, "Done states"). */
+/* Bytes per entry beyond the entry itself: the extension slot (its stride), the outer pool's
+ * part and, for each large feature set on, a state in its pool and its share of the done
+ * pool (sets.h, SECHO_FEAT_POOLED, "Done states"). */
 size_t secho_flow_table_ext_bytes(uint32_t features);
 
 /* The extension pool's largest size: 1 TiB (a bound that keeps every offset well inside
  * size_t and refuses a --flows x --features product no machine holds). */
 #define SECHO_FLOW_EXT_MAX (1ull << 40)
 
-/* Entry idx's extension slot (struct secho_flow_extra, then the feature area at
+/*
+ * The first line of entry idx's extension slot: the record's L2-L4 fields that every flow
+ * has (exported as struct secho_flow_extra, record.h, which table.c fills from it). What
+ * only tunnelled or labelled traffic has (outer addresses and length, tunnel id, MPLS
+ * label stacks: 105 bytes) is lent from the table's outer pool, one per entry, to the
+ * records whose packets carry it: a plain flow's fields take one line of memory, not three
+ * (on 10M packets of light traffic the three lines were 113 of the meter's 230 MB
+ * resident, each page zeroed by the kernel at its first touch: docs/PERFORMANCE.md, "The
+ * record's fields in one line").
+ */
+struct secho_flow_xline {
+	uint64_t tcp_options[2]; /* record.h's fields of the same names */
+	uint8_t ttl_min[2], ttl_max[2], tos[2], ip_flags[2];
+	uint16_t tcp_win[2], tcp_mss[2];
+	uint16_t syn_size;
+	uint8_t seen;          /* bit dir: the direction's first packet was counted */
+	uint8_t rsvd;          /* zero */
+	uint32_t feat_live;    /* as record.h's */
+	uint32_t feat_decided; /* as record.h's */
+	uint8_t src_mac[6], dst_mac[6];
+	uint32_t outer; /* the record's tunnel and MPLS part in the outer pool, + 1; 0: none */
+	uint8_t pad[4];
+};
+_Static_assert(sizeof(struct secho_flow_xline) == 64, "one cache line");
+
+/* Entry idx's extension slot (struct secho_flow_xline, then the feature area at
  * SECHO_FLOW_EXTRA_BYTES). */
-#define SECHO_FLOW_EXTRA_BYTES 192u
+#define SECHO_FLOW_EXTRA_BYTES 64u
 static inline uint8_t *secho_flow_table_slot(const struct secho_flow_table *t, uint32_t idx)
 {
-	return (uint8_t *)t->extra + (size_t)idx * t->xstride;
+	return t->extra + (size_t)idx * t->xstride;
 }
 
 /*

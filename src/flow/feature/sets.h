@@ -4,7 +4,7 @@
  * per-flow states in a slot of the table's extension pool, and one call per packet and per
  * record that goes to each set that is on.
  *
- * Layout: a slot's feature area (after the 192-byte struct secho_flow_extra in the slot)
+ * Layout: a slot's feature area (after the 64-byte struct secho_flow_xline in the slot)
  * holds the small sets' states (wg and the statistics sets) and, for each large set that is
  * on (tls, quic, dns, http: SECHO_FEAT_POOLED), a 4-byte handle into that set's pool: the
  * large states are lent from the pool when the set goes live for a record and given back
