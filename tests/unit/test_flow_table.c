@@ -4,7 +4,8 @@
  * flood of keys aimed at one bucket, biflows against uniflows, fragments, the first-level
  * cache, one worker against two, and a randomised differential against a deliberately
  * naive reference (a list searched linearly, the rules of docs/FLOW.md written out
- * plainly), WireGuard allowedips-selftest style.
+ * plainly), WireGuard allowedips-selftest style; the key built in one step in canonical
+ * order against the two steps it replaces, on random frames.
  *
  *   test_flow_table                     run the tests
  *   test_flow_table --write-seeds DIR   write the flow fuzzer's seeds (tests/fuzz/corpus-flow)
@@ -1147,6 +1148,128 @@ static int write_seeds(const char *dir)
 	return rc;
 }
 
+/* A random frame for the key tests: [VXLAN outer headers,] Ethernet, 0-2 VLAN tags,
+ * IPv4 or IPv6, TCP, UDP, ICMP or ICMPv6 (or another protocol), with often equal
+ * addresses, ports and ICMP query types. Returns its length. */
+static size_t key_frame(uint8_t *f)
+{
+	static const uint8_t icmp4[] = {0, 8, 13, 14, 15, 16, 17, 18, 3, 11};
+	static const uint8_t icmp6[] = {128, 129, 139, 140, 1, 135};
+	size_t n = 0;
+	bool v6 = t_randrange(0, 1), vx = t_randrange(0, 3) == 0;
+
+	memset(f, 0, 256);
+	if (vx) { /* outer Ethernet, IPv4, UDP to 4789, VXLAN with a random VNI */
+		f[12] = 0x08;
+		f[14] = 0x45;
+		f[15 + 8] = 17;    /* protocol, at IPv4 byte 9 */
+		f[14 + 8] = 64;    /* TTL */
+		f[14 + 12] = 192;  /* 192.0.2.1 -> 192.0.2.2 */
+		f[14 + 14] = 2;
+		f[14 + 15] = 1;
+		f[14 + 16] = 192;
+		f[14 + 18] = 2;
+		f[14 + 19] = 2;
+		f[34 + 2] = 0x12; /* dport 4789 */
+		f[34 + 3] = 0xb5;
+		f[42] = 0x08; /* VXLAN: I flag, VNI */
+		t_randbytes(f + 46, 3);
+		n = 50;
+	}
+	size_t eth = n;
+	t_randbytes(f + n, 12);
+	n += 12;
+	unsigned nv = (unsigned)t_randrange(0, 2);
+	for (unsigned i = 0; i < nv; i++) {
+		f[n] = i + 1 < nv ? 0x88 : 0x81;
+		f[n + 1] = i + 1 < nv ? 0xa8 : 0x00;
+		t_randbytes(f + n + 2, 2);
+		n += 4;
+	}
+	f[n] = v6 ? 0x86 : 0x08;
+	f[n + 1] = v6 ? 0xdd : 0x00;
+	n += 2;
+	size_t l3 = n, al = v6 ? 16 : 4, hl = v6 ? 40 : 20;
+	unsigned pick = (unsigned)t_randrange(0, 9);
+	uint8_t proto = pick < 4 ? 6 : pick < 7 ? 17 : pick < 9 ? (v6 ? 58 : 1) : 47 + 42;
+	uint8_t *src = f + l3 + (v6 ? 8 : 12), *dst = src + al;
+	t_randbytes(src, al);
+	if (t_randrange(0, 2) == 0) { /* equal addresses, or equal in their first 8 bytes */
+		memcpy(dst, src, al);
+		if (v6 && t_randrange(0, 1))
+			t_randbytes(dst + 8, 8);
+	} else {
+		t_randbytes(dst, al);
+	}
+	size_t l4len = 20;
+	if (v6) {
+		f[l3] = 0x60;
+		f[l3 + 4] = 0;
+		f[l3 + 5] = (uint8_t)l4len;
+		f[l3 + 6] = proto;
+		f[l3 + 7] = 64;
+	} else {
+		f[l3] = 0x45;
+		f[l3 + 3] = (uint8_t)(20 + l4len);
+		f[l3 + 8] = 64;
+		f[l3 + 9] = proto;
+	}
+	uint8_t *l4 = f + l3 + hl;
+	t_randbytes(l4, 4);
+	if (t_randrange(0, 2) == 0)
+		memcpy(l4 + 2, l4, 2); /* equal ports */
+	if (proto == 6)
+		l4[12] = 0x50;
+	if (proto == 1 || proto == 58) {
+		l4[0] = proto == 1 ? icmp4[t_randrange(0, sizeof(icmp4) - 1)]
+		                   : icmp6[t_randrange(0, sizeof(icmp6) - 1)];
+		l4[1] = (uint8_t)t_randrange(0, 1);
+	}
+	if (vx) { /* the outer lengths */
+		size_t inner = l3 + hl + l4len - eth;
+		f[14 + 3] = (uint8_t)(20 + 8 + 8 + inner);
+		f[14 + 2] = (uint8_t)((20 + 8 + 8 + inner) >> 8);
+		f[34 + 5] = (uint8_t)(8 + 8 + inner);
+		f[34 + 4] = (uint8_t)((8 + 8 + inner) >> 8);
+	}
+	return l3 + hl + l4len;
+}
+
+/* secho_flow_key_canon_from against secho_flow_key_from and secho_flow_key_canon: the same
+ * 52 bytes and the same direction, on frames with every kind of tie. */
+static void test_key_canon_from(void)
+{
+	t_begin("table: the key built in canonical order in one step equals key_from + canon");
+	uint8_t f[256];
+	unsigned frames = 0, bad = 0, swaps = 0, ties = 0, tunnels = 0;
+
+	for (unsigned i = 0; i < 20000; i++) {
+		size_t n = key_frame(f);
+		struct secho_dissect d;
+		if (secho_dissect(f, n, &d) != SECHO_DISSECT_OK || !d.ip_version)
+			continue;
+		frames++;
+		struct secho_flow_key own, want, got;
+		secho_flow_key_from(f, &d, &own);
+		bool ws = secho_flow_key_canon(&own, &want);
+		memset(&got, 0xa5, sizeof(got));
+		bool gs = secho_flow_key_canon_from(f, &d, &got);
+		swaps += ws;
+		ties += !memcmp(own.src, own.dst, 16);
+		tunnels += own.tun_type != 0;
+		if (ws != gs || memcmp(&want, &got, sizeof(got))) {
+			if (bad++ < 3)
+				T_CHECK(0, "frame %u (%zu bytes): swapped %d/%d, keys differ", i, n, ws,
+				        gs);
+		}
+	}
+	T_CHECK(bad == 0, "%u of %u keys differ", bad, frames);
+	T_CHECK(frames > 15000 && swaps > frames / 4 && ties > frames / 10 && tunnels > frames / 8,
+	        "coverage: %u frames, %u swapped, %u with equal addresses, %u tunnelled", frames,
+	        swaps, ties, tunnels);
+	t_end();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--write-seeds")) {
@@ -1167,5 +1290,6 @@ int main(int argc, char **argv)
 	test_differential();
 	test_sweep_dates();
 	test_wheel();
+	test_key_canon_from();
 	return t_exit();
 }

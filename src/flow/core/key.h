@@ -93,4 +93,9 @@ unsigned secho_flow_worker_of(const uint8_t *frame, const struct secho_dissect *
 void secho_flow_key_from(const uint8_t *frame, const struct secho_dissect *d,
                          struct secho_flow_key *k);
 
+/* The key of a dissected IP packet in canonical order (secho_flow_key_from, then
+ * secho_flow_key_canon, in one: the same bytes, the same return). Can't fail. */
+bool secho_flow_key_canon_from(const uint8_t *frame, const struct secho_dissect *d,
+                               struct secho_flow_key *k);
+
 #endif

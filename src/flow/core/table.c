@@ -1310,9 +1310,7 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 	if (t->cfg.uniflow) {
 		secho_flow_key_from(frame, d, &p->key);
 	} else {
-		struct secho_flow_key k;
-		secho_flow_key_from(frame, d, &k);
-		p->swapped = secho_flow_key_canon(&k, &p->key);
+		p->swapped = secho_flow_key_canon_from(frame, d, &p->key);
 	}
 	p->h = secho_flow_hash(&t->hasher, &p->key);
 }
