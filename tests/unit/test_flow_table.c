@@ -1162,9 +1162,9 @@ static size_t key_frame(uint8_t *f)
 	if (vx) { /* outer Ethernet, IPv4, UDP to 4789, VXLAN with a random VNI */
 		f[12] = 0x08;
 		f[14] = 0x45;
-		f[15 + 8] = 17;    /* protocol, at IPv4 byte 9 */
-		f[14 + 8] = 64;    /* TTL */
-		f[14 + 12] = 192;  /* 192.0.2.1 -> 192.0.2.2 */
+		f[15 + 8] = 17;   /* protocol, at IPv4 byte 9 */
+		f[14 + 8] = 64;   /* TTL */
+		f[14 + 12] = 192; /* 192.0.2.1 -> 192.0.2.2 */
 		f[14 + 14] = 2;
 		f[14 + 15] = 1;
 		f[14 + 16] = 192;
@@ -1257,10 +1257,10 @@ static void test_key_canon_from(void)
 		swaps += ws;
 		ties += !memcmp(own.src, own.dst, 16);
 		tunnels += own.tun_type != 0;
-		if (ws != gs || memcmp(&want, &got, sizeof(got))) {
+		if (ws != gs || memcmp(&want, &got, sizeof(got)) != 0) {
 			if (bad++ < 3)
-				T_CHECK(0, "frame %u (%zu bytes): swapped %d/%d, keys differ", i, n, ws,
-				        gs);
+				T_CHECK(0, "frame %u (%zu bytes): swapped %d/%d, keys differ", i, n,
+				        ws, gs);
 		}
 	}
 	T_CHECK(bad == 0, "%u of %u keys differ", bad, frames);

@@ -92,11 +92,11 @@ bool secho_flow_key_canon_from(const uint8_t *frame, const struct secho_dissect 
 	 * an ICMP query against its answer */
 	uint64_t sh = __builtin_bswap64(kp.s0), dh = __builtin_bswap64(kp.d0);
 	uint64_t sl = __builtin_bswap64(kp.s1), dl = __builtin_bswap64(kp.d1);
-	bool swap = sh != dh         ? sh > dh
-	            : sl != dl       ? sl > dl
-	            : kp.sport != kp.dport ? kp.sport > kp.dport
-	                             : secho_flow_icmp_answer(d->ip_version, d->proto, kp.icmp) <
-	                                       kp.icmp;
+	bool swap = sh != dh   ? sh > dh
+	            : sl != dl ? sl > dl
+	            : kp.sport != kp.dport
+	                    ? kp.sport > kp.dport
+	                    : secho_flow_icmp_answer(d->ip_version, d->proto, kp.icmp) < kp.icmp;
 	if (swap) {
 		uint64_t t0 = kp.s0, t1 = kp.s1;
 		uint16_t p = kp.sport;
