@@ -15,6 +15,7 @@
 #include "flow/core/table.h"
 #include "flow/export/ipfix_feat.h"
 #include "flow/export/json.h"
+#include "flow/feature/http.h"
 #include "flow/feature/pstats.h"
 #include "flow/feature/sets.h"
 #include "harness.h"
@@ -179,7 +180,7 @@ static void test_layout(void)
 	size_t ddns = (secho_feat_set_export_size(SECHO_FEAT_SET_DNS) + 63) & ~(size_t)63;
 	T_CHECK(dtls < ptls && ddns < pdns &&
 	                secho_feat_set_export_size(SECHO_FEAT_SET_HTTP) ==
-	                        secho_feat_set_size(SECHO_FEAT_SET_HTTP) &&
+	                        offsetof(struct secho_feat_http, d) &&
 	                secho_feat_set_export_size(SECHO_FEAT_SET_WG) ==
 	                        secho_feat_set_size(SECHO_FEAT_SET_WG),
 	        "export sizes: tls %zu of %zu, dns %zu of %zu", dtls, ptls, ddns, pdns);
@@ -573,6 +574,48 @@ static void test_live(void)
 	t_end();
 }
 
+/* A done HTTP state (request and response heads read) moves to the done pool, which keeps
+ * it without the parser's line buffers, and the record exports the same fields. */
+static void test_http_done(void)
+{
+	t_begin("flow features: a done HTTP state moves to the done pool without its line "
+	        "buffers, and its record exports the same fields");
+	static const uint8_t req[] = "GET /a HTTP/1.1\r\nHost: h.example\r\n\r\n";
+	static const uint8_t resp[] = "HTTP/1.1 404 Not Found\r\nServer: s.example\r\n\r\n";
+	uint8_t buf[256];
+	struct tbl x;
+	if (tbl_init(&x, SB(HTTP)) != 0) {
+		t_unavailable("table init");
+		return;
+	}
+	const struct secho_feat_pool *p = &x.t.feat_pools.p[SECHO_FEAT_SET_HTTP];
+	const struct secho_feat_pool *d = &x.t.feat_pools.d[SECHO_FEAT_SET_HTTP];
+	size_t n = tcp_frame(buf, 40000, 80, 0x18, 1000, req, sizeof(req) - 1);
+	feed1(&x, buf, n, S_NS);
+	T_CHECK(p->lent == 1 && d->base && d->lent == 0, "the request: lent %u, done %u", p->lent,
+	        d->lent);
+	n = tcp_frame(buf, 80, 40000, 0x18, 5000, resp, sizeof(resp) - 1);
+	uint8_t a[4];
+	memcpy(a, buf + 14 + 12, 4); /* the reverse direction: addresses swapped */
+	memcpy(buf + 14 + 12, buf + 14 + 16, 4);
+	memcpy(buf + 14 + 16, a, 4);
+	feed1(&x, buf, n, 2 * S_NS);
+	T_CHECK(p->lent == 0 && d->lent == 1 &&
+	                d->stride == ((offsetof(struct secho_feat_http, d) + 63) & ~(size_t)63) &&
+	                d->stride < p->stride,
+	        "the response: done, moved (lent %u, done %u; %u of %u bytes)", p->lent, d->lent,
+	        d->stride, p->stride);
+	secho_flow_table_flush(&x.t);
+	T_CHECK(x.out.n == 1 && strstr(x.out.json, "\"http_host\":\"h.example\"") &&
+	                strstr(x.out.json, "\"http_url\":\"/a\"") &&
+	                strstr(x.out.json, "\"http_status_code\":404") &&
+	                strstr(x.out.json, "\"http_server\":\"s.example\""),
+	        "the record: %s", x.out.json);
+	T_CHECK(d->lent == 0, "given back after the record: %u", d->lent);
+	free(x.mem);
+	t_end();
+}
+
 /* ---- reused slots: an earlier record's bytes never reach a record ---- */
 
 /* How a reuse table's feature areas are left when a record leaves (and at the start). */
@@ -904,6 +947,7 @@ int main(void)
 	test_pstats_zeroes();
 	test_start();
 	test_live();
+	test_http_done();
 	test_reuse();
 	test_frames();
 	test_wg_sessions();

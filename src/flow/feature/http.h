@@ -86,11 +86,13 @@ struct secho_http_dir {
  * record (sets.h, "Live sets"). */
 struct secho_feat_http {
 	struct secho_http_fields f;
-	struct secho_http_dir d[2]; /* per direction */
-	uint8_t done;               /* nothing more wanted */
+	uint8_t done; /* nothing more wanted */
 	uint8_t pad[3];
 	uint32_t refused; /* directions given up (not HTTP, a gap) */
 	uint32_t extra;   /* requests or responses after the first (not read) */
+	/* the parser's scratch, last: a done state is kept without it (sets.h, "Done
+	 * states") */
+	struct secho_http_dir d[2]; /* per direction */
 };
 #define SECHO_FEAT_HTTP_SIZE 1192
 _Static_assert(sizeof(struct secho_feat_http) == SECHO_FEAT_HTTP_SIZE, "http state size");

@@ -38,7 +38,7 @@ static const size_t set_sizes[SECHO_FEAT_NSETS] = {
 /* What exporters read of each state: all but the scratch last in it ("Done states"). */
 static const size_t set_keep[SECHO_FEAT_NSETS] = {
         offsetof(struct secho_feat_tls, buf), offsetof(struct secho_feat_quic, crypto),
-        offsetof(struct secho_feat_dns, tcp), sizeof(struct secho_feat_http),
+        offsetof(struct secho_feat_dns, tcp), offsetof(struct secho_feat_http, d),
         sizeof(struct secho_feat_wg),         sizeof(struct secho_feat_pstats),
         sizeof(struct secho_feat_phists),     sizeof(struct secho_feat_bstats),
 };
