@@ -185,11 +185,14 @@ asan:
 # ThreadSanitizer builds (clang) of the tests of what runs in several threads at once: the
 # endpoint's workers (sharing the offload engine through queue pairs, the sequence
 # allocator through leases, the counters report and its rate limiter), the engine itself,
-# the allocator. The tests and the sources in TSAN_LIB are instrumented, in their own tree;
+# the allocator, and the flow meter's offline workers (their record rings to the calling
+# thread, their counters read by it while they count). The tests and the sources in
+# TSAN_LIB are instrumented, in their own tree;
 # the rest of the library is linked from the ordinary $(LIBSECHO) (uninstrumented: the
 # crypto, wire and I/O code each worker runs on its own data).
-TSAN_TESTS  := test_workers test_offload test_report test_seqstate
-TSAN_LIB    := $(wildcard src/endpoint/*.c src/sys/*.c) src/engine/offload.c src/engine/seqstate.c \
+TSAN_TESTS  := test_workers test_offload test_report test_seqstate test_flow_meter
+TSAN_LIB    := $(wildcard src/endpoint/*.c src/sys/*.c src/flow/meter/*.c src/flow/core/*.c) \
+               src/engine/offload.c src/engine/seqstate.c src/io/capfile.c \
                tests/unit/harness.c tests/unit/eptest.c
 TSAN_FLAGS  := -Iinclude -Isrc -D_GNU_SOURCE -g -O1 -std=c17 -Wall -Wextra -Werror \
                -fsanitize=thread -fPIE

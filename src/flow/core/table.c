@@ -182,14 +182,23 @@ const char *secho_flow_ignore_text(unsigned i)
 	return ign_texts[i];
 }
 
+/* A table's counters are written by its worker alone and read meanwhile by the thread
+ * that reports (secho_flow_counters_add: the periodic statistics and the sinks' ticks): a
+ * relaxed atomic store (on x86-64 the same plain store) makes those reads well defined. */
+static inline void cnt_add(uint64_t *c, uint64_t v)
+{
+	__atomic_store_n(c, *c + v, __ATOMIC_RELAXED);
+}
+
 void secho_flow_counters_add(struct secho_flow_counters *into,
                              const struct secho_flow_counters *from)
 {
+	/* from may be a table another thread is counting in (cnt_add): relaxed loads */
 	for (unsigned i = 0; i < SECHO_FLOW_CNT_COUNT; i++)
-		into->c[i] += from->c[i];
+		into->c[i] += __atomic_load_n(&from->c[i], __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < SECHO_FLOW_IGN_COUNT; i++)
-		into->ignored[i] += from->ignored[i];
-	into->active += from->active;
+		into->ignored[i] += __atomic_load_n(&from->ignored[i], __ATOMIC_RELAXED);
+	into->active += __atomic_load_n(&from->active, __ATOMIC_RELAXED);
 }
 
 /* ---- layout ---- */
@@ -796,7 +805,7 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 		secho_feat_sets_sections(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
 		                         rec.feat_live, rec.feat_sec);
 	}
-	t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE], 1);
 	t->cfg.emit(t->cfg.ctx, &rec);
 	if (t->feat.pooled) /* the record has left: its large states go back to their pools */
 		secho_feat_sets_release(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
@@ -828,7 +837,7 @@ static void entry_start(struct secho_flow_table *t, struct flow_entry *e,
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
 	x_start(t, (uint32_t)(e - t->entries));
-	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FLOWS], 1);
 }
 
 /* The same entry starts a new record with the packet at ts (after its old one was
@@ -843,7 +852,7 @@ static void entry_restart(struct secho_flow_table *t, struct flow_entry *e, bool
 	e->flags = swapped ? F_FWD_SWAPPED : 0;
 	e->start_ns = ts;
 	x_start(t, (uint32_t)(e - t->entries));
-	t->cnt.c[SECHO_FLOW_CNT_FLOWS]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FLOWS], 1);
 }
 
 /* An entry from the pool: the last one freed (its lines are likely still in cache), else
@@ -870,7 +879,7 @@ static void slot_free(struct secho_flow_table *t, uint32_t b, unsigned s)
 	bk->sig[s] = 0;              /* no cache slot names it now */
 	t->seen[idx] = t->free_head; /* a free entry's: the next free one, + 1 (0: none) */
 	t->free_head = idx + 1;
-	t->cnt.active--;
+	cnt_add(&t->cnt.active, (uint64_t)-1);
 }
 
 /* 52 bytes compared as six 64-bit words and one 32-bit word, inline (a library memcmp
@@ -1001,11 +1010,11 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	if ((uint32_t)(*cs >> 32) == sig && (uint32_t)*cs) {
 		struct flow_entry *e = &t->entries[(uint32_t)*cs - 1];
 		if (key_eq(&e->key, ck)) {
-			t->cnt.c[SECHO_FLOW_CNT_CACHE_HITS]++;
+			cnt_add(&t->cnt.c[SECHO_FLOW_CNT_CACHE_HITS], 1);
 			return e;
 		}
 	}
-	t->cnt.c[SECHO_FLOW_CNT_CACHE_MISSES]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_CACHE_MISSES], 1);
 	int free_slot = -1;
 	for (unsigned s = 0; s < SECHO_FLOW_BUCKET; s++) {
 		uint32_t bs = bk->sig[s];
@@ -1037,7 +1046,7 @@ static struct flow_entry *lookup(struct secho_flow_table *t, const struct secho_
 	 * this end: table.c's head comment) */
 	if (!(bk->queued & (1u << s)) && wheel_add(t, b * SECHO_FLOW_BUCKET + s, end))
 		bk->queued |= 1u << s;
-	t->cnt.active++;
+	cnt_add(&t->cnt.active, 1);
 	*cs = (uint64_t)sig << 32 | (idx + 1);
 	*fresh = true;
 	return e;
@@ -1102,7 +1111,7 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		} else if ((e->flags & F_ENDED) && (tcp_flags & 0x02)) {
 			/* A SYN on a flow that saw FIN/RST: a new connection on the same key. */
 			emit(t, e, SECHO_FLOW_END_EOF);
-			t->cnt.c[SECHO_FLOW_CNT_SYN_REUSE]++;
+			cnt_add(&t->cnt.c[SECHO_FLOW_CNT_SYN_REUSE], 1);
 			entry_restart(t, e, swapped, now);
 		}
 	}
@@ -1130,8 +1139,8 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		feat_update(t, slot, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
-	t->cnt.c[SECHO_FLOW_CNT_PACKETS]++;
-	t->cnt.c[SECHO_FLOW_CNT_OCTETS] += octets;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_PACKETS], 1);
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_OCTETS], octets);
 	if (t->cfg.offload_after && !(e->flags & (F_OFFLOADED | F_NO_OFFLOAD | F_ENDED)) &&
 	    e->d[0].packets + e->d[1].packets >= t->cfg.offload_after)
 		offload_try(t, e);
@@ -1148,7 +1157,7 @@ static void update(struct secho_flow_table *t, const struct secho_flow_key *pk, 
 
 void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow_pkt *p)
 {
-	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FRAMES], 1);
 	update(t, &p->key, p->ts_ns, p->octets,
 	       p->key.proto == SECHO_IPPROTO_TCP ? p->tcp_flags : 0, NULL);
 }
@@ -1157,9 +1166,9 @@ void secho_flow_table_packet(struct secho_flow_table *t, const struct secho_flow
 
 static void ignore(struct secho_flow_table *t, unsigned why, size_t wirelen)
 {
-	t->cnt.c[SECHO_FLOW_CNT_IGNORED]++;
-	t->cnt.c[SECHO_FLOW_CNT_IGNORED_OCTETS] += wirelen;
-	t->cnt.ignored[why]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_IGNORED], 1);
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_IGNORED_OCTETS], wirelen);
+	cnt_add(&t->cnt.ignored[why], 1);
 }
 
 /* The lookup key of a fragment: addresses, VLANs, version, IP id in the port fields, the
@@ -1223,7 +1232,7 @@ static void frag_remember(struct secho_flow_table *t, const struct secho_flow_ke
 		for (unsigned i = 1; i < FRAG_WAYS; i++)
 			if (set[i].expires_ns < w->expires_ns)
 				w = &set[i];
-		t->cnt.c[SECHO_FLOW_CNT_FRAG_REPLACED]++;
+		cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FRAG_REPLACED], 1);
 	}
 	frag_store(w, &fk);
 	w->sport = k->sport;
@@ -1232,7 +1241,7 @@ static void frag_remember(struct secho_flow_table *t, const struct secho_flow_ke
 	w->proto = k->proto;
 	w->used = 1;
 	w->expires_ns = ts + t->cfg.frag_timeout_ns;
-	t->cnt.c[SECHO_FLOW_CNT_FRAG_FIRST]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FRAG_FIRST], 1);
 }
 
 /* A later fragment: fill in its first fragment's protocol and ports; false if unknown. */
@@ -1318,7 +1327,7 @@ void secho_flow_table_prepare(const struct secho_flow_table *t, const uint8_t *f
 /* Meter one prepared frame (its memory may have been asked for already). */
 static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 {
-	t->cnt.c[SECHO_FLOW_CNT_FRAMES]++;
+	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FRAMES], 1);
 	switch (p->kind) {
 	case SECHO_FLOW_PREP_IGNORED:
 		ignore(t, p->why, p->octets);
@@ -1329,7 +1338,7 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 			ignore(t, SECHO_FLOW_IGN_FRAG_ORPHAN, p->octets);
 			return;
 		}
-		t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED]++;
+		cnt_add(&t->cnt.c[SECHO_FLOW_CNT_FRAG_JOINED], 1);
 		update(t, &k, p->ts_ns, p->octets, 0, p);
 		return;
 	}
