@@ -60,8 +60,7 @@ static void dg_tick(void *ctx, uint64_t now_ns, const struct secho_flow_totals *
 	(void)ctx, (void)now_ns, (void)tot;
 }
 
-static int dg_close(void *ctx, uint64_t now_ns, const struct secho_flow_totals *tot,
-                    int timeout_ms)
+static int dg_close(void *ctx, uint64_t now_ns, const struct secho_flow_totals *tot, int timeout_ms)
 {
 	(void)ctx, (void)now_ns, (void)tot, (void)timeout_ms;
 	return 0;
@@ -83,8 +82,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Meter path with n workers into *d (sorted digests); res: the meter's result. */
-static int run(const char *path, unsigned n, struct digests *d,
-               struct secho_flow_meter_result *res)
+static int run(const char *path, unsigned n, struct digests *d, struct secho_flow_meter_result *res)
 {
 	struct secho_flow_sink sink = {.ops = &dg_ops, .ctx = d, .name = "digests"};
 	struct secho_flow_meter_cfg cfg = {
@@ -135,9 +133,10 @@ static void same_as_one(const char *what, const char *path)
 			        "%s, %u workers: %llu frames, %llu packets, error '%s' (one: %llu, "
 			        "%llu, '%s')",
 			        what, workers[i], (unsigned long long)rn.frames_read,
-			        (unsigned long long)rn.cnt.c[SECHO_FLOW_CNT_PACKETS], rn.input_error,
-			        (unsigned long long)r1.frames_read,
-			        (unsigned long long)r1.cnt.c[SECHO_FLOW_CNT_PACKETS], r1.input_error);
+			        (unsigned long long)rn.cnt.c[SECHO_FLOW_CNT_PACKETS],
+			        rn.input_error, (unsigned long long)r1.frames_read,
+			        (unsigned long long)r1.cnt.c[SECHO_FLOW_CNT_PACKETS],
+			        r1.input_error);
 		}
 		free(many.h);
 	}
@@ -147,7 +146,8 @@ static void same_as_one(const char *what, const char *path)
 static int gen(const char *profile, const char *encap, uint64_t packets, const char *path,
                const char *truth)
 {
-	struct secho_gen_cfg gc = {.profile = profile, .packets = packets, .seed = 7, .encap = encap};
+	struct secho_gen_cfg gc = {
+	        .profile = profile, .packets = packets, .seed = 7, .encap = encap};
 	struct secho_gen_totals tot;
 	char err[256];
 	int r = secho_gen_write(&gc, path, truth, &tot, err, sizeof(err));
