@@ -114,8 +114,9 @@ struct secho_feat_pool {
  * something is moved to the set's pool of done states, which keeps only the state's first
  * secho_feat_set_export_size() bytes: what the exporters read. The rest is the parser's
  * scratch, last in each struct (the TLS reassembly buffer, QUIC's CRYPTO stream, DNS's TCP
- * buffers, HTTP's line buffers). A done pool holds a state for a quarter of the entries; when it is empty the
- * state stays whole where it is. The handle of a done state has SECHO_FEAT_DONE_HANDLE set.
+ * buffers, HTTP's line buffers). A done pool holds a state for a quarter of the entries; when it is
+ * empty the state stays whole where it is. The handle of a done state has SECHO_FEAT_DONE_HANDLE
+ * set.
  */
 #define SECHO_FEAT_DONE_HANDLE 0x80000000u
 
