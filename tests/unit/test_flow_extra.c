@@ -580,36 +580,36 @@ static void test_outer_pool(void)
 	static const unsigned l305[] = {305}, l1617[] = {16, 17};
 
 	handshake(&x, T0);
-	T_CHECK(x.t.outer_lent == 0 && x.t.outer_used == 0, "plain: %u lent, %u used",
-	        x.t.outer_lent, x.t.outer_used);
+	T_CHECK(x.t.outer.lent == 0 && x.t.outer.used == 0, "plain: %u lent, %u used",
+	        x.t.outer.lent, x.t.outer.used);
 	/* forward plain, reverse labelled */
 	frame_in(&x, f,
 	         tcp4(f, MAC_C, MAC_D, NULL, 0, 0, 64, 0, "198.18.0.5", 1000, "198.18.0.6", 80,
 	              0x02, 100, NULL, 0),
 	         T0 + S_NS);
-	T_CHECK(x.t.outer_lent == 0, "plain forward: %u lent", x.t.outer_lent);
+	T_CHECK(x.t.outer.lent == 0, "plain forward: %u lent", x.t.outer.lent);
 	frame_in(&x, f,
 	         tcp4(f, MAC_D, MAC_C, l305, 1, 0, 64, 0, "198.18.0.6", 80, "198.18.0.5", 1000,
 	              0x12, 100, NULL, 0),
 	         T0 + S_NS + 1000);
-	T_CHECK(x.t.outer_lent == 1, "labelled reverse: %u lent", x.t.outer_lent);
+	T_CHECK(x.t.outer.lent == 1, "labelled reverse: %u lent", x.t.outer.lent);
 	/* a labelled flow whose record an active timeout cuts: the next starts plain */
 	frame_in(&x, f,
 	         tcp4(f, MAC_A, MAC_B, l1617, 2, 0, 64, 0, "198.18.0.7", 2000, "198.18.0.8", 80,
 	              0x10, 100, NULL, 0),
 	         T0 + 2 * S_NS);
-	T_CHECK(x.t.outer_lent == 2 && x.t.outer_used == 2, "two labelled records: %u lent",
-	        x.t.outer_lent);
+	T_CHECK(x.t.outer.lent == 2 && x.t.outer.used == 2, "two labelled records: %u lent",
+	        x.t.outer.lent);
 	frame_in(&x, f,
 	         tcp4(f, MAC_A, MAC_B, NULL, 0, 0, 64, 0, "198.18.0.7", 2000, "198.18.0.8", 80,
 	              0x10, 100, NULL, 0),
 	         T0 + 13 * S_NS);
-	T_CHECK(x.t.outer_lent == 1,
+	T_CHECK(x.t.outer.lent == 1,
 	        "after the active timeout: %u lent (the reverse-labelled record's)",
-	        x.t.outer_lent);
+	        x.t.outer.lent);
 	secho_flow_table_flush(&x.t);
-	T_CHECK(x.t.outer_lent == 0 && x.t.outer_used == 2, "after the flush: %u lent, %u used",
-	        x.t.outer_lent, x.t.outer_used);
+	T_CHECK(x.t.outer.lent == 0 && x.t.outer.used == 2, "after the flush: %u lent, %u used",
+	        x.t.outer.lent, x.t.outer.used);
 	unsigned seen = 0;
 	for (size_t i = 0; i < x.out.n; i++) {
 		const struct secho_flow_rec *r = &x.out.r[i];

@@ -19,6 +19,19 @@
  * VLAN, sport | 1 dport, ICMP type/code, src[0..3] | 2 src[4..11] | 3 src[12..15],
  * dst[0..3] | 4 dst[4..11] | 5 dst[12..15], tunnel type, 3 zero bytes | 48: tunnel id.
  */
+/* Whether a key runs from the higher end to the lower (secho_flow_key_canon): addresses as
+ * 16-byte big-endian numbers (high and low halves), then ports; both ends alike (a host
+ * talking to itself), the lower of an ICMP query type and its answer's goes in the key, so
+ * that a query and its answer still meet. */
+static inline bool canon_swaps(uint64_t sh, uint64_t dh, uint64_t sl, uint64_t dl, uint16_t sport,
+                               uint16_t dport, uint8_t ip_version, uint8_t proto, uint16_t icmp)
+{
+	return sh != dh         ? sh > dh
+	       : sl != dl       ? sl > dl
+	       : sport != dport ? sport > dport
+	                        : secho_flow_icmp_answer(ip_version, proto, icmp) < icmp;
+}
+
 struct key_parts {
 	uint64_t s0, s1, d0, d1; /* the addresses' bytes 0-7 and 8-15, loaded as words */
 	uint16_t sport, dport, icmp;
@@ -88,15 +101,9 @@ bool secho_flow_key_canon_from(const uint8_t *frame, const struct secho_dissect 
 	struct key_parts kp;
 
 	key_parts_of(frame, d, &kp);
-	/* as secho_flow_key_canon: addresses as 16-byte big-endian numbers, then ports, then
-	 * an ICMP query against its answer */
-	uint64_t sh = __builtin_bswap64(kp.s0), dh = __builtin_bswap64(kp.d0);
-	uint64_t sl = __builtin_bswap64(kp.s1), dl = __builtin_bswap64(kp.d1);
-	bool swap = sh != dh   ? sh > dh
-	            : sl != dl ? sl > dl
-	            : kp.sport != kp.dport
-	                    ? kp.sport > kp.dport
-	                    : secho_flow_icmp_answer(d->ip_version, d->proto, kp.icmp) < kp.icmp;
+	bool swap = canon_swaps(__builtin_bswap64(kp.s0), __builtin_bswap64(kp.d0),
+	                        __builtin_bswap64(kp.s1), __builtin_bswap64(kp.d1), kp.sport,
+	                        kp.dport, d->ip_version, d->proto, kp.icmp);
 	if (swap) {
 		uint64_t t0 = kp.s0, t1 = kp.s1;
 		uint16_t p = kp.sport;
@@ -125,16 +132,9 @@ static inline uint64_t be64_at(const uint8_t *p)
 
 bool secho_flow_key_canon(const struct secho_flow_key *k, struct secho_flow_key *out)
 {
-	uint64_t sh = be64_at(k->src), dh = be64_at(k->dst);
-	uint64_t sl = be64_at(k->src + 8), dl = be64_at(k->dst + 8);
-	/* Both ends alike (a host talking to itself): the lower of an ICMP query type and its
-	 * answer's goes in the key, so that a query and its answer still meet. */
-	bool swap = sh != dh   ? sh > dh
-	            : sl != dl ? sl > dl
-	            : k->sport != k->dport
-	                    ? k->sport > k->dport
-	                    : secho_flow_icmp_answer(k->ip_version, k->proto, k->icmp_type_code) <
-	                              k->icmp_type_code;
+	bool swap = canon_swaps(be64_at(k->src), be64_at(k->dst), be64_at(k->src + 8),
+	                        be64_at(k->dst + 8), k->sport, k->dport, k->ip_version, k->proto,
+	                        k->icmp_type_code);
 
 	*out = *k;
 	if (swap)

@@ -318,8 +318,10 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	t->xstride = secho_flow_table_stride(cfg->features);
 	t->extra = p; /* slots of xstride bytes: each 64-byte aligned */
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->xstride;
-	t->outer = p; /* touched only as parts are lent */
-	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_outer);
+	t->outer = (struct secho_feat_pool){.base = p, /* touched only as parts are lent */
+	                                    .stride = sizeof(struct flow_outer),
+	                                    .cap = t->nbuckets * SECHO_FLOW_BUCKET};
+	p += (size_t)t->outer.cap * sizeof(struct flow_outer);
 	t->cache = (uint64_t *)p;
 	p += ((size_t)t->cfg.cache_slots * sizeof(uint64_t) + 63) & ~(size_t)63;
 	t->frags = (struct flow_frag *)p;
@@ -527,26 +529,21 @@ static inline uint8_t prep_ttl(const struct secho_flow_prep *p)
 	return p->key.ip_version == 4 ? ip[8] : ip[7];
 }
 
-/* The record's tunnel and MPLS part (table.h, struct secho_flow_xline's outer): zero when
- * lent; a free one's first 4 bytes link the free list. */
+/* The record's tunnel and MPLS part (table.h, struct secho_flow_xline's outer). */
 static inline struct flow_outer *outer_of(const struct secho_flow_table *t, uint32_t h)
 {
-	return (struct flow_outer *)(t->outer + (size_t)(h - 1) * sizeof(struct flow_outer));
+	return (struct flow_outer *)(void *)secho_feat_pool_slot(&t->outer, h);
 }
 
-/* x's part, lent (zeroed) if it has none: one per entry, so there always is one. */
+/* x's part, lent (zeroed) if it has none; NULL only if the pool were empty, which it cannot
+ * be: a part per entry, a record holds one, an entry one record. */
 static struct flow_outer *outer_get(struct secho_flow_table *t, struct secho_flow_xline *x)
 {
 	if (x->outer)
 		return outer_of(t, x->outer);
-	uint32_t h;
-	if (t->outer_free) {
-		h = t->outer_free;
-		memcpy(&t->outer_free, outer_of(t, h), sizeof(t->outer_free));
-	} else {
-		h = ++t->outer_used; /* <= capacity: a record holds one, an entry one record */
-	}
-	t->outer_lent++;
+	uint32_t h = secho_feat_pool_take(&t->outer);
+	if (!h)
+		return NULL;
 	x->outer = h;
 	struct flow_outer *o = outer_of(t, h);
 	memset(o, 0, sizeof(*o));
@@ -558,9 +555,7 @@ static void outer_put(struct secho_flow_table *t, struct secho_flow_xline *x)
 {
 	if (!x->outer)
 		return;
-	memcpy(outer_of(t, x->outer), &t->outer_free, sizeof(t->outer_free));
-	t->outer_free = x->outer;
-	t->outer_lent--;
+	secho_feat_pool_give(&t->outer, x->outer);
 	x->outer = 0;
 }
 
@@ -604,8 +599,8 @@ static __attribute__((noinline)) void extra_first(struct secho_flow_table *t,
 		x->tcp_options[dir] = prep_tcp_options(p, &x->tcp_mss[dir]);
 	}
 	bool tunnel = !dir && (p->dflags & SECHO_DISSECT_F_TUNNEL);
-	if (p->nmpls || p->outer_ip_len || tunnel) {
-		struct flow_outer *o = outer_get(t, x);
+	struct flow_outer *o = p->nmpls || p->outer_ip_len || tunnel ? outer_get(t, x) : NULL;
+	if (o) {
 		o->bytes_outer[dir] = p->outer_ip_len;
 		o->nmpls[dir] = p->nmpls;
 		for (unsigned i = 0; i < p->nmpls; i++)
@@ -656,8 +651,11 @@ static inline void extra_update(struct secho_flow_table *t, struct secho_flow_xl
 		uint16_t mss;
 		x->tcp_options[dir] |= prep_tcp_options(p, &mss);
 	}
-	if (__builtin_expect(p->outer_ip_len != 0, 0))
-		outer_get(t, x)->bytes_outer[dir] += p->outer_ip_len;
+	if (__builtin_expect(p->outer_ip_len != 0, 0)) {
+		struct flow_outer *o = outer_get(t, x);
+		if (o)
+			o->bytes_outer[dir] += p->outer_ip_len;
+	}
 }
 
 /* The record's struct secho_flow_extra from its slot's line x and its outer part: a

@@ -221,11 +221,8 @@ struct secho_flow_table {
 	uint8_t *extra;                     /* the extension: entry i's slot is xstride bytes at
 	                                     * extra + i * xstride (secho_flow_table_slot) */
 	size_t xstride;                     /* 64 + the slot's feature area, rounded up to 64 */
-	uint8_t *outer;                     /* the outer pool: a record's tunnel and MPLS part
-	                                     * (struct flow_outer, table.c), one per entry */
-	uint32_t outer_used;                /* parts handed out at least once */
-	uint32_t outer_free;                /* the last part given back, + 1 (0: none) */
-	uint32_t outer_lent;                /* parts lent now */
+	struct secho_feat_pool outer;       /* a record's tunnel and MPLS part (struct
+	                                     * flow_outer, table.c), one per entry */
 	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */
 	struct secho_feat_pools feat_pools; /* the large sets' states (sets.h), one per entry */
 	uint64_t *cache;                    /* sig << 32 | (entry index + 1); 0 = empty */

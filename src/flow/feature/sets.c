@@ -173,41 +173,11 @@ static inline uint32_t *handle(const struct secho_feat_layout *l, const uint8_t 
 	return (uint32_t *)(void *)((uintptr_t)area + l->soff[i]);
 }
 
-static inline uint8_t *pool_state(const struct secho_feat_pool *pl, uint32_t h)
-{
-	return pl->base + (size_t)(h - 1) * pl->stride;
-}
-
-/* A slot from pl: its handle (index + 1), or 0 when pl is empty. */
-static uint32_t pool_take(struct secho_feat_pool *pl)
-{
-	uint32_t h;
-
-	if (pl->free) {
-		h = pl->free;
-		memcpy(&pl->free, pool_state(pl, h), sizeof(pl->free));
-	} else if (pl->used < pl->cap) {
-		h = ++pl->used;
-	} else {
-		pl->empty++;
-		return 0;
-	}
-	pl->lent++;
-	return h;
-}
-
-static void pool_give(struct secho_feat_pool *pl, uint32_t h)
-{
-	memcpy(pool_state(pl, h), &pl->free, sizeof(pl->free));
-	pl->free = h;
-	pl->lent--;
-}
-
 /* A state from set i's pool into its handle: 0, or -1 when the pool is empty. */
 static int borrow(const struct secho_feat_layout *l, struct secho_feat_pools *ps, uint8_t *area,
                   unsigned i)
 {
-	uint32_t h = pool_take(&ps->p[i]);
+	uint32_t h = secho_feat_pool_take(&ps->p[i]);
 
 	if (!h)
 		return -1;
@@ -225,11 +195,11 @@ static void to_done(const struct secho_feat_layout *l, struct secho_feat_pools *
 
 	if (!dp->base || (*hp & SECHO_FEAT_DONE_HANDLE))
 		return;
-	uint32_t h = pool_take(dp);
+	uint32_t h = secho_feat_pool_take(dp);
 	if (!h)
 		return;
-	memcpy(pool_state(dp, h), pool_state(&ps->p[i], *hp), set_keep[i]);
-	pool_give(&ps->p[i], *hp);
+	memcpy(secho_feat_pool_slot(dp, h), secho_feat_pool_slot(&ps->p[i], *hp), set_keep[i]);
+	secho_feat_pool_give(&ps->p[i], *hp);
 	*hp = h | SECHO_FEAT_DONE_HANDLE;
 }
 
@@ -242,9 +212,9 @@ void secho_feat_sets_release(const struct secho_feat_layout *l, struct secho_fea
 		if (!h)
 			continue;
 		if (h & SECHO_FEAT_DONE_HANDLE)
-			pool_give(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
+			secho_feat_pool_give(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
 		else
-			pool_give(&ps->p[i], h);
+			secho_feat_pool_give(&ps->p[i], h);
 		*hp = 0;
 	}
 }
@@ -256,8 +226,8 @@ static inline uint8_t *state_of(const struct secho_feat_layout *l,
 	if (l->pooled & (1u << i)) {
 		uint32_t h = *handle(l, area, i);
 		if (h & SECHO_FEAT_DONE_HANDLE)
-			return pool_state(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
-		return pool_state(&ps->p[i], h);
+			return secho_feat_pool_slot(&ps->d[i], h & ~SECHO_FEAT_DONE_HANDLE);
+		return secho_feat_pool_slot(&ps->p[i], h);
 	}
 	return (uint8_t *)(uintptr_t)area + l->soff[i];
 }

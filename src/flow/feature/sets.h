@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* X(NAME, "name", "what it gives") in layout order. */
 #define SECHO_FEAT_SETS(X)                                                                         \
@@ -98,8 +99,9 @@ struct secho_feat_layout {
  * fail. */
 void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l);
 
-/* A pooled set's states: cap slots of stride bytes; the free ones in a list through their
- * first 4 bytes, the last given back first (its lines are likely still in cache). */
+/* A pooled set's states (and the table's outer pool, table.h): cap slots of stride bytes;
+ * the free ones in a list through their first 4 bytes, the last given back first (its
+ * lines are likely still in cache). Slots are named by handles: index + 1. */
 struct secho_feat_pool {
 	uint8_t *base;
 	uint32_t stride, cap;
@@ -108,6 +110,39 @@ struct secho_feat_pool {
 	uint32_t lent;  /* slots lent now */
 	uint64_t empty; /* times a set that wanted a record found the pool empty (below) */
 };
+
+/* The slot of handle h (1..cap). */
+static inline uint8_t *secho_feat_pool_slot(const struct secho_feat_pool *pl, uint32_t h)
+{
+	return pl->base + (size_t)(h - 1) * pl->stride;
+}
+
+/* A slot from pl: its handle, or 0 when pl is empty (counted in empty). Its bytes are as
+ * the last user left them. */
+static inline uint32_t secho_feat_pool_take(struct secho_feat_pool *pl)
+{
+	uint32_t h;
+
+	if (pl->free) {
+		h = pl->free;
+		memcpy(&pl->free, secho_feat_pool_slot(pl, h), sizeof(pl->free));
+	} else if (pl->used < pl->cap) {
+		h = ++pl->used;
+	} else {
+		pl->empty++;
+		return 0;
+	}
+	pl->lent++;
+	return h;
+}
+
+/* Slot h back to pl. */
+static inline void secho_feat_pool_give(struct secho_feat_pool *pl, uint32_t h)
+{
+	memcpy(secho_feat_pool_slot(pl, h), &pl->free, sizeof(pl->free));
+	pl->free = h;
+	pl->lent--;
+}
 
 /*
  * Done states: a pooled set's state that is done (it takes no more packets) and found
