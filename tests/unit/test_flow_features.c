@@ -854,21 +854,21 @@ static void test_pstats_zeroes(void)
 		secho_feat_pools_init(&ps, &l, NULL, 0);
 		static uint64_t a[64];
 		memset(a, 0, sizeof(a));
-		uint32_t live = 0, decided = 0;
+		uint32_t live = 0, decided = 0, done = 0;
 		struct secho_feat_pkt p = {.ts_ns = S_NS,
 		                           .ip_len = 40,
 		                           .sport = 40000,
 		                           .dport = 80,
 		                           .proto = 6,
 		                           .tcp_flags = 0x02};
-		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &p);
+		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &done, &p);
 		T_CHECK(live == (z ? 1u << SECHO_FEAT_SET_PSTATS : 0u),
 		        "%s: after the SYN live %#x", z ? "zeroes" : "default", live);
 		p.tcp_flags = 0x18;
 		p.payload = data;
 		p.len = p.wire_len = sizeof(data);
 		p.ts_ns += S_NS;
-		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &p);
+		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &done, &p);
 		const uint8_t *sec[SECHO_FEAT_NSETS];
 		secho_feat_sets_sections(&l, &ps, (uint8_t *)a, live, sec);
 		const struct secho_feat_pstats *st =
@@ -900,7 +900,7 @@ static void test_pool_empty(void)
 	secho_feat_pools_init(&ps, &l, mem, 1);
 	static uint64_t a0[64], a1[64];
 	uint8_t *area[2] = {(uint8_t *)a0, (uint8_t *)a1};
-	uint32_t live[2] = {0, 0}, decided[2] = {0, 0};
+	uint32_t live[2] = {0, 0}, decided[2] = {0, 0}, done[2] = {0, 0};
 	/* a DNS query, ID 0x1234, for a.example, type A */
 	static const uint8_t q[] = {0x12, 0x34, 0x01, 0x00, 0,   1,   0,   0,   0, 0, 0, 0, 1, 'a',
 	                            7,    'e',  'x',  'a',  'm', 'p', 'l', 'e', 0, 0, 1, 0, 1};
@@ -913,7 +913,7 @@ static void test_pool_empty(void)
 	                           .dport = 53,
 	                           .proto = 17};
 	for (unsigned f = 0; f < 2; f++)
-		secho_feat_sets_packet(&l, &ps, area[f], &live[f], &decided[f], &p);
+		secho_feat_sets_packet(&l, &ps, area[f], &live[f], &decided[f], &done[f], &p);
 	const struct secho_feat_pool *pd = &ps.p[SECHO_FEAT_SET_DNS];
 	T_CHECK(live[0] == sets && decided[0] == sets, "first flow: live %#x", live[0]);
 	T_CHECK(live[1] == (1u << SECHO_FEAT_SET_PSTATS) && decided[1] == sets && pd->empty == 1 &&
@@ -932,8 +932,8 @@ static void test_pool_empty(void)
 	/* the first record leaves: its state goes back, a third flow gets it */
 	secho_feat_sets_release(&l, &ps, area[0], live[0]);
 	T_CHECK(pd->lent == 0 && pd->free == 1, "given back: lent %u", pd->lent);
-	live[0] = decided[0] = 0;
-	secho_feat_sets_packet(&l, &ps, area[0], &live[0], &decided[0], &p);
+	live[0] = decided[0] = done[0] = 0;
+	secho_feat_sets_packet(&l, &ps, area[0], &live[0], &decided[0], &done[0], &p);
 	T_CHECK(live[0] == sets && pd->lent == 1 && pd->empty == 1 && pd->used == 1,
 	        "third flow: live %#x, the same state", live[0]);
 	free(mem);

@@ -1,8 +1,8 @@
 /*
  * src/flow/feature/quic.c - the quic feature set (quic.h; docs/FLOW.md "Features: quic").
  *
- * Crypto: HKDF from OpenSSL 3's libcrypto (EVP_KDF "HKDF": two contexts made once, reused);
- * AES-128-ECB for the header protection mask and AES-128-GCM for the payload from secho's own
+ * Crypto: HKDF from nettle (hkdf_extract, hkdf_expand over its HMAC-SHA256: contexts on the
+ * stack, no allocation, no lock); AES-128-ECB for the header protection mask and AES-128-GCM for the payload from secho's own
  * library (include/secho/aes.h, modes.h, gcm.h). Initial keys are derivable by anyone who sees the
  * first packet (RFC 9001 5.2): they protect nothing secret, and are kept in the flow's
  * state so that HKDF runs once per connection ID, not once per packet.
@@ -15,12 +15,10 @@
 #include <secho/gcm.h>
 #include <secho/modes.h>
 
-#include <openssl/core_names.h>
-#include <openssl/kdf.h>
-#include <openssl/params.h>
+#include <nettle/hkdf.h>
+#include <nettle/hmac.h>
 
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -155,75 +153,19 @@ int secho_quic_parse_long(const uint8_t *b, size_t len, struct secho_quic_hdr *h
 
 /* ---- keys (RFC 9001 5.1-5.2; RFC 8446 7.1 HKDF-Expand-Label) ---- */
 
-/* Two HKDF contexts with their mode and digest set, made once and reused under a lock:
- * a context made per derivation fetched the digest by name every time (the library's
- * store locks: a twentieth of a --features quic run), and OpenSSL 3.0 cannot copy an
- * HKDF context. Each derivation sets its key, salt and info anew (a later call's replace
- * an earlier's). What a context keeps between calls is an Initial secret, which anyone
- * who sees the packet can derive (RFC 9001 5.2). */
-static EVP_KDF_CTX *hkdf_ctx[2]; /* [0] extract, [1] expand */
-static pthread_mutex_t hkdf_lock[2] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
-static pthread_once_t hkdf_once = PTHREAD_ONCE_INIT;
-
-static void hkdf_fetch(void)
-{
-	EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
-	static const char *const modes[2] = {"EXTRACT_ONLY", "EXPAND_ONLY"};
-
-	if (!kdf)
-		return;
-	for (unsigned i = 0; i < 2; i++) {
-		EVP_KDF_CTX *c = EVP_KDF_CTX_new(kdf);
-		OSSL_PARAM params[3] = {
-		        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, (char *)modes[i], 0),
-		        OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)"SHA256",
-		                                         0),
-		        OSSL_PARAM_construct_end(),
-		};
-		if (c && EVP_KDF_CTX_set_params(c, params) != 1) {
-			EVP_KDF_CTX_free(c);
-			c = NULL;
-		}
-		hkdf_ctx[i] = c;
-	}
-	EVP_KDF_free(kdf); /* the contexts hold their own references */
-}
-
-/* HKDF (RFC 5869) with SHA-256: extract (key = IKM, salt) or expand (key = PRK, info).
- * 0 or -EIO. */
-static int hkdf_run(bool expand, const uint8_t *key, size_t key_len, const uint8_t *salt,
-                    size_t salt_len, const uint8_t *info, size_t info_len, uint8_t *out,
-                    size_t out_len)
-{
-	if (pthread_once(&hkdf_once, hkdf_fetch) != 0 || !hkdf_ctx[expand])
-		return -EIO;
-	OSSL_PARAM params[4];
-	size_t i = 0;
-	/* an empty IKM (a zero-length DCID) is legal: OpenSSL wants a non-NULL pointer */
-	static const uint8_t none[1];
-	params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
-	                                                (void *)(key_len ? key : none), key_len);
-	if (salt)
-		params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt,
-		                                                salt_len);
-	if (info)
-		params[i++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)info,
-		                                                info_len);
-	params[i] = OSSL_PARAM_construct_end();
-	pthread_mutex_lock(&hkdf_lock[expand]);
-	int rc = EVP_KDF_derive(hkdf_ctx[expand], out, out_len, params) == 1 ? 0 : -EIO;
-	pthread_mutex_unlock(&hkdf_lock[expand]);
-	return rc;
-}
-
-/* HKDF-Expand-Label(secret, label, "", len) (RFC 8446 7.1). */
-static int expand_label(const uint8_t secret[32], const char *label, uint8_t *out, size_t len)
+/*
+ * HKDF with SHA-256 (RFC 5869) from nettle. It was OpenSSL 3's EVP_KDF "HKDF": each
+ * derivation there allocates an HMAC context and fetches the digest by name under the
+ * library's store locks (5 derivations a connection: a tenth of a run with --features quic
+ * on light traffic with payloads). nettle's HMAC context is a plain struct on the stack; a
+ * digest leaves it keyed for the next message, so the three labels under one secret share
+ * one key setup.
+ */
+static void hkdf_expand_label(struct hmac_sha256_ctx *c, const char *label, uint8_t *out,
+                              size_t len)
 {
 	uint8_t info[2 + 1 + 6 + 32 + 1];
-	size_t ll = strlen(label);
-	if (ll > 32 || len > 255)
-		return -EINVAL;
-	size_t n = 0;
+	size_t ll = strlen(label), n = 0; /* labels: this file's constants, under 32 bytes */
 	info[n++] = 0;
 	info[n++] = (uint8_t)len;
 	info[n++] = (uint8_t)(6 + ll);
@@ -232,7 +174,9 @@ static int expand_label(const uint8_t secret[32], const char *label, uint8_t *ou
 	memcpy(info + n, label, ll);
 	n += ll;
 	info[n++] = 0; /* empty context */
-	return hkdf_run(true, secret, 32, NULL, 0, info, n, out, len);
+	hkdf_expand(c, (nettle_hash_update_func *)hmac_sha256_update,
+	            (nettle_hash_digest_func *)hmac_sha256_digest, SHA256_DIGEST_SIZE, n, info, len,
+	            out);
 }
 
 int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_len, int server,
@@ -241,18 +185,23 @@ int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_l
 	const struct quic_version *qv = version_find(version);
 	if (!qv)
 		return -ENOTSUP;
-	uint8_t initial[32], secret[32];
-	int rc = hkdf_run(false, dcid, dcid_len, qv->salt, sizeof(qv->salt), NULL, 0, initial,
-	                  sizeof(initial));
-	if (rc == 0)
-		rc = expand_label(initial, server ? "server in" : "client in", secret, 32);
-	if (rc == 0)
-		rc = expand_label(secret, qv->label->key, k->key, sizeof(k->key));
-	if (rc == 0)
-		rc = expand_label(secret, qv->label->iv, k->iv, sizeof(k->iv));
-	if (rc == 0)
-		rc = expand_label(secret, qv->label->hp, k->hp, sizeof(k->hp));
-	return rc;
+	uint8_t initial[SHA256_DIGEST_SIZE], secret[SHA256_DIGEST_SIZE];
+	struct hmac_sha256_ctx c;
+	hmac_sha256_set_key(&c, sizeof(qv->salt), qv->salt);
+	hkdf_extract(&c, (nettle_hash_update_func *)hmac_sha256_update,
+	             (nettle_hash_digest_func *)hmac_sha256_digest, SHA256_DIGEST_SIZE, dcid_len,
+	             dcid, initial);
+	hmac_sha256_set_key(&c, sizeof(initial), initial);
+	hkdf_expand_label(&c, server ? "server in" : "client in", secret, sizeof(secret));
+	hmac_sha256_set_key(&c, sizeof(secret), secret);
+	hkdf_expand_label(&c, qv->label->key, k->key, sizeof(k->key));
+	hkdf_expand_label(&c, qv->label->iv, k->iv, sizeof(k->iv));
+	hkdf_expand_label(&c, qv->label->hp, k->hp, sizeof(k->hp));
+	/* derivable by anyone who sees the packet (RFC 9001 5.2), wiped all the same */
+	secho_wipe(&c, sizeof(c));
+	secho_wipe(initial, sizeof(initial));
+	secho_wipe(secret, sizeof(secret));
+	return 0;
 }
 
 /* ---- packet protection (RFC 9001 5.3, 5.4; RFC 9000 A.3) ---- */
@@ -405,7 +354,18 @@ int secho_quic_frames(struct secho_feat_quic *s, const uint8_t *pt, size_t len)
 			goto bad;
 		off += n;
 		switch (type) {
-		case 0x00: /* PADDING */
+		case 0x00: /* PADDING: a client's Initial is padded to 1,200 bytes, so the run of
+			    * zeros is most of many packets: passed over eight bytes at a time */
+			while (len - off >= 8) {
+				uint64_t w;
+				memcpy(&w, pt + off, 8);
+				if (w)
+					break;
+				off += 8;
+			}
+			while (off < len && pt[off] == 0)
+				off++;
+			break;
 		case 0x01: /* PING */
 			break;
 		case 0x02: /* ACK */

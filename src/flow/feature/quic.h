@@ -223,7 +223,7 @@ size_t secho_quic_varint(const uint8_t *b, size_t len, uint64_t *v);
 int secho_quic_parse_long(const uint8_t *b, size_t len, struct secho_quic_hdr *h);
 
 /* The Initial keys of a version for a destination connection ID (server 0: the client's,
- * 1: the server's). 0, -ENOTSUP for an unknown version, -EIO when HKDF fails. */
+ * 1: the server's). 0, or -ENOTSUP for an unknown version. */
 int secho_quic_initial_keys(uint32_t version, const uint8_t *dcid, size_t dcid_len, int server,
                             struct secho_quic_keys *k);
 

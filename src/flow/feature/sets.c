@@ -422,58 +422,65 @@ static void now_done(const struct secho_feat_layout *l, struct secho_feat_pools 
 }
 
 void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
-                            uint8_t *area, uint32_t *live, uint32_t *decided,
+                            uint8_t *area, uint32_t *live, uint32_t *decided, uint32_t *done,
                             const struct secho_feat_pkt *p)
 {
 	uint32_t undecided = l->sets & ~*decided;
 
 	if (undecided)
 		decide_all(l, ps, area, live, decided, undecided, p);
-	uint32_t sets = *live & l->sets;
+	uint32_t sets = *live & l->sets & ~*done;
 	while (sets) {
 		unsigned i = (unsigned)__builtin_ctz(sets);
+		uint32_t bit = 1u << i;
 		sets &= sets - 1;
 		switch (i) {
 		case SECHO_FEAT_SET_TLS: {
 			struct secho_feat_tls *s = STATE(struct secho_feat_tls, l, ps, area, i);
-			if (secho_feat_tls_done(s))
-				break;
-			secho_feat_tls_packet(s, p);
-			if (secho_feat_tls_done(s))
+			if (!secho_feat_tls_done(s))
+				secho_feat_tls_packet(s, p);
+			if (secho_feat_tls_done(s)) {
+				*done |= bit;
 				now_done(l, ps, area, live, i, tls_empty(s));
+			}
 			break;
 		}
 		case SECHO_FEAT_SET_QUIC: {
 			struct secho_feat_quic *s = STATE(struct secho_feat_quic, l, ps, area, i);
-			if (s->done)
-				break;
-			secho_feat_quic_packet(s, p);
-			if (s->done)
+			if (!s->done)
+				secho_feat_quic_packet(s, p);
+			if (s->done) {
+				*done |= bit;
 				now_done(l, ps, area, live, i, !s->quic);
+			}
 			break;
 		}
 		case SECHO_FEAT_SET_DNS: {
 			struct secho_feat_dns *s = STATE(struct secho_feat_dns, l, ps, area, i);
-			if (s->done)
-				break;
-			secho_feat_dns_packet(s, p);
-			if (s->done)
+			if (!s->done)
+				secho_feat_dns_packet(s, p);
+			if (s->done) {
+				*done |= bit;
 				now_done(l, ps, area, live, i, !s->seen);
+			}
 			break;
 		}
 		case SECHO_FEAT_SET_HTTP: {
 			struct secho_feat_http *s = STATE(struct secho_feat_http, l, ps, area, i);
-			if (s->done)
-				break;
-			secho_feat_http_packet(s, p);
-			if (s->done)
+			if (!s->done)
+				secho_feat_http_packet(s, p);
+			if (s->done) {
+				*done |= bit;
 				now_done(l, ps, area, live, i, !s->f.have_req && !s->f.have_resp);
+			}
 			break;
 		}
 		case SECHO_FEAT_SET_WG: {
 			struct secho_feat_wg *s = STATE(struct secho_feat_wg, l, ps, area, i);
 			if (!s->done)
 				secho_feat_wg_packet(s, p);
+			if (s->done)
+				*done |= bit;
 			break;
 		}
 		case SECHO_FEAT_SET_PSTATS: {
@@ -484,6 +491,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 				                             l->opts & SECHO_FEAT_OPT_PSTATS_ZEROES
 				                                     ? SECHO_PSTATS_INCLUDE_ZEROES
 				                                     : 0);
+			if (s->done)
+				*done |= bit;
 			break;
 		}
 		case SECHO_FEAT_SET_PHISTS:
@@ -496,6 +505,8 @@ void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat
 			        STATE(struct secho_feat_bstats, l, ps, area, i);
 			if (!s->done)
 				secho_feat_bstats_packet(s, p);
+			if (s->done)
+				*done |= bit;
 			break;
 		}
 		default:

@@ -172,12 +172,15 @@ size_t secho_feat_pools_size(const struct secho_feat_layout *l, uint32_t cap);
 void secho_feat_pools_init(struct secho_feat_pools *ps, const struct secho_feat_layout *l,
                            void *mem, uint32_t cap);
 
-/* One packet of the flow (area: the slot's feature area, l->slot_bytes bytes; *live and
- * *decided: the record's bit sets, both 0 when it starts): every set on that has not
- * decided decides (above; a pooled set that goes live borrows its state), and every live
- * set whose state is not done gets the packet. Can't fail. */
+/* One packet of the flow (area: the slot's feature area, l->slot_bytes bytes; *live,
+ * *decided and *done: the record's bit sets, all 0 when it starts): every set on that has
+ * not decided decides (above; a pooled set that goes live borrows its state), and every
+ * live set whose state is not done gets the packet. A set found done is added to *done,
+ * and from then on its state is not read at all: most of a flow's packets come after its
+ * application sets are done, and the state's line is a cache miss per set and packet on
+ * many-flow traffic. Can't fail. */
 void secho_feat_sets_packet(const struct secho_feat_layout *l, struct secho_feat_pools *ps,
-                            uint8_t *area, uint32_t *live, uint32_t *decided,
+                            uint8_t *area, uint32_t *live, uint32_t *decided, uint32_t *done,
                             const struct secho_feat_pkt *p);
 
 /* Whether packet p, not counted yet, is to start a new record of its flow (a set that keeps

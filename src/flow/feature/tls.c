@@ -11,13 +11,13 @@
 #include "flow/feature/fjson.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
+#include <nettle/md5.h>
+#include <nettle/sha2.h>
 
 /* ---- bounded reader ---- */
 
@@ -309,28 +309,23 @@ static void sb_list16(struct sb *s, const uint16_t *v, unsigned n, int skip_grea
 	}
 }
 
-/* MD5 (JA3) and SHA-256 (JA4), fetched once: EVP_md5() and EVP_sha256() fetch the
- * algorithm again at every digest, under the library's store locks (a twentieth of a
- * --features tls run on light traffic). */
-static EVP_MD *md_md5, *md_sha256;
-static pthread_once_t md_once = PTHREAD_ONCE_INIT;
-
-static void md_fetch(void)
+/* The digest of data[0..len) into out with MD5 (sha256 false) or SHA-256, from nettle:
+ * contexts on the stack. (It was libcrypto's EVP_Digest, which allocates and frees a
+ * context per digest: three digests a ClientHello, a twentieth of a --features tls run on
+ * light traffic with payloads.) */
+static void digest(bool sha256, const void *data, size_t len, uint8_t *out)
 {
-	md_md5 = EVP_MD_fetch(NULL, "MD5", NULL);
-	md_sha256 = EVP_MD_fetch(NULL, "SHA256", NULL);
-}
-
-/* The digest of data[0..len) into out with MD5 (sha256 false) or SHA-256. 0 or -EIO. */
-static int digest(bool sha256, const void *data, size_t len, uint8_t *out)
-{
-	unsigned int n = 0;
-	if (pthread_once(&md_once, md_fetch) != 0)
-		return -EIO;
-	const EVP_MD *md = sha256 ? md_sha256 : md_md5;
-	if (!md || EVP_Digest(data, len, out, &n, md, NULL) != 1)
-		return -EIO;
-	return 0;
+	if (sha256) {
+		struct sha256_ctx c;
+		sha256_init(&c);
+		sha256_update(&c, len, data);
+		sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+	} else {
+		struct md5_ctx c;
+		md5_init(&c);
+		md5_update(&c, len, data);
+		md5_digest(&c, MD5_DIGEST_SIZE, out);
+	}
 }
 
 int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_t md5[16])
@@ -352,8 +347,7 @@ int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_
 		sb_u(&s, i ? '-' : 0, h->pointfmt[i]);
 	if (s.err)
 		return s.err;
-	if (digest(false, str, s.len, md5))
-		return -EIO;
+	digest(false, str, s.len, md5);
 	return (int)s.len;
 }
 
@@ -364,21 +358,19 @@ static int cmp_u16(const void *a, const void *b)
 }
 
 /* The first 12 hex characters of SHA-256(str), or twelve zeros when the list was empty. */
-static int ja4_hash(const char *str, size_t len, int empty, char out[12])
+static void ja4_hash(const char *str, size_t len, int empty, char out[12])
 {
 	static const char hex[] = "0123456789abcdef";
 	uint8_t md[32];
 	if (empty) {
 		memset(out, '0', 12);
-		return 0;
+		return;
 	}
-	if (digest(true, str, len, md))
-		return -EIO;
+	digest(true, str, len, md);
 	for (unsigned i = 0; i < 6; i++) {
 		out[2 * i] = hex[md[i] >> 4];
 		out[2 * i + 1] = hex[md[i] & 15];
 	}
-	return 0;
 }
 
 static int is_alnum(uint8_t c)
@@ -472,8 +464,9 @@ int secho_tls_ja4(const struct secho_tls_hello *h, char proto, char out[SECHO_TL
 	struct sb s = {list, sizeof(list), 0, 0};
 	for (unsigned i = 0; i < n; i++)
 		sb_hex4(&s, i ? ',' : 0, sorted[i]);
-	if (s.err || ja4_hash(list, s.len, n == 0, out + 11))
+	if (s.err)
 		return -EIO;
+	ja4_hash(list, s.len, n == 0, out + 11);
 
 	/* c: sorted extensions without SNI and ALPN, then signature algorithms in order */
 	n = 0;
@@ -494,8 +487,9 @@ int secho_tls_ja4(const struct secho_tls_hello *h, char proto, char out[SECHO_TL
 		sb_hex4(&s, first ? '_' : ',', h->sigalgs[i]);
 		first = 0;
 	}
-	if (s.err || ja4_hash(list, s.len, n == 0, out + 24))
+	if (s.err)
 		return -EIO;
+	ja4_hash(list, s.len, n == 0, out + 24);
 	return 0;
 }
 
@@ -991,8 +985,11 @@ static int ext_read(uint8_t type, uint16_t ext)
 
 #define M_STOP 0xff /* walk over: copy as is */
 
-/* One more byte is in buf: advance the walk while the bytes it needs are there. */
-static void hello_walk(struct secho_feat_tls *s)
+/* Bytes were added to buf: advance the walk while the bytes it needs are there. Returns
+ * the length buf must reach before the walk can go on (a walk over or stopped: SIZE_MAX,
+ * the rest is copied as is); the bytes before it are kept whatever they are, so the caller
+ * copies up to there at once. */
+static size_t hello_walk(struct secho_feat_tls *s)
 {
 	const uint8_t type = s->buf[0];
 	for (;;) {
@@ -1010,7 +1007,7 @@ static void hello_walk(struct secho_feat_tls *s)
 				continue;
 			}
 			if (have < at + 1)
-				return;
+				return at + 1;
 			s->m_next = (uint32_t)(at + 1 + s->buf[at]);
 			s->m_step++;
 			continue;
@@ -1020,13 +1017,13 @@ static void hello_walk(struct secho_feat_tls *s)
 				continue;
 			}
 			if (have < at + 2)
-				return;
+				return at + 2;
 			s->m_next = (uint32_t)(at + 2 + (s->buf[at] << 8 | s->buf[at + 1]));
 			s->m_step = 3;
 			continue;
 		case 4: /* the extension block's length */
 			if (have < at + 2)
-				return;
+				return at + 2;
 			s->m_ext_at = (uint32_t)at;
 			s->m_ext_total = (uint32_t)(s->buf[at] << 8 | s->buf[at + 1]);
 			s->m_next = (uint32_t)(at + 2);
@@ -1037,15 +1034,15 @@ static void hello_walk(struct secho_feat_tls *s)
 			size_t end = (size_t)s->m_ext_at + 2 + s->m_ext_total - s->m_cut;
 			if (at >= end || at + 4 > end) {
 				s->m_step = M_STOP;
-				return;
+				return SIZE_MAX;
 			}
 			if (have < at + 4)
-				return;
+				return at + 4;
 			uint16_t ext = (uint16_t)(s->buf[at] << 8 | s->buf[at + 1]);
 			uint16_t len = (uint16_t)(s->buf[at + 2] << 8 | s->buf[at + 3]);
 			if (at + 4 + len > end) {
 				s->m_step = M_STOP;
-				return;
+				return SIZE_MAX;
 			}
 			if (type == SECHO_TLS_HS_CLIENT_HELLO && s->n_ext < SECHO_FEAT_TLS_EXTS) {
 				s->ext_type[s->n_ext] = ext;
@@ -1063,7 +1060,7 @@ static void hello_walk(struct secho_feat_tls *s)
 			continue;
 		}
 		default:
-			return;
+			return SIZE_MAX;
 		}
 	}
 }
@@ -1125,7 +1122,7 @@ static void hs_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, size
 				s->m_next = s->m_ext_at = s->m_ext_total = s->m_cut = s->m_skip = 0;
 				if (type == SECHO_TLS_HS_CLIENT_HELLO)
 					s->n_ext = 0;
-				hello_walk(s);
+				(void)hello_walk(s);
 			}
 		} else {
 			size_t take = n < st->hs_left ? n : st->hs_left;
@@ -1137,12 +1134,17 @@ static void hs_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, size
 				s->buf_len = (uint16_t)(s->buf_len + c);
 			} else if (s->buf_owner ==
 			           d + 1) { /* a hello: compacted, whole or nothing */
-				for (size_t i = 0; i < take; i++) {
+				size_t i = 0;
+				while (i < take) {
+					/* the walk (which may start a skip) over what is in buf;
+					 * the bytes up to where it looks next are kept as they
+					 * are, so they are copied at once */
+					size_t need = hello_walk(s);
 					if (s->m_skip) {
 						size_t k =
 						        take - i < s->m_skip ? take - i : s->m_skip;
 						s->m_skip -= (uint32_t)k;
-						i += k - 1;
+						i += k;
 						continue;
 					}
 					if (s->buf_len == SECHO_FEAT_TLS_BUF) {
@@ -1150,9 +1152,17 @@ static void hs_feed(struct secho_feat_tls *s, unsigned d, const uint8_t *b, size
 						dir_stop(s, d);
 						return;
 					}
-					s->buf[s->buf_len++] = b[i];
-					hello_walk(s);
+					size_t c = take - i,
+					       room = (size_t)SECHO_FEAT_TLS_BUF - s->buf_len;
+					if (c > room)
+						c = room;
+					if (c > need - s->buf_len) /* need > buf_len: hello_walk */
+						c = need - s->buf_len;
+					memcpy(s->buf + s->buf_len, b + i, c);
+					s->buf_len = (uint16_t)(s->buf_len + c);
+					i += c;
 				}
+				(void)hello_walk(s);
 			}
 			st->hs_left -= (uint32_t)take;
 			b += take;

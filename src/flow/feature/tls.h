@@ -133,7 +133,7 @@ int secho_tls_client_hello_parse(const uint8_t *msg, size_t len, struct secho_tl
  * legacy_version,ciphers,extensions,groups,point formats, decimal, '-' separated, GREASE
  * left out of the first three lists) into str[0..cap) with its NUL, and its MD5 into md5.
  * Returns the string's length, -ENOSPC when cap is too small, -EOVERFLOW when the hello's
- * lists were cut (h->overflow), -EIO when libcrypto's MD5 failed.
+ * lists were cut (h->overflow). MD5 and SHA-256 (JA4): nettle's.
  */
 int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_t md5[16]);
 
@@ -142,7 +142,8 @@ int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_
 /*
  * JA4 (FoxIO's specification, technical_details/JA4.md) of a parsed ClientHello into
  * out[0..SECHO_TLS_JA4_LEN] with its NUL; proto is 't' (TLS over TCP), 'q' (QUIC) or 'd'
- * (DTLS). Returns 0, -EOVERFLOW when the hello's lists were cut, -EIO when SHA-256 failed.
+ * (DTLS). Returns 0, -EOVERFLOW when the hello's lists were cut (-EIO when a list would not
+ * fit its buffer, which is sized for the longest).
  */
 int secho_tls_ja4(const struct secho_tls_hello *h, char proto, char out[SECHO_TLS_JA4_LEN + 1]);
 
