@@ -270,32 +270,52 @@ static void sb_put(struct sb *s, const char *b, size_t n)
 	s->p[s->len] = 0;
 }
 
+/* Room for n more characters and the NUL after them: a pointer to where they go, or NULL
+ * (s->err set). */
+static char *sb_room(struct sb *s, size_t n)
+{
+	if (s->err)
+		return NULL;
+	if (n >= s->cap - s->len) {
+		s->err = -ENOSPC;
+		return NULL;
+	}
+	char *d = s->p + s->len;
+	s->len += n;
+	d[n] = 0;
+	return d;
+}
+
 /* sep (when not 0), then v in decimal: "%u" without printf, which cost a twentieth of a
- * run with --features tls on light traffic (a fingerprint is tens of numbers). */
+ * run with --features tls on light traffic (a fingerprint is tens of numbers), written
+ * in place (a copy through memcpy per number was a fortieth). */
 static void sb_u(struct sb *s, char sep, unsigned v)
 {
-	char b[12];
-	size_t i = sizeof(b);
-	do {
-		b[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	unsigned nd = 1;
+	for (unsigned t = v; t >= 10; t /= 10)
+		nd++;
+	char *d = sb_room(s, nd + (sep != 0));
+	if (!d)
+		return;
 	if (sep)
-		b[--i] = sep;
-	sb_put(s, b + i, sizeof(b) - i);
+		*d++ = sep;
+	for (unsigned k = nd; k-- > 0; v /= 10)
+		d[k] = (char)('0' + v % 10);
 }
 
 /* sep (when not 0), then v as four lowercase hex digits ("%04x"). */
 static void sb_hex4(struct sb *s, char sep, uint16_t v)
 {
 	static const char hex[] = "0123456789abcdef";
-	char b[5];
-	size_t i = 0;
+	char *d = sb_room(s, 4 + (sep != 0));
+	if (!d)
+		return;
 	if (sep)
-		b[i++] = sep;
-	for (int k = 12; k >= 0; k -= 4)
-		b[i++] = hex[(v >> k) & 15];
-	sb_put(s, b, i);
+		*d++ = sep;
+	d[0] = hex[v >> 12];
+	d[1] = hex[(v >> 8) & 15];
+	d[2] = hex[(v >> 4) & 15];
+	d[3] = hex[v & 15];
 }
 
 static void sb_list16(struct sb *s, const uint16_t *v, unsigned n, int skip_grease)
@@ -351,10 +371,18 @@ int secho_tls_ja3(const struct secho_tls_hello *h, char *str, size_t cap, uint8_
 	return (int)s.len;
 }
 
-static int cmp_u16(const void *a, const void *b)
+/* v[0..n) in ascending order: an insertion sort (a hello's lists are tens of values, at
+ * most SECHO_TLS_MAX_CIPHERS; qsort's calls through a comparison were a thirtieth of a
+ * --features tls run). */
+static void sort_u16(uint16_t *v, unsigned n)
 {
-	uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
-	return (x > y) - (x < y);
+	for (unsigned i = 1; i < n; i++) {
+		uint16_t x = v[i];
+		unsigned j = i;
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 /* The first 12 hex characters of SHA-256(str), or twelve zeros when the list was empty. */
@@ -460,7 +488,7 @@ int secho_tls_ja4(const struct secho_tls_hello *h, char proto, char out[SECHO_TL
 	for (unsigned i = 0; i < h->n_ciphers; i++)
 		if (!secho_tls_is_grease(h->ciphers[i]))
 			sorted[n++] = h->ciphers[i];
-	qsort(sorted, n, sizeof(sorted[0]), cmp_u16);
+	sort_u16(sorted, n);
 	struct sb s = {list, sizeof(list), 0, 0};
 	for (unsigned i = 0; i < n; i++)
 		sb_hex4(&s, i ? ',' : 0, sorted[i]);
@@ -476,7 +504,7 @@ int secho_tls_ja4(const struct secho_tls_hello *h, char proto, char out[SECHO_TL
 		    t != SECHO_TLS_EXT_ALPN)
 			sorted[n++] = t;
 	}
-	qsort(sorted, n, sizeof(sorted[0]), cmp_u16);
+	sort_u16(sorted, n);
 	s.len = 0;
 	for (unsigned i = 0; i < n; i++)
 		sb_hex4(&s, i ? ',' : 0, sorted[i]);
