@@ -1374,19 +1374,6 @@ static void metered(struct secho_flow_table *t, const struct secho_flow_prep *p)
 #define SLOT_AHEAD   16u
 #define NAMED_AHEAD  12u
 #define BUCKET_AHEAD 6u
-#define XSLOT_LINES  16u
-
-/* Entry idx's extension slot: the line a packet updates and, with feature sets on, the
- * feature area's lines (a packet's sets touch several of them: pstats' lists, phists'
- * counters, the pooled sets' handles). */
-PREFETCH_FN void prefetch_xslot(const struct secho_flow_table *t, uint32_t idx)
-{
-	const char *x = (const char *)secho_flow_table_slot(t, idx);
-
-	__builtin_prefetch(x, 1);
-	for (size_t o = 64; o < t->xstride && o < XSLOT_LINES * 64; o += 64)
-		__builtin_prefetch(x + o, 1);
-}
 
 /* Packet h's cache slot. */
 PREFETCH_FN void prefetch_slot(const struct secho_flow_table *t, uint64_t h)
@@ -1407,7 +1394,8 @@ PREFETCH_FN bool prefetch_named(const struct secho_flow_table *t, uint64_t h)
 		const struct flow_entry *e = &t->entries[(uint32_t)c - 1];
 		__builtin_prefetch(e, 1);
 		__builtin_prefetch((const char *)e + 64, 1);
-		prefetch_xslot(t, (uint32_t)c - 1);
+		/* the line a packet updates */
+		__builtin_prefetch(secho_flow_table_slot(t, (uint32_t)c - 1), 1);
 		return true;
 	}
 	__builtin_prefetch(&t->buckets[(uint32_t)(((h >> 32) * t->nbuckets) >> 32)]);
@@ -1426,7 +1414,7 @@ PREFETCH_FN void prefetch_matched(const struct secho_flow_table *t, uint64_t h)
 			const struct flow_entry *e = &t->entries[bk->idx[s]];
 			__builtin_prefetch(e, 1);
 			__builtin_prefetch((const char *)e + 64, 1);
-			prefetch_xslot(t, bk->idx[s]);
+			__builtin_prefetch(secho_flow_table_slot(t, bk->idx[s]), 1);
 			return;
 		}
 }
