@@ -1535,8 +1535,8 @@ static void wheel_cell(struct secho_flow_table *t, uint32_t cell, uint64_t now, 
 
 /* How far ahead of a cell's look its memory is asked for, in cells: its bucket's two
  * lines CELL_AHEAD before; CELL_AHEAD - ENTRY_AHEAD before (the bucket read by then), when
- * its bound has passed, the entry's two lines and the three of its extension that emit
- * copies into the record. */
+ * its bound has passed, the entry's two lines and its extension's line (struct
+ * secho_flow_xline), which emit copies into the record. */
 #define CELL_AHEAD  8u
 #define ENTRY_AHEAD 4u
 
@@ -1560,12 +1560,9 @@ static void wheel_cells(struct secho_flow_table *t, const uint32_t *cells, unsig
 			unsigned s = c % SECHO_FLOW_BUCKET;
 			if (bk->sig[s] && (exact || tick_le(bk->due[s], nt))) {
 				const char *e = (const char *)&t->entries[bk->idx[s]];
-				const char *x = (const char *)secho_flow_table_slot(t, bk->idx[s]);
 				__builtin_prefetch(e, 1);
 				__builtin_prefetch(e + 64, 1);
-				__builtin_prefetch(x);
-				__builtin_prefetch(x + 64);
-				__builtin_prefetch(x + 128);
+				__builtin_prefetch(secho_flow_table_slot(t, bk->idx[s]));
 			}
 		}
 		if (i >= CELL_AHEAD)
