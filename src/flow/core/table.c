@@ -1132,8 +1132,12 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
 	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	extra_update(t, (struct secho_flow_xline *)slot, dir, fp, tcp_flags, octets);
-	if (__builtin_expect(t->feat.bytes != 0, 0) && feat)
+	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
+	extra_update(t, x, dir, fp, tcp_flags, octets);
+	/* to the sets when one has not decided or one live set takes more packets: a flow
+	 * whose sets are all done (or found nothing) is not looked at again */
+	if (__builtin_expect(t->feat.bytes != 0, 0) && feat &&
+	    ((t->feat.sets & ~x->feat_decided) | (x->feat_live & ~x->feat_done)))
 		feat_update(t, slot, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
