@@ -44,6 +44,7 @@
 #                    features"), as ipfixprobe-feat exports them
 #   secho-fjson      secho-feat plus --json /dev/null: the sets' fields encoded twice (JSON
 #                    too, every record; the bound on the other side)
+#   secho-base-feat  secho-feat's command with $SECHO_BASE (another build, as secho-base)
 #   ipfixprobe       as above, no process plugin
 #   ipfixprobe-feat  ipfixprobe with -p basicplus (the record's L2-L4 fields, which secho
 #                    always has) and each set of LIST by its name (tls, quic, dns, http,
@@ -65,7 +66,7 @@
 # the medians' ratio, then the range of the rounds' own ratios, by wall time and by CPU.
 #
 # Environment: SECHO_BIN (default build/secho; BUILD=dir for another build directory);
-# SECHO_BASE=/path/to/another/secho for the secho-base tool; SECHO_ARGS="..." more options
+# SECHO_BASE=/path/to/another/secho for the secho-base and secho-base-feat tools; SECHO_ARGS="..." more options
 # for every secho tool's command (split on spaces: e.g. SECHO_ARGS="--mtu 65507");
 # IPFIXPROBE=/path/to/ipfixprobe, a benchmark-only peer that is neither vendored nor
 # built here (docs/PERFORMANCE.md has how it was built): without it the ipfixprobe tools
@@ -166,7 +167,8 @@ if [ -n "$FEATURES" ] && [ -z "$IPXP_WHY" ]; then
 fi
 
 if [ -n "$FEATURES" ]; then
-	MODE_TOOLS="secho-w1 secho-feat secho-fjson ipfixprobe ipfixprobe-feat" REF=secho-w1
+	MODE_TOOLS="secho-w1 secho-feat secho-fjson secho-base-feat ipfixprobe ipfixprobe-feat"
+	REF=secho-w1
 else
 	MODE_TOOLS="secho-w1 secho-w2 secho-base softflowd pmacctd ipfixprobe" REF=softflowd
 fi
@@ -181,7 +183,7 @@ for t in $MODE_TOOLS; do
 	why=
 	case $t in
 	softflowd) command -v softflowd >/dev/null || why="not installed (apt-get install softflowd)" ;;
-	secho-base)
+	secho-base | secho-base-feat)
 		if [ -z "${SECHO_BASE:-}" ]; then why="SECHO_BASE is not set (another build's secho)"
 		elif [ ! -x "$SECHO_BASE" ]; then why="SECHO_BASE=$SECHO_BASE is not an executable"; fi ;;
 	pmacctd) command -v pmacctd >/dev/null || why="not installed (apt-get install pmacct)" ;;
@@ -259,6 +261,7 @@ tool_cmd() { # tool pcap port -> CMD (the command line, pinned with taskset)
 	secho-base) CMD=(taskset -c 0 "$SECHO_BASE" "${common[@]}") ;;
 	secho-feat) CMD=(taskset -c 0 "$S" "${common[@]}" --features "$FEATURES") ;;
 	secho-fjson) CMD=(taskset -c 0 "$S" "${common[@]}" --features "$FEATURES" --json /dev/null) ;;
+	secho-base-feat) CMD=(taskset -c 0 "$SECHO_BASE" "${common[@]}" --features "$FEATURES") ;;
 	softflowd)
 		CMD=(taskset -c 0 softflowd -d -r "$f" -n "127.0.0.1:$port" -v 10 -m 1000000 -c none
 			-p "$W/sf.pid") ;;
@@ -413,7 +416,7 @@ for c in "${CAPS[@]}"; do
 		ratio=- rip=-
 		[ -n "$ref" ] && [ "$ref" != 0 ] && ratio=$(awk -v a="$pps" -v b="$ref" 'BEGIN { printf "%.2fx", a / b }')
 		ip=ipfixprobe
-		case $t in secho-feat | secho-fjson) ip=ipfixprobe-feat ;; esac
+		case $t in secho-feat | secho-fjson | secho-base-feat) ip=ipfixprobe-feat ;; esac
 		ipr=$(awk '{print $1}' "$W/$ip.rows" 2>/dev/null | median)
 		[ -n "$ipr" ] && [ "$ipr" != 0 ] && rip=$(awk -v a="$pps" -v b="$ipr" 'BEGIN { printf "%.2fx", a / b }')
 		ppc=$(awk -v n="$npk" -v c="$cpu" 'BEGIN { printf "%.0f", n / (c > 0 ? c : 0.01) }')
@@ -422,6 +425,7 @@ for c in "${CAPS[@]}"; do
 	if [ -n "$FEATURES" ]; then
 		ratio_line secho-feat secho-w1
 		ratio_line secho-fjson secho-w1
+		ratio_line secho-feat secho-base-feat
 		ratio_line secho-feat ipfixprobe-feat
 		ratio_line secho-fjson ipfixprobe-feat
 		ratio_line secho-w1 ipfixprobe

@@ -194,8 +194,15 @@ static void test_layout(void)
 	                                 (dtls + ddns) * dcap,
 	        "memory %zu vs %zu: grows by (%zu + %zu + %zu) x %u + (%zu + %zu) x %u", b.len,
 	        a.len, stride - SECHO_FLOW_EXTRA_BYTES, ptls, pdns, cap, dtls, ddns, dcap);
-	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) == (long)stride,
-	        "slots stride apart");
+	T_CHECK(secho_flow_table_slot(&b.t, 1) - secho_flow_table_slot(&b.t, 0) ==
+	                        (long)SECHO_FLOW_EXTRA_BYTES &&
+	                secho_flow_table_area(&b.t, 1) - secho_flow_table_area(&b.t, 0) ==
+	                        (long)(stride - SECHO_FLOW_EXTRA_BYTES) &&
+	                secho_flow_table_area(&b.t, 0) ==
+	                        (uint8_t *)b.mem + secho_flow_table_pools_at(&b.t) &&
+	                secho_flow_table_area(&b.t, 0) >=
+	                        secho_flow_table_slot(&b.t, secho_flow_table_capacity(&b.t)),
+	        "lines 64 bytes apart, feature areas (stride - 64) apart, after the lines");
 	const struct secho_feat_pool *pt = &b.t.feat_pools.p[SECHO_FEAT_SET_TLS];
 	const struct secho_feat_pool *pd = &b.t.feat_pools.p[SECHO_FEAT_SET_DNS];
 	const struct secho_feat_pool *qt = &b.t.feat_pools.d[SECHO_FEAT_SET_TLS];
@@ -220,10 +227,10 @@ static void test_layout(void)
 	t_end();
 }
 
-/* The slot's feature area of the flow's entry (the table holds one flow: entry 0). */
+/* The feature area of the flow's entry (the table holds one flow: entry 0). */
 static uint8_t *area0(struct tbl *x)
 {
-	return secho_flow_table_slot(&x->t, 0) + SECHO_FLOW_EXTRA_BYTES;
+	return secho_flow_table_area(&x->t, 0);
 }
 
 /* The extension of the table's one flow (entry 0). */
@@ -734,9 +741,7 @@ static int reuse_init(struct reuse *u, enum reuse_mode mode)
 	for (uint32_t i = 0; i < secho_flow_table_capacity(&u->t); i++)
 		for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++)
 			if ((l->sets & ~l->pooled) & (1u << k))
-				leave(u,
-				      secho_flow_table_slot(&u->t, i) + SECHO_FLOW_EXTRA_BYTES +
-				              l->soff[k],
+				leave(u, secho_flow_table_area(&u->t, i) + l->soff[k],
 				      secho_feat_set_size(k));
 	for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++) {
 		if (!(l->pooled & (1u << k)))

@@ -316,8 +316,9 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
 	secho_feat_layout_make(cfg->features, &t->feat);
 	t->xstride = secho_flow_table_stride(cfg->features);
-	t->extra = p; /* slots of xstride bytes: each 64-byte aligned */
-	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->xstride;
+	t->fstride = t->xstride - SECHO_FLOW_EXTRA_BYTES;
+	t->extra = p; /* lines of 64 bytes */
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * SECHO_FLOW_EXTRA_BYTES;
 	t->outer = (struct secho_feat_pool){.base = p, /* touched only as parts are lent */
 	                                    .stride = sizeof(struct flow_outer),
 	                                    .cap = t->nbuckets * SECHO_FLOW_BUCKET};
@@ -333,7 +334,10 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	t->chunks = (struct flow_chunk *)p;
 	t->nchunks = wheel_chunks(t->nbuckets);
 	p += (size_t)t->nchunks * sizeof(struct flow_chunk);
-	/* after everything the packet path reads: 64-byte aligned (every part above is) */
+	/* the feature memory, after everything else: 64-byte aligned (every part above is) */
+	t->pools_at = (size_t)(p - (uint8_t *)mem);
+	t->farea = p;
+	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->fstride;
 	secho_feat_pools_init(&t->feat_pools, &t->feat, p, t->nbuckets * SECHO_FLOW_BUCKET);
 	return 0;
 }
@@ -738,19 +742,19 @@ static void feat_pkt(const struct secho_flow_prep *fp, unsigned dir, uint64_t ts
 	*pp = p;
 }
 
-/* One prepared packet to the feature sections of its record (slot: its extension, whose
- * first line holds the record's live and decided sets), in direction dir (the record's first
- * packet's is forward). Out of line: the packet path without sets on only tests
- * t->feat.bytes. */
-static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint8_t *slot,
+/* One prepared packet to the feature sections of entry idx's record (x: its extension
+ * line, which holds the record's live, decided and done sets), in direction dir (the
+ * record's first packet's is forward). Out of line: the packet path without sets on only
+ * tests t->feat.bytes. */
+static __attribute__((noinline)) void feat_update(struct secho_flow_table *t, uint32_t idx,
+                                                  struct secho_flow_xline *x,
                                                   const struct secho_flow_prep *fp, unsigned dir,
                                                   uint64_t ts, uint32_t octets, uint8_t tcp_flags)
 {
-	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
 	struct secho_feat_pkt p;
 
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
-	secho_feat_sets_packet(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+	secho_feat_sets_packet(&t->feat, &t->feat_pools, secho_flow_table_area(t, idx),
 	                       &x->feat_live, &x->feat_decided, &x->feat_done, &p);
 }
 
@@ -762,13 +766,12 @@ static __attribute__((noinline)) bool feat_new_record(struct secho_flow_table *t
                                                       uint8_t tcp_flags)
 {
 	struct secho_feat_pkt p;
-	uint8_t *slot = secho_flow_table_slot(t, idx);
-	uint32_t live = ((const struct secho_flow_xline *)slot)->feat_live;
+	uint32_t live = ((const struct secho_flow_xline *)secho_flow_table_slot(t, idx))->feat_live;
 
 	if (!(t->feat.sets & live & 1u << SECHO_FEAT_SET_WG))
 		return false;
 	feat_pkt(fp, dir, ts, octets, tcp_flags, &p);
-	return secho_feat_sets_new_record(&t->feat, slot + SECHO_FLOW_EXTRA_BYTES, live, &p);
+	return secho_feat_sets_new_record(&t->feat, secho_flow_table_area(t, idx), live, &p);
 }
 
 /* ---- records ---- */
@@ -794,19 +797,19 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	rec.rev.last_ns = e->d[1].last;
 	rec.rev.tcp_flags = e->tcp[1];
 	rec.end_reason = reason;
-	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
+	uint32_t idx = (uint32_t)(e - t->entries);
+	struct secho_flow_xline *x = (struct secho_flow_xline *)secho_flow_table_slot(t, idx);
 	extra_export(t, &rec.x, x);
 	if (t->feat.sets) {
 		rec.feat_layout = &t->feat;
 		rec.feat_live = x->feat_live;
-		secho_feat_sets_sections(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+		secho_feat_sets_sections(&t->feat, &t->feat_pools, secho_flow_table_area(t, idx),
 		                         rec.feat_live, rec.feat_sec);
 	}
 	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_END_IDLE + reason - SECHO_FLOW_END_IDLE], 1);
 	t->cfg.emit(t->cfg.ctx, &rec);
 	if (t->feat.pooled) /* the record has left: its large states go back to their pools */
-		secho_feat_sets_release(&t->feat, &t->feat_pools, slot + SECHO_FLOW_EXTRA_BYTES,
+		secho_feat_sets_release(&t->feat, &t->feat_pools, secho_flow_table_area(t, idx),
 		                        rec.feat_live);
 	outer_put(t, x);
 }
@@ -1131,14 +1134,14 @@ static void update_keyed(struct secho_flow_table *t, const struct secho_flow_key
 	if (ts > d->last)
 		d->last = ts;
 	e->tcp[dir] |= tcp_flags;
-	uint8_t *slot = secho_flow_table_slot(t, (uint32_t)(e - t->entries));
-	struct secho_flow_xline *x = (struct secho_flow_xline *)slot;
+	uint32_t idx = (uint32_t)(e - t->entries);
+	struct secho_flow_xline *x = (struct secho_flow_xline *)secho_flow_table_slot(t, idx);
 	extra_update(t, x, dir, fp, tcp_flags, octets);
 	/* to the sets when one has not decided or one live set takes more packets: a flow
 	 * whose sets are all done (or found nothing) is not looked at again */
 	if (__builtin_expect(t->feat.bytes != 0, 0) && feat &&
 	    ((t->feat.sets & ~x->feat_decided) | (x->feat_live & ~x->feat_done)))
-		feat_update(t, slot, fp, dir, ts, octets, tcp_flags);
+		feat_update(t, idx, x, fp, dir, ts, octets, tcp_flags);
 	if (tcp_flags & 0x05) /* FIN, RST */
 		e->flags |= F_ENDED;
 	cnt_add(&t->cnt.c[SECHO_FLOW_CNT_PACKETS], 1);

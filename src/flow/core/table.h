@@ -218,13 +218,19 @@ struct secho_flow_table {
 	struct secho_flow_hasher hasher;
 	struct flow_bucket *buckets;
 	struct flow_entry *entries;
-	uint8_t *extra;                     /* the extension: entry i's slot is xstride bytes at
-	                                     * extra + i * xstride (secho_flow_table_slot) */
-	size_t xstride;                     /* 64 + the slot's feature area, rounded up to 64 */
+	uint8_t *extra;                     /* the extension: entry i's line (struct
+	                                     * secho_flow_xline) at extra + i * 64
+	                                     * (secho_flow_table_slot) */
+	uint8_t *farea;                     /* with feature sets on, entry i's feature area
+	                                     * at farea + i * fstride
+	                                     * (secho_flow_table_area) */
+	size_t fstride;                     /* the feature area, rounded up to 64; 0: none */
+	size_t xstride;                     /* the extension's bytes per entry: 64 + fstride */
 	struct secho_feat_pool outer;       /* a record's tunnel and MPLS part (struct
 	                                     * flow_outer, table.c), one per entry */
 	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */
 	struct secho_feat_pools feat_pools; /* the large sets' states (sets.h), one per entry */
+	size_t pools_at;                    /* their offset in the table's memory: they are last */
 	uint64_t *cache;                    /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *seen; /* per entry: offloaded, the tier's last-seen time in ticks rounded
@@ -288,12 +294,20 @@ struct secho_flow_xline {
 };
 _Static_assert(sizeof(struct secho_flow_xline) == 64, "one cache line");
 
-/* Entry idx's extension slot (struct secho_flow_xline, then the feature area at
- * SECHO_FLOW_EXTRA_BYTES). */
+/* Entry idx's extension line (struct secho_flow_xline). The lines are an array of their
+ * own, the feature areas another (after the parts every packet reads, with the pools:
+ * secho_flow_table_pools_at), so that the table's own parts stay in huge pages when the
+ * feature memory is not (src/flow/meter/meter.c, pools_small_pages). */
 #define SECHO_FLOW_EXTRA_BYTES 64u
 static inline uint8_t *secho_flow_table_slot(const struct secho_flow_table *t, uint32_t idx)
 {
-	return t->extra + (size_t)idx * t->xstride;
+	return t->extra + (size_t)idx * SECHO_FLOW_EXTRA_BYTES;
+}
+
+/* Entry idx's feature area (sets.h; t->fstride bytes; with no set on, none). */
+static inline uint8_t *secho_flow_table_area(const struct secho_flow_table *t, uint32_t idx)
+{
+	return t->farea + (size_t)idx * t->fstride;
 }
 
 /*
@@ -306,6 +320,14 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 
 /* Entries the table holds (cfg.flows rounded up to whole buckets). */
 uint32_t secho_flow_table_capacity(const struct secho_flow_table *t);
+
+/* Where in the table's memory the feature memory starts: the entries' feature areas, then
+ * the sets' pools, to its end (64-byte aligned; nothing a packet reads without sets on is
+ * after it). */
+static inline size_t secho_flow_table_pools_at(const struct secho_flow_table *t)
+{
+	return t->pools_at;
+}
 
 /* A dissected frame of a burst (secho_flow_table_burst). */
 struct secho_flow_frame {
