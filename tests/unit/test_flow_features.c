@@ -16,6 +16,7 @@
 #include "flow/export/ipfix_feat.h"
 #include "flow/export/json.h"
 #include "flow/feature/http.h"
+#include "flow/feature/phists.h"
 #include "flow/feature/pstats.h"
 #include "flow/feature/sets.h"
 #include "harness.h"
@@ -844,6 +845,68 @@ static void test_parse(void)
 	t_end();
 }
 
+/* A set found done goes into the record's done set, and the dispatcher does not read its
+ * state again: pstats after its SECHO_PSTATS_MAX packets, its state then made to look as
+ * if it took more; the next packet must leave it as it is (before the done set, the state's
+ * own flag was read for every packet). */
+static void test_done_not_read(void)
+{
+	t_begin("flow features: a set that is done is in the done set and its state is not "
+	        "read again");
+	static const uint8_t data[10];
+	struct secho_feat_layout l;
+	struct secho_feat_pools ps;
+	secho_feat_layout_make(1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_PHISTS, &l);
+	secho_feat_pools_init(&ps, &l, NULL, 0);
+	static uint64_t a[128];
+	memset(a, 0, sizeof(a));
+	uint32_t live = 0, decided = 0, done = 0;
+	struct secho_feat_pkt p = {.ts_ns = S_NS,
+	                           .ip_len = 50,
+	                           .sport = 40000,
+	                           .dport = 80,
+	                           .proto = 6,
+	                           .tcp_flags = 0x18,
+	                           .payload = data,
+	                           .len = sizeof(data),
+	                           .wire_len = sizeof(data)};
+	unsigned before_done = 0;
+	for (unsigned i = 0; i < SECHO_PSTATS_MAX; i++) {
+		before_done += (done & (1u << SECHO_FEAT_SET_PSTATS)) == 0;
+		secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &done, &p);
+		p.ts_ns += S_NS / 1000;
+	}
+	T_CHECK(before_done == SECHO_PSTATS_MAX && done == 1u << SECHO_FEAT_SET_PSTATS &&
+	                live == (1u << SECHO_FEAT_SET_PSTATS | 1u << SECHO_FEAT_SET_PHISTS),
+	        "done %#x after %u packets (not before: %u), live %#x", done, SECHO_PSTATS_MAX,
+	        before_done, live);
+	const uint8_t *sec[SECHO_FEAT_NSETS];
+	secho_feat_sets_sections(&l, &ps, (uint8_t *)a, live, sec);
+	struct secho_feat_pstats *st =
+	        (struct secho_feat_pstats *)(uintptr_t)sec[SECHO_FEAT_SET_PSTATS];
+	const struct secho_feat_phists *ph =
+	        (const struct secho_feat_phists *)sec[SECHO_FEAT_SET_PHISTS];
+	if (!st || !ph) {
+		T_CHECK(0, "no pstats or phists section");
+		t_end();
+		return;
+	}
+	T_CHECK(st->count == SECHO_PSTATS_MAX && st->done, "pstats full: %u", st->count);
+	st->count = 3; /* a state that would take the next packet, were it read */
+	st->done = 0;
+	uint32_t sizes = 0;
+	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
+		sizes += ph->size[0][b];
+	secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &done, &p);
+	uint32_t sizes2 = 0;
+	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
+		sizes2 += ph->size[0][b];
+	T_CHECK(st->count == 3 && !st->done, "pstats not read after done: count %u, done %u",
+	        st->count, st->done);
+	T_CHECK(sizes2 == sizes + 1, "phists (never done) still counts: %u then %u", sizes, sizes2);
+	t_end();
+}
+
 /* pstats:zeroes through the sets' calls: a SYN makes pstats live at once and is recorded;
  * without the option it waits for the first payload. */
 static void test_pstats_zeroes(void)
@@ -950,6 +1013,7 @@ int main(void)
 	test_layout();
 	test_pool_empty();
 	test_pstats_zeroes();
+	test_done_not_read();
 	test_start();
 	test_live();
 	test_http_done();

@@ -289,7 +289,7 @@ struct secho_flow_xline {
 	uint32_t feat_live;    /* as record.h's */
 	uint32_t feat_decided; /* as record.h's */
 	uint8_t src_mac[6], dst_mac[6];
-	uint32_t outer; /* the record's tunnel and MPLS part in the outer pool, + 1; 0: none */
+	uint32_t outer;     /* the record's tunnel and MPLS part in the outer pool, + 1; 0: none */
 	uint32_t feat_done; /* the live sets that take no more packets (sets.h) */
 };
 _Static_assert(sizeof(struct secho_flow_xline) == 64, "one cache line");

@@ -2,10 +2,10 @@
  * src/flow/feature/quic.c - the quic feature set (quic.h; docs/FLOW.md "Features: quic").
  *
  * Crypto: HKDF from nettle (hkdf_extract, hkdf_expand over its HMAC-SHA256: contexts on the
- * stack, no allocation, no lock); AES-128-ECB for the header protection mask and AES-128-GCM for the payload from secho's own
- * library (include/secho/aes.h, modes.h, gcm.h). Initial keys are derivable by anyone who sees the
- * first packet (RFC 9001 5.2): they protect nothing secret, and are kept in the flow's
- * state so that HKDF runs once per connection ID, not once per packet.
+ * stack, no allocation, no lock); AES-128-ECB for the header protection mask and AES-128-GCM for
+ * the payload from secho's own library (include/secho/aes.h, modes.h, gcm.h). Initial keys are
+ * derivable by anyone who sees the first packet (RFC 9001 5.2): they protect nothing secret, and
+ * are kept in the flow's state so that HKDF runs once per connection ID, not once per packet.
  */
 #include "flow/feature/quic.h"
 
@@ -355,7 +355,7 @@ int secho_quic_frames(struct secho_feat_quic *s, const uint8_t *pt, size_t len)
 		off += n;
 		switch (type) {
 		case 0x00: /* PADDING: a client's Initial is padded to 1,200 bytes, so the run of
-			    * zeros is most of many packets: passed over eight bytes at a time */
+		            * zeros is most of many packets: passed over eight bytes at a time */
 			while (len - off >= 8) {
 				uint64_t w;
 				memcpy(&w, pt + off, 8);

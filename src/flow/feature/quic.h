@@ -9,8 +9,8 @@
  *   - the client's Initial packets of QUIC v1, v2 and draft-29: header protection removed
  *     (AES-128-ECB), payload opened (AES-128-GCM), both with secho's own AES library; the
  *     keys from the destination connection ID of the client's first Initial (or of a later
- *     one, after a Retry) by HKDF (OpenSSL 3's EVP_KDF "HKDF", SHA-256) with the version's
- *     salt and labels;
+ *     one, after a Retry) by HKDF (nettle's hkdf_extract and hkdf_expand, SHA-256) with
+ *     the version's salt and labels;
  *   - the frames in them: PADDING, PING, ACK, CRYPTO, CONNECTION_CLOSE (0x1c); any other frame
  *     type ends that packet's parse (counted: frames_other). CRYPTO data is placed at its
  *     offset in a fixed buffer of SECHO_QUIC_CH_MAX bytes, across packets and datagrams, in

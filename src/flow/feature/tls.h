@@ -292,8 +292,8 @@ void secho_feat_tls_init(struct secho_feat_tls *s);
 
 /* Feed one packet of the flow (struct secho_feat_pkt; TCP payloads in tcp_seq order per
  * direction; others are ignored). s starts as secho_feat_tls_init (or all zero) leaves it. Bounded
- * work (one pass over the payload plus at most one message parse per direction), no allocation
- * beyond libcrypto's digest contexts when the ClientHello completes. */
+ * work (one pass over the payload plus at most one message parse per direction), no
+ * allocation (the fingerprints' digests: nettle, contexts on the stack). */
 void secho_feat_tls_packet(struct secho_feat_tls *s, const struct secho_feat_pkt *p);
 
 static inline int secho_feat_tls_done(const struct secho_feat_tls *s)

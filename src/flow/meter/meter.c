@@ -115,8 +115,8 @@ static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err
  */
 static void feature_small_pages(struct worker *w)
 {
-	uintptr_t a = ((uintptr_t)w->mem + secho_flow_table_pools_at(&w->t) + 4095) &
-	              ~(uintptr_t)4095;
+	uintptr_t a =
+	        ((uintptr_t)w->mem + secho_flow_table_pools_at(&w->t) + 4095) & ~(uintptr_t)4095;
 	uintptr_t end = (uintptr_t)w->mem + w->memlen;
 
 	if (w->t.feat.bytes && a < end)
