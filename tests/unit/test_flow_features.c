@@ -200,7 +200,7 @@ static void test_layout(void)
 	                secho_flow_table_area(&b.t, 1) - secho_flow_table_area(&b.t, 0) ==
 	                        (long)(stride - SECHO_FLOW_EXTRA_BYTES) &&
 	                secho_flow_table_area(&b.t, 0) ==
-	                        (uint8_t *)b.mem + secho_flow_table_pools_at(&b.t) &&
+	                        (uint8_t *)b.mem + secho_flow_table_feature_at(&b.t) &&
 	                secho_flow_table_area(&b.t, 0) >=
 	                        secho_flow_table_slot(&b.t, secho_flow_table_capacity(&b.t)),
 	        "lines 64 bytes apart, feature areas (stride - 64) apart, after the lines");

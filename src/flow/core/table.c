@@ -335,7 +335,7 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	t->nchunks = wheel_chunks(t->nbuckets);
 	p += (size_t)t->nchunks * sizeof(struct flow_chunk);
 	/* the feature memory, after everything else: 64-byte aligned (every part above is) */
-	t->pools_at = (size_t)(p - (uint8_t *)mem);
+	t->feat_at = (size_t)(p - (uint8_t *)mem);
 	t->farea = p;
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * t->fstride;
 	secho_feat_pools_init(&t->feat_pools, &t->feat, p, t->nbuckets * SECHO_FLOW_BUCKET);

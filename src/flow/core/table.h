@@ -230,7 +230,8 @@ struct secho_flow_table {
 	                                     * flow_outer, table.c), one per entry */
 	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */
 	struct secho_feat_pools feat_pools; /* the large sets' states (sets.h), one per entry */
-	size_t pools_at;                    /* their offset in the table's memory: they are last */
+	size_t feat_at;                     /* the feature memory's offset in the table's memory
+	                                     * (farea, then feat_pools: last) */
 	uint64_t *cache;                    /* sig << 32 | (entry index + 1); 0 = empty */
 	struct flow_frag *frags;
 	uint32_t *seen; /* per entry: offloaded, the tier's last-seen time in ticks rounded
@@ -295,9 +296,9 @@ struct secho_flow_xline {
 _Static_assert(sizeof(struct secho_flow_xline) == 64, "one cache line");
 
 /* Entry idx's extension line (struct secho_flow_xline). The lines are an array of their
- * own, the feature areas another (after the parts every packet reads, with the pools:
- * secho_flow_table_pools_at), so that the table's own parts stay in huge pages when the
- * feature memory is not (src/flow/meter/meter.c, pools_small_pages). */
+ * own, the feature areas another (after every other part of the table, then the pools:
+ * secho_flow_table_feature_at), so that the table's own parts can stay in huge pages when
+ * the feature memory is not (src/flow/meter/meter.c, feature_small_pages). */
 #define SECHO_FLOW_EXTRA_BYTES 64u
 static inline uint8_t *secho_flow_table_slot(const struct secho_flow_table *t, uint32_t idx)
 {
@@ -324,9 +325,9 @@ uint32_t secho_flow_table_capacity(const struct secho_flow_table *t);
 /* Where in the table's memory the feature memory starts: the entries' feature areas, then
  * the sets' pools, to its end (64-byte aligned; nothing a packet reads without sets on is
  * after it). */
-static inline size_t secho_flow_table_pools_at(const struct secho_flow_table *t)
+static inline size_t secho_flow_table_feature_at(const struct secho_flow_table *t)
 {
-	return t->pools_at;
+	return t->feat_at;
 }
 
 /* A dissected frame of a burst (secho_flow_table_burst). */

@@ -103,20 +103,22 @@ static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err
 
 /*
  * Offline, the feature memory (the entries' feature areas and the large sets' pools:
- * secho_flow_table_pools_at) in 4 KiB pages. In a virtual machine whose host takes back
+ * secho_flow_table_feature_at) in 4 KiB pages. In a virtual machine whose host takes back
  * the guest's free memory (free page reporting: the 2 MiB blocks a process freed a few
- * seconds before are handed back to the host), every huge page a run touches first costs
- * the host's faults over all of it, and huge pages come from exactly those blocks:
- * app-light 1M with six sets, each run after 6 s idle, 0.72-1.01 s wall with everything in
- * huge pages, 0.38-0.59 with the pools in small pages, 0.27-0.33 with the areas too (and
- * back to back, 0.20-0.25 s in each case: docs/PERFORMANCE.md, "Huge pages and the feature
- * memory"). The table's own parts, read by every packet, stay in huge pages. Live, the
- * whole table is made resident at start (table_mem): no first touch is on the packet path.
+ * seconds before go back to the host), a huge page touched first costs the host's faults
+ * over all of it, and huge pages are made of such blocks, while small pages come mostly
+ * from pages freed as small ones, which the host still backs: app-light 1M with six sets,
+ * each run after 6 s idle, 0.72-1.75 s wall with everything in huge pages, 0.29-0.69 with
+ * the pools in small pages, 0.26-0.29 with the areas too; back to back 0.20-0.26 against
+ * 0.25-0.29 (the small pages' faults) (docs/PERFORMANCE.md, "`--features`: what a flow
+ * costs, and huge pages"). The table's own parts, read by every packet, stay in huge pages.
+ * Live, the whole table is made resident at start (table_mem): no first touch is on the
+ * packet path.
  */
 static void feature_small_pages(struct worker *w)
 {
 	uintptr_t a =
-	        ((uintptr_t)w->mem + secho_flow_table_pools_at(&w->t) + 4095) & ~(uintptr_t)4095;
+	        ((uintptr_t)w->mem + secho_flow_table_feature_at(&w->t) + 4095) & ~(uintptr_t)4095;
 	uintptr_t end = (uintptr_t)w->mem + w->memlen;
 
 	if (w->t.feat.bytes && a < end)
