@@ -314,8 +314,8 @@ static void test_start(void)
 	T_CHECK(tbl_init(&x, 0) == 0, "table without sets");
 	pkt(&x, &k, 1 * S_NS, 0);
 	secho_flow_table_flush(&x.t);
-	T_CHECK(x.out.n == 1 && x.out.layout == NULL && x.t.xstride == SECHO_FLOW_EXTRA_BYTES,
-	        "no sets: no layout, stride %zu", x.t.xstride);
+	T_CHECK(x.out.n == 1 && x.out.layout == NULL && x.t.fstride == 0,
+	        "no sets: no layout, feature area %zu bytes", x.t.fstride);
 	free(x.mem);
 	t_end();
 }
@@ -845,6 +845,15 @@ static void test_parse(void)
 	t_end();
 }
 
+/* The forward direction's packets counted in phists' size histogram. */
+static uint32_t phists_sizes(const struct secho_feat_phists *ph)
+{
+	uint32_t n = 0;
+	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
+		n += ph->size[0][b];
+	return n;
+}
+
 /* A set found done goes into the record's done set, and the dispatcher does not read its
  * state again: pstats after its SECHO_PSTATS_MAX packets, its state then made to look as
  * if it took more; the next packet must leave it as it is (before the done set, the state's
@@ -894,13 +903,9 @@ static void test_done_not_read(void)
 	T_CHECK(st->count == SECHO_PSTATS_MAX && st->done, "pstats full: %u", st->count);
 	st->count = 3; /* a state that would take the next packet, were it read */
 	st->done = 0;
-	uint32_t sizes = 0;
-	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
-		sizes += ph->size[0][b];
+	uint32_t sizes = phists_sizes(ph);
 	secho_feat_sets_packet(&l, &ps, (uint8_t *)a, &live, &decided, &done, &p);
-	uint32_t sizes2 = 0;
-	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
-		sizes2 += ph->size[0][b];
+	uint32_t sizes2 = phists_sizes(ph);
 	T_CHECK(st->count == 3 && !st->done, "pstats not read after done: count %u, done %u",
 	        st->count, st->done);
 	T_CHECK(sizes2 == sizes + 1, "phists (never done) still counts: %u then %u", sizes, sizes2);

@@ -315,8 +315,7 @@ int secho_flow_table_init(struct secho_flow_table *t, const struct secho_flow_ta
 	t->entries = (struct flow_entry *)p;
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * sizeof(struct flow_entry);
 	secho_feat_layout_make(cfg->features, &t->feat);
-	t->xstride = secho_flow_table_stride(cfg->features);
-	t->fstride = t->xstride - SECHO_FLOW_EXTRA_BYTES;
+	t->fstride = secho_flow_table_stride(cfg->features) - SECHO_FLOW_EXTRA_BYTES;
 	t->extra = p; /* lines of 64 bytes */
 	p += (size_t)t->nbuckets * SECHO_FLOW_BUCKET * SECHO_FLOW_EXTRA_BYTES;
 	t->outer = (struct secho_feat_pool){.base = p, /* touched only as parts are lent */

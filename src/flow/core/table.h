@@ -225,7 +225,6 @@ struct secho_flow_table {
 	                                     * at farea + i * fstride
 	                                     * (secho_flow_table_area) */
 	size_t fstride;                     /* the feature area, rounded up to 64; 0: none */
-	size_t xstride;                     /* the extension's bytes per entry: 64 + fstride */
 	struct secho_feat_pool outer;       /* a record's tunnel and MPLS part (struct
 	                                     * flow_outer, table.c), one per entry */
 	struct secho_feat_layout feat;      /* the feature sections (sets 0: none) */

@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <nettle/md5.h>
@@ -256,20 +255,6 @@ struct sb {
 	int err;
 };
 
-/* b[0..n) and a NUL after it (as vsnprintf leaves the string). */
-static void sb_put(struct sb *s, const char *b, size_t n)
-{
-	if (s->err)
-		return;
-	if (n >= s->cap - s->len) {
-		s->err = -ENOSPC;
-		return;
-	}
-	memcpy(s->p + s->len, b, n);
-	s->len += n;
-	s->p[s->len] = 0;
-}
-
 /* Room for n more characters and the NUL after them: a pointer to where they go, or NULL
  * (s->err set). */
 static char *sb_room(struct sb *s, size_t n)
@@ -284,6 +269,14 @@ static char *sb_room(struct sb *s, size_t n)
 	s->len += n;
 	d[n] = 0;
 	return d;
+}
+
+/* b[0..n) and a NUL after it (as vsnprintf leaves the string). */
+static void sb_put(struct sb *s, const char *b, size_t n)
+{
+	char *d = sb_room(s, n);
+	if (d)
+		memcpy(d, b, n);
 }
 
 /* sep (when not 0), then v in decimal: "%u" without printf, which cost a twentieth of a
