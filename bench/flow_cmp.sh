@@ -4,7 +4,7 @@
 # machine affects every build alike.
 #
 #   bench/flow_cmp.sh [--alternations A] [--rounds R] NAME=FLOW_CEILING [NAME=...] -- PCAP...
-#   bench/flow_cmp.sh --secho [--alternations A] NAME=SECHO [NAME=...] -- PCAP...
+#   bench/flow_cmp.sh --secho [--alternations A] [--warm] NAME=SECHO [NAME=...] -- PCAP...
 #
 #   NAME=FLOW_CEILING  a build's bench/flow_ceiling binary and the name it is reported as
 #                      (e.g. base=/tmp/base/build/bench/flow_ceiling); the first is the
@@ -28,9 +28,17 @@
 # it times, prepare excluded). Reported as above, "of reader" replaced by that p50, and the
 # median p99 in a column of its own.
 #
+# --warm (with --secho): each measured run comes right after an unmeasured run of the same
+# build on the same capture, so that it gets the memory that run has just given back. On
+# a virtual machine whose host takes back the memory its guest frees (free page
+# reporting, as on the machines of docs/PERFORMANCE.md), a run that needs more memory than
+# the run before it freed pays the host for every fresh page: up to 1.5x the wall time of
+# the same run after itself, which makes a build with a larger table look slower when it
+# follows one with a smaller. Twice the time.
+#
 # Needs jq (--secho: /usr/bin/time). Run it under `flock /tmp/secho-bench.lock`.
 set -u
-ALTS=3 ROUNDS=3 SECHO=0
+ALTS=3 ROUNDS=3 SECHO=0 WARM=0
 NAMES=() BINS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -46,6 +54,10 @@ while [ $# -gt 0 ]; do
 		;;
 	--secho)
 		SECHO=1
+		shift
+		;;
+	--warm)
+		WARM=1
 		shift
 		;;
 	-h | --help)
@@ -77,6 +89,7 @@ for f in "$@"; do
 	[ -r "$f" ] || { echo "flow_cmp: capture '$f' not readable" >&2; exit 2; }
 done
 command -v jq >/dev/null || { echo "flow_cmp: jq not installed (apt-get install jq)" >&2; exit 1; }
+[ $WARM = 0 ] || [ $SECHO = 1 ] || { echo "flow_cmp: --warm needs --secho" >&2; exit 2; }
 [ $SECHO = 0 ] || [ -x /usr/bin/time ] ||
 	{ echo "flow_cmp: /usr/bin/time not installed (apt-get install time)" >&2; exit 1; }
 PCAPS=()
@@ -96,6 +109,8 @@ for a in $(seq "$ALTS"); do
 		if [ $SECHO = 1 ]; then
 			: >"$W/out"
 			for f in "$@"; do
+				[ $WARM = 0 ] || taskset -c 0 "${BINS[$i]}" flow --pcap "$f" >/dev/null 2>&1 ||
+					{ echo "flow_cmp: ${NAMES[$i]} failed on $f" >&2; exit 1; }
 				/usr/bin/time -o "$W/time" -f '%e %U %S' taskset -c 0 "${BINS[$i]}" flow \
 					--pcap "$f" >"$W/sum" 2>&1 ||
 					{ echo "flow_cmp: ${NAMES[$i]} failed on $f" >&2; cat "$W/sum" >&2; exit 1; }
