@@ -80,22 +80,22 @@ int main(void)
 	memset(&s, 0, sizeof(s));
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		secho_feat_phists_packet_opt(&s, &f[i], SECHO_PHISTS_INCLUDE_ZEROES);
-	T_CHECK(s.size[0][0] == 2 && s.size[1][0] == 1, "zeroes counted");
+	T_CHECK(s.d[0].size[0] == 2 && s.d[1].size[0] == 1, "zeroes counted");
 	/* forward: the extra first packet adds an ipt of 0 (t0 to t0): bin 0 three times */
-	T_CHECK(s.ipt[0][0] == 3, "forward ipt bin 0: %u", s.ipt[0][0]);
+	T_CHECK(s.d[0].ipt[0] == 3, "forward ipt bin 0: %u", s.d[0].ipt[0]);
 	/* reverse: 17 - 1 = 16 ms: bin 1 */
-	T_CHECK(s.ipt[1][1] == 1 && s.ipt[1][0] == 1, "reverse ipt");
+	T_CHECK(s.d[1].ipt[1] == 1 && s.d[1].ipt[0] == 1, "reverse ipt");
 	t_end();
 
 	t_begin("phists: saturation, export rule, nothing counted");
 	memset(&s, 0, sizeof(s));
 	T_CHECK(secho_feat_phists_json(&s, js, sizeof(js)) == 0,
 	        "nothing counted, nothing written");
-	s.size[0][7] = UINT32_MAX - 1;
+	s.d[0].size[7] = UINT32_MAX - 1;
 	struct secho_feat_pkt big = pkt(0, 5000, 0);
 	secho_feat_phists_packet(&s, &big);
 	secho_feat_phists_packet(&s, &big);
-	T_CHECK(s.size[0][7] == UINT32_MAX, "saturates");
+	T_CHECK(s.d[0].size[7] == UINT32_MAX, "saturates");
 	T_CHECK(!secho_feat_phists_keep(1, 0x02) && secho_feat_phists_keep(2, 0x02), "lone SYN");
 	t_end();
 	return t_exit();

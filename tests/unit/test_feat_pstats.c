@@ -131,10 +131,11 @@ int main(void)
 		secho_feat_pstats_packet(&s, &p);
 		T_CHECK(s.done == (i >= 29), "packet %u: done %u", i, s.done);
 	}
-	T_CHECK(s.count == SECHO_PSTATS_MAX && s.size[29] == 129 && s.ts_ns[29] == 29 * S,
+	T_CHECK(s.count == SECHO_PSTATS_MAX && s.pkt[29].size == 129 &&
+	                secho_pstats_ts(&s.pkt[29]) == 29 * S,
 	        "30 kept, the 30th is packet 29");
-	T_CHECK(s.size[5] == 65535 && s.flags[5] == 0, "UDP: 65535 at most, no flags");
-	T_CHECK(s.dir[2] == -1 && s.dir[3] == 1, "directions");
+	T_CHECK(s.pkt[5].size == 65535 && s.pkt[5].flags == 0, "UDP: 65535 at most, no flags");
+	T_CHECK(s.pkt[2].dir == -1 && s.pkt[3].dir == 1, "directions");
 	t_end();
 
 	t_begin("pstats: the export rule (a lone SYN has none)");

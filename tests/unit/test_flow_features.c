@@ -264,9 +264,9 @@ static void test_start(void)
 	T_CHECK(x.out.n == 1, "%u records after the active timeout", x.out.n);
 	T_CHECK(x.t.feat.pooled == 0 && x.t.feat.slot_bytes == fb, "in the slot: %u of %u bytes",
 	        x.t.feat.slot_bytes, fb);
-	T_CHECK(x.out.sec[SECHO_FEAT_SET_PSTATS] == area0(&x) &&
-	                x.out.sec[SECHO_FEAT_SET_PHISTS] ==
-	                        area0(&x) + x.t.feat.soff[SECHO_FEAT_SET_PHISTS] &&
+	T_CHECK(x.out.sec[SECHO_FEAT_SET_PHISTS] == area0(&x) &&
+	                x.out.sec[SECHO_FEAT_SET_PSTATS] ==
+	                        area0(&x) + x.t.feat.soff[SECHO_FEAT_SET_PSTATS] &&
 	                x.out.sec[SECHO_FEAT_SET_TLS] == NULL && x.out.layout == &x.t.feat &&
 	                x.out.live == sets,
 	        "the record points at its slot's sections and the table's layout, live %#x",
@@ -850,7 +850,7 @@ static uint32_t phists_sizes(const struct secho_feat_phists *ph)
 {
 	uint32_t n = 0;
 	for (unsigned b = 0; b < SECHO_PHISTS_BINS; b++)
-		n += ph->size[0][b];
+		n += ph->d[0].size[b];
 	return n;
 }
 
@@ -947,11 +947,11 @@ static void test_pstats_zeroes(void)
 		const struct secho_feat_pstats *st =
 		        secho_feat_sets_state(&l, sec, live, SECHO_FEAT_SET_PSTATS);
 		if (z)
-			T_CHECK(st->count == 2 && st->size[0] == 0 && st->flags[0] == 0x02 &&
-			                st->size[1] == 10,
+			T_CHECK(st->count == 2 && st->pkt[0].size == 0 &&
+			                st->pkt[0].flags == 0x02 && st->pkt[1].size == 10,
 			        "zeroes: %u packets recorded", st->count);
 		else
-			T_CHECK(st->count == 1 && st->size[0] == 10 && st->flags[0] == 0x18,
+			T_CHECK(st->count == 1 && st->pkt[0].size == 10 && st->pkt[0].flags == 0x18,
 			        "default: %u packets recorded", st->count);
 	}
 	t_end();

@@ -252,10 +252,10 @@ static void test_pstats(void)
 	          "ff 0009 03 83f5 0002 00001f79 ff 0009 03 83f6 0008 00001f79 "
 	          "ff 0009 03 83f7 0001 00001f79 ff 0009 03 83f8 0001 00001f79");
 	s.count = 1;
-	s.size[0] = 100;
-	s.ts_ns[0] = 1700000000123456789ull;
-	s.flags[0] = 0x02;
-	s.dir[0] = 1;
+	s.pkt[0].size = 100;
+	secho_pstats_set_ts(&s.pkt[0], 1700000000123456789ull);
+	s.pkt[0].flags = 0x02;
+	s.pkt[0].dir = 1;
 	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_PSTATS, &s, out);
 	check_hex("pstats, one packet", out, n,
 	          "ff 000b 03 83f5 0002 00001f79 0064 "
@@ -263,10 +263,10 @@ static void test_pstats(void)
 	          "ff 000a 03 83f7 0001 00001f79 02 "
 	          "ff 000a 03 83f8 0001 00001f79 01");
 	s.count = 2;
-	s.size[1] = 0x1234;
-	s.ts_ns[1] = 1700000000124999999ull;
-	s.flags[1] = 0x12;
-	s.dir[1] = -1;
+	s.pkt[1].size = 0x1234;
+	secho_pstats_set_ts(&s.pkt[1], 1700000000124999999ull);
+	s.pkt[1].flags = 0x12;
+	s.pkt[1].dir = -1;
 	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_PSTATS, &s, out);
 	check_hex("pstats, two packets", out, n,
 	          "ff 000d 03 83f5 0002 00001f79 0064 1234 "
@@ -276,10 +276,10 @@ static void test_pstats(void)
 	/* the most: 30 of each; the expected bytes laid out here field by field */
 	s.count = SECHO_PSTATS_MAX;
 	for (unsigned i = 0; i < SECHO_PSTATS_MAX; i++) {
-		s.size[i] = (uint16_t)(1000 + i);
-		s.ts_ns[i] = (uint64_t)(5000 + i) * 1000000u + 999999u;
-		s.flags[i] = (uint8_t)(0x10 | i);
-		s.dir[i] = (int8_t)(i & 1 ? -1 : 1);
+		s.pkt[i].size = (uint16_t)(1000 + i);
+		secho_pstats_set_ts(&s.pkt[i], (uint64_t)(5000 + i) * 1000000u + 999999u);
+		s.pkt[i].flags = (uint8_t)(0x10 | i);
+		s.pkt[i].dir = (int8_t)(i & 1 ? -1 : 1);
 	}
 	uint8_t *p = want;
 	const uint16_t ids[4] = {0x83f5, 0x83f6, 0x83f7, 0x83f8}, el[4] = {2, 8, 1, 1};
@@ -330,10 +330,10 @@ static void test_phists_bstats(void)
 	memset(&h, 0, sizeof(h));
 	h.counted = 1;
 	for (unsigned i = 0; i < SECHO_PHISTS_BINS; i++) {
-		h.size[0][i] = i + 1;
-		h.size[1][i] = 0x10 + i;
-		h.ipt[0][i] = 0x20 + i;
-		h.ipt[1][i] = 0x30 + i;
+		h.d[0].size[i] = i + 1;
+		h.d[1].size[i] = 0x10 + i;
+		h.d[0].ipt[i] = 0x20 + i;
+		h.d[1].ipt[i] = 0x30 + i;
 	}
 	size_t n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_PHISTS, &h, out);
 	check_hex("phists", out, n,

@@ -62,13 +62,6 @@ static uint8_t *bl_hdr(uint8_t *p, uint16_t id, uint16_t elen, size_t n)
 	return w32(p, SECHO_IPFIX_PEN_CESNET);
 }
 
-static uint8_t *bl_u8(uint8_t *p, uint16_t id, const void *v, size_t n)
-{
-	p = bl_hdr(p, id, 1, n);
-	memcpy(p, v, n);
-	return p + n;
-}
-
 static uint8_t *bl_u16(uint8_t *p, uint16_t id, const uint16_t *v, size_t n)
 {
 	p = bl_hdr(p, id, 2, n);
@@ -277,19 +270,28 @@ static uint8_t *enc_wg(uint8_t *p, const struct secho_feat_wg *s)
 static uint8_t *enc_pstats(uint8_t *p, const struct secho_feat_pstats *s)
 {
 	unsigned n = s->count < SECHO_PSTATS_MAX ? s->count : SECHO_PSTATS_MAX;
-	p = bl_u16(p, 1013, s->size, n);
-	p = bl_ms(p, 1014, s->ts_ns, n);
-	p = bl_u8(p, 1015, s->flags, n);
-	return bl_u8(p, 1016, s->dir, n); /* int8: 1 forward, -1 (0xff) reverse */
+	p = bl_hdr(p, 1013, 2, n);
+	for (unsigned i = 0; i < n; i++)
+		p = w16(p, s->pkt[i].size);
+	p = bl_hdr(p, 1014, 8, n);
+	for (unsigned i = 0; i < n; i++)
+		p = w64(p, secho_pstats_ts(&s->pkt[i]) / 1000000u);
+	p = bl_hdr(p, 1015, 1, n);
+	for (unsigned i = 0; i < n; i++)
+		p = w8(p, s->pkt[i].flags);
+	p = bl_hdr(p, 1016, 1, n); /* int8: 1 forward, -1 (0xff) reverse */
+	for (unsigned i = 0; i < n; i++)
+		p = w8(p, (uint8_t)s->pkt[i].dir);
+	return p;
 }
 
 static uint8_t *enc_phists(uint8_t *p, const struct secho_feat_phists *s)
 {
 	/* ipfixprobe's order: both size histograms, then both inter-packet time ones */
-	p = bl_u32(p, 1060, s->size[0], SECHO_PHISTS_BINS);
-	p = bl_u32(p, 1062, s->size[1], SECHO_PHISTS_BINS);
-	p = bl_u32(p, 1061, s->ipt[0], SECHO_PHISTS_BINS);
-	return bl_u32(p, 1063, s->ipt[1], SECHO_PHISTS_BINS);
+	p = bl_u32(p, 1060, s->d[0].size, SECHO_PHISTS_BINS);
+	p = bl_u32(p, 1062, s->d[1].size, SECHO_PHISTS_BINS);
+	p = bl_u32(p, 1061, s->d[0].ipt, SECHO_PHISTS_BINS);
+	return bl_u32(p, 1063, s->d[1].ipt, SECHO_PHISTS_BINS);
 }
 
 static uint8_t *enc_bstats(uint8_t *p, const struct secho_feat_bstats *s)

@@ -33,11 +33,12 @@ void secho_feat_phists_packet_opt(struct secho_feat_phists *s, const struct sech
 	if (p->wire_len == 0 && !(opts & SECHO_PHISTS_INCLUDE_ZEROES))
 		return;
 	unsigned d = p->dir & 1;
-	bump(&s->size[d][secho_phists_bin(p->wire_len)]);
+	bump(&s->d[d].size[secho_phists_bin(p->wire_len)]);
 	uint64_t ms = p->ts_ns / 1000000u;
 	if (s->have_last[d]) {
 		uint64_t diff = ms > s->last_ms[d] ? ms - s->last_ms[d] : 0;
-		bump(&s->ipt[d][secho_phists_bin(diff > UINT32_MAX ? UINT32_MAX : (uint32_t)diff)]);
+		bump(&s->d[d].ipt[secho_phists_bin(diff > UINT32_MAX ? UINT32_MAX
+		                                                     : (uint32_t)diff)]);
 	}
 	s->last_ms[d] = ms;
 	s->have_last[d] = 1;
@@ -59,10 +60,10 @@ int secho_feat_phists_json(const struct secho_feat_phists *s, char *buf, size_t 
 	struct secho_fjson j;
 	secho_fjson_init(&j, buf, cap);
 	if (s->counted) {
-		secho_fjson_mem_list32(&j, "s_phists_sizes", s->size[0], SECHO_PHISTS_BINS);
-		secho_fjson_mem_list32(&j, "s_phists_ipt", s->ipt[0], SECHO_PHISTS_BINS);
-		secho_fjson_mem_list32(&j, "d_phists_sizes", s->size[1], SECHO_PHISTS_BINS);
-		secho_fjson_mem_list32(&j, "d_phists_ipt", s->ipt[1], SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "s_phists_sizes", s->d[0].size, SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "s_phists_ipt", s->d[0].ipt, SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "d_phists_sizes", s->d[1].size, SECHO_PHISTS_BINS);
+		secho_fjson_mem_list32(&j, "d_phists_ipt", s->d[1].ipt, SECHO_PHISTS_BINS);
 	}
 	return secho_fjson_end(&j);
 }

@@ -37,9 +37,15 @@
 
 /* The per-flow state: made ready by secho_feat_phists_init when the set becomes live for a
  * record (sets.h, "Live sets"). */
+struct secho_phists_dir {
+	uint32_t size[SECHO_PHISTS_BINS]; /* [bin] */
+	uint32_t ipt[SECHO_PHISTS_BINS];
+};
+
+/* A direction's two histograms are one cache line (a packet updates its direction's line
+ * and the last one: the set's offset in a slot is a whole number of lines, sets.c). */
 struct secho_feat_phists {
-	uint32_t size[2][SECHO_PHISTS_BINS]; /* [direction][bin] */
-	uint32_t ipt[2][SECHO_PHISTS_BINS];
+	struct secho_phists_dir d[2]; /* [direction] */
 	uint64_t last_ms[2]; /* the direction's previous counted packet, ms since the epoch */
 	uint8_t have_last[2];
 	uint8_t counted; /* a packet was counted: the fields are set */

@@ -4,11 +4,13 @@
 #include "flow/feature/pstats.h"
 #include "flow/feature/fjson.h"
 
+#include <string.h>
+
 void secho_feat_pstats_init(struct secho_feat_pstats *s)
 {
 	s->count = 0;
 	s->done = 0;
-	s->pad[0] = s->pad[1] = 0;
+	memset(s->pad, 0, sizeof(s->pad));
 }
 
 void secho_feat_pstats_packet_opt(struct secho_feat_pstats *s, const struct secho_feat_pkt *p,
@@ -18,11 +20,11 @@ void secho_feat_pstats_packet_opt(struct secho_feat_pstats *s, const struct sech
 		return;
 	if (p->wire_len == 0 && !(opts & SECHO_PSTATS_INCLUDE_ZEROES))
 		return;
-	unsigned i = s->count;
-	s->ts_ns[i] = p->ts_ns;
-	s->size[i] = (uint16_t)(p->wire_len > 0xffff ? 0xffff : p->wire_len);
-	s->flags[i] = p->proto == 6 ? p->tcp_flags : 0;
-	s->dir[i] = p->dir == SECHO_FEAT_FWD ? 1 : -1;
+	struct secho_pstats_pkt *e = &s->pkt[s->count];
+	secho_pstats_set_ts(e, p->ts_ns);
+	e->size = (uint16_t)(p->wire_len > 0xffff ? 0xffff : p->wire_len);
+	e->flags = p->proto == 6 ? p->tcp_flags : 0;
+	e->dir = p->dir == SECHO_FEAT_FWD ? 1 : -1;
 	s->count++;
 	if (s->count == SECHO_PSTATS_MAX)
 		s->done = 1;
@@ -53,14 +55,15 @@ int secho_feat_pstats_json(const struct secho_feat_pstats *s, char *buf, size_t 
 		for (unsigned i = 0; i < s->count && i < SECHO_PSTATS_MAX; i++) {
 			if (i)
 				secho_fjson_raw(&j, ",");
+			const struct secho_pstats_pkt *e = &s->pkt[i];
 			if (l == 0)
-				secho_fjson_u(&j, s->size[i]);
+				secho_fjson_u(&j, e->size);
 			else if (l == 1)
-				secho_fjson_u(&j, s->ts_ns[i]);
+				secho_fjson_u(&j, secho_pstats_ts(e));
 			else if (l == 2)
-				secho_fjson_u(&j, s->flags[i]);
+				secho_fjson_u(&j, e->flags);
 			else
-				secho_fjson_i(&j, s->dir[i]);
+				secho_fjson_i(&j, e->dir);
 		}
 		secho_fjson_raw(&j, "]");
 	}

@@ -35,16 +35,33 @@
 
 /* The per-flow state: made ready by secho_feat_pstats_init when the set becomes live for a
  * record (sets.h, "Live sets"). */
+/* One packet: 12 bytes, its time in two 32-bit halves (no padding), so that a packet writes
+ * one place and a flow of a few packets a line or two, the count's among them. */
+struct secho_pstats_pkt {
+	uint32_t ts_lo, ts_hi; /* ns since the epoch: secho_pstats_ts */
+	uint16_t size;
+	uint8_t flags;
+	int8_t dir; /* 1 forward, -1 reverse */
+};
+
 struct secho_feat_pstats {
-	uint64_t ts_ns[SECHO_PSTATS_MAX];
-	uint16_t size[SECHO_PSTATS_MAX];
-	uint8_t flags[SECHO_PSTATS_MAX];
-	int8_t dir[SECHO_PSTATS_MAX]; /* 1 forward, -1 reverse */
 	uint8_t count;
-	uint8_t done; /* SECHO_PSTATS_MAX recorded */
-	uint8_t pad[2];
+	uint8_t done;   /* SECHO_PSTATS_MAX recorded */
+	uint8_t pad[6]; /* a multiple of 8 bytes, as a layout places it */
+	struct secho_pstats_pkt pkt[SECHO_PSTATS_MAX];
 };
 #define SECHO_FEAT_PSTATS_SIZE 368
+
+static inline uint64_t secho_pstats_ts(const struct secho_pstats_pkt *e)
+{
+	return (uint64_t)e->ts_hi << 32 | e->ts_lo;
+}
+
+static inline void secho_pstats_set_ts(struct secho_pstats_pkt *e, uint64_t ts_ns)
+{
+	e->ts_lo = (uint32_t)ts_ns;
+	e->ts_hi = (uint32_t)(ts_ns >> 32);
+}
 _Static_assert(sizeof(struct secho_feat_pstats) == SECHO_FEAT_PSTATS_SIZE, "pstats state size");
 
 /* Make s ready for a record: count and done zeroed; the lists (read up to count) are not.

@@ -102,7 +102,15 @@ void secho_feat_layout_make(uint32_t sets, struct secho_feat_layout *l)
 	l->sets = sets & SECHO_FEAT_ALL;
 	l->opts = l->sets & (1u << SECHO_FEAT_SET_PSTATS) ? sets & SECHO_FEAT_OPT_PSTATS_ZEROES : 0;
 	l->pooled = l->sets & SECHO_FEAT_POOLED;
-	for (unsigned i = 0; i < SECHO_FEAT_NSETS; i++) {
+	/* phists first: its offset in a slot a whole number of lines (0), so that each
+	 * direction's histograms are one line (phists.h); pstats after it, its count and
+	 * first packets in the line of phists' last times; then the others */
+	static const uint8_t order[SECHO_FEAT_NSETS] = {
+	        SECHO_FEAT_SET_PHISTS, SECHO_FEAT_SET_PSTATS, SECHO_FEAT_SET_TLS,
+	        SECHO_FEAT_SET_QUIC,   SECHO_FEAT_SET_DNS,    SECHO_FEAT_SET_HTTP,
+	        SECHO_FEAT_SET_WG,     SECHO_FEAT_SET_BSTATS};
+	for (unsigned k = 0; k < SECHO_FEAT_NSETS; k++) {
+		unsigned i = order[k];
 		if (!(l->sets & (1u << i)))
 			continue;
 		uint32_t size = (uint32_t)((set_sizes[i] + 7) & ~(size_t)7);

@@ -11,8 +11,9 @@
  * when the record has left (secho_feat_sets_release), so that memory follows the flows that
  * carry the set's protocol, not every flow in the table. A record's area (the copy a ring
  * keeps, what exporters read) lays every set that is on out in one block instead. Both in
- * the fixed order of enum secho_feat_set, each state at an offset rounded up to 8. A set
- * that is off has no section.
+ * one order (phists, pstats, then the others as enum secho_feat_set has them: sets.c,
+ * secho_feat_layout_make), each state at an offset rounded up to 8. A set that is off has
+ * no section.
  *
  * Live sets: a section holds its record's state only once the set is live for that record.
  * When a record starts, only two bit sets are cleared (live and decided: the table keeps them
@@ -38,7 +39,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* X(NAME, "name", "what it gives") in layout order. */
+/* X(NAME, "name", "what it gives"), in the order of their bits. */
 #define SECHO_FEAT_SETS(X)                                                                         \
 	X(TLS, "tls", "TLS ClientHello/ServerHello: SNI, ALPN, versions, JA3/JA4")                 \
 	X(QUIC, "quic", "QUIC Initial: version, SNI, ALPN, user agent (client Initials opened)")   \
