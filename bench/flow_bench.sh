@@ -5,7 +5,7 @@
 #
 #   bench/flow_bench.sh [--packets N] [--rounds R] [--profiles "light heavy"] [--dir D]
 #                       [--encap KIND[:ID]] [--pcap FILE]... [--features LIST]
-#                       [--tools "secho-w1 ipfixprobe ..."]
+#                       [--tools "secho-w1 ipfixprobe ..."] [--warm]
 #
 # Profiles: the generator's (`secho flow gen --help`: light, nix, heavy, geant, short, ...),
 # e.g. light (about 200,000 connections, mean IP length about 290 B: NIX-like) and heavy
@@ -51,6 +51,14 @@
 #                    pstats, phists, wg, bstats: ipfixprobe's plugins of the same names);
 #                    skipped with the reason when one of them is not in its plugin directory
 # --tools "A B ..." runs only those of the mode's tools (names as above).
+# --warm: each measured run comes right after an unmeasured run of the same tool on the same
+# capture (its export sent to port 9, where nothing listens), so that it gets the memory that
+# run gave back. On a virtual machine whose host takes back the memory its guest frees (free
+# page reporting, as on the machines of docs/PERFORMANCE.md), a run that needs more memory
+# than the run before it freed pays the host for every fresh page, so that without it a
+# tool run after a smaller one looks slower than one run after a tool of its own size (two
+# builds with the features in a row: the second measured 1.2x faster, same code). Twice the
+# time.
 #
 # Reports per tool the median over the rounds of: packets per second (the capture's
 # packets over the wall time of the run, start, export and exit included), CPU seconds
@@ -84,9 +92,14 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 S=${SECHO_BIN:-$ROOT/${BUILD:-build}/secho}
 PACKETS=3000000 ROUNDS=3 PROFILES="light heavy" DIR=/tmp/secho-flow-bench ENCAP=
-FEATURES='' ONLY='' PCAPS=()
+FEATURES='' ONLY='' PCAPS=() WARM=0
 ACTIVE=300 INACTIVE=30 # secho's defaults, given to secho and ipfixprobe alike
 while [ $# -gt 0 ]; do
+	if [ "$1" = --warm ]; then
+		WARM=1
+		shift
+		continue
+	fi
 	case "$1" in
 	--packets) PACKETS=$2 ;;
 	--rounds) ROUNDS=$2 ;;
@@ -358,6 +371,10 @@ for c in "${CAPS[@]}"; do
 			# the end of a capture a meter exports every flow it holds at once,
 			# faster than nfcapd writes them (16 MB lost datagrams at 4 M packets/s
 			# on light and short)
+			if [ $WARM = 1 ]; then
+				tool_cmd "$t" "$f" 9
+				"${CMD[@]}" >/dev/null 2>&1
+			fi
 			nfcapd_start "$W/nf" "$W/nf.log" 128000000 "${NF_CPU[@]}" nice -n -10 ||
 				{ echo "flow_bench: nfcapd did not start"; exit 1; }
 			tool_cmd "$t" "$f" "$NF_PORT"
