@@ -781,7 +781,10 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 
 	if (e->flags & F_OFFLOADED)
 		offload_settle(t, e);
-	memset(&rec, 0, sizeof(rec));
+	/* zeroed up to the extension (padding included: a record's bytes are the same for the
+	 * same flow), which extra_export writes whole; the rest written member by member
+	 * (without feature sets, feat_sec is not read: feat_layout NULL, record.h) */
+	memset(&rec, 0, offsetof(struct secho_flow_rec, x));
 	rec.key = e->key;
 	if (e->flags & F_FWD_SWAPPED)
 		secho_flow_key_reverse(&rec.key);
@@ -799,6 +802,8 @@ static void emit(struct secho_flow_table *t, struct flow_entry *e, uint8_t reaso
 	uint32_t idx = (uint32_t)(e - t->entries);
 	struct secho_flow_xline *x = (struct secho_flow_xline *)secho_flow_table_slot(t, idx);
 	extra_export(t, &rec.x, x);
+	rec.feat_layout = NULL;
+	rec.feat_live = 0;
 	if (t->feat.sets) {
 		rec.feat_layout = &t->feat;
 		rec.feat_live = x->feat_live;
