@@ -371,12 +371,12 @@ for c in "${CAPS[@]}"; do
 			# the end of a capture a meter exports every flow it holds at once,
 			# faster than nfcapd writes them (16 MB lost datagrams at 4 M packets/s
 			# on light and short)
-			if [ $WARM = 1 ]; then
+			nfcapd_start "$W/nf" "$W/nf.log" 128000000 "${NF_CPU[@]}" nice -n -10 ||
+				{ echo "flow_bench: nfcapd did not start"; exit 1; }
+			if [ $WARM = 1 ]; then # after the collector's start: nothing between the runs
 				tool_cmd "$t" "$f" 9
 				"${CMD[@]}" >/dev/null 2>&1
 			fi
-			nfcapd_start "$W/nf" "$W/nf.log" 128000000 "${NF_CPU[@]}" nice -n -10 ||
-				{ echo "flow_bench: nfcapd did not start"; exit 1; }
 			tool_cmd "$t" "$f" "$NF_PORT"
 			/usr/bin/time -o "$W/time" -f '%e %U %S %M' "${CMD[@]}" >"$W/$t.out" 2>&1
 			rc=$?
