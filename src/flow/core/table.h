@@ -296,8 +296,8 @@ _Static_assert(sizeof(struct secho_flow_xline) == 64, "one cache line");
 
 /* Entry idx's extension line (struct secho_flow_xline). The lines are an array of their
  * own, the feature areas another (after every other part of the table, then the pools:
- * secho_flow_table_feature_at), so that the table's own parts can stay in huge pages when
- * the feature memory is not (src/flow/meter/meter.c, feature_small_pages). */
+ * secho_flow_table_feature_at: the feature memory is one range, which a caller can map
+ * apart from the table's own parts). */
 #define SECHO_FLOW_EXTRA_BYTES 64u
 static inline uint8_t *secho_flow_table_slot(const struct secho_flow_table *t, uint32_t idx)
 {

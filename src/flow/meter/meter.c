@@ -72,17 +72,23 @@ static size_t table_cfg(const struct meter *m, struct secho_flow_table_cfg *tc)
 }
 
 /*
- * Anonymous memory: zero, in transparent huge pages where the kernel gives them. A table
- * in 4 KiB pages costs a TLB miss (a two-level walk in a virtual machine) on almost every
- * new flow, and a page fault on the first touch of each page: offline on NIX-like traffic
- * (1M packets, 54k flows) the table update's p50 was 450-1,270 ns in 4 KiB pages against
- * 47-58 ns in huge pages, 0.42-0.62 against 1.16-1.85 M packets/s (bench/flow_ceiling,
- * docs/PERFORMANCE.md). Offline the pages are faulted in as the table touches them (a
- * capture of a few heavy flows touches a few huge pages: making the whole table resident,
- * 137 MiB by default, cost heavy traffic more than it gained). Live the table is made
- * resident here: on the packet path a first touch costs a page fault (a huge page's:
- * milliseconds of compaction and zeroing) (docs/FLOW.md, "Workers"). When the kernel
- * refuses, the table is faulted in as it is used.
+ * Anonymous memory, zero. Live: in transparent huge pages where the kernel gives them, and
+ * made resident here, so that no first touch (a page fault; a huge page's: milliseconds of
+ * compaction and zeroing) is on the packet path, and a table of 137 MiB costs no TLB miss
+ * per new flow (the NIX-like capture at 200,000 packets per second: table update p50
+ * 206-268 ns in huge pages against 379-391 ns in 4 KiB pages faulted in as used;
+ * docs/FLOW.md, "Workers"). When the kernel refuses, the table is faulted in as it is used.
+ *
+ * Offline: in 4 KiB pages (MADV_NOHUGEPAGE), faulted in as the table touches them (a
+ * capture of a few flows touches a few pages). In a virtual machine whose host takes back
+ * the guest's free memory (free page reporting: the 2 MiB blocks freed a few seconds
+ * before go back to the host), a huge page touched first costs the host's faults over all
+ * of it, about 13 ms, and huge pages are made of exactly those blocks, while small pages
+ * come mostly from memory the host still backs: light 3M, 3 s after the previous run,
+ * 0.54-0.75 s wall in huge pages against 0.34-0.36 in small ones, light 8M 1.29-1.50 against
+ * 0.76-0.80; back to back 0.33-0.34 against 0.35 and 0.71-0.88 against 0.79-0.84 (the
+ * entries are one dense pool: their TLB misses no longer decide, docs/PERFORMANCE.md,
+ * "Huge pages offline, again"). A run offline is one start: it pays the cold cost.
  */
 static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err, size_t errlen)
 {
@@ -94,35 +100,13 @@ static int table_mem(struct meter *m, struct worker *w, size_t memlen, char *err
 		snprintf(err, errlen, "flow table: %zu bytes: %s", memlen, strerror(errno));
 		return -ENOMEM;
 	}
-	(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
-	if (!m->cfg->pcap) {
+	if (m->cfg->pcap) {
+		(void)madvise(w->mem, w->memlen, MADV_NOHUGEPAGE);
+	} else {
+		(void)madvise(w->mem, w->memlen, MADV_HUGEPAGE);
 		m->resident += madvise(w->mem, w->memlen, MADV_POPULATE_WRITE) == 0;
 	}
 	return 0;
-}
-
-/*
- * Offline, the feature memory (the entries' feature areas and the large sets' pools:
- * secho_flow_table_feature_at) in 4 KiB pages. In a virtual machine whose host takes back
- * the guest's free memory (free page reporting: the 2 MiB blocks a process freed a few
- * seconds before go back to the host), a huge page touched first costs the host's faults
- * over all of it, and huge pages are made of such blocks, while small pages come mostly
- * from pages freed as small ones, which the host still backs: app-light 1M with six sets,
- * each run after 6 s idle, 0.72-1.75 s wall with everything in huge pages, 0.29-0.69 with
- * the pools in small pages, 0.26-0.29 with the areas too; back to back 0.20-0.26 against
- * 0.25-0.29 (the small pages' faults) (docs/PERFORMANCE.md, "`--features`: what a flow
- * costs, and huge pages"). The table's own parts, read by every packet, stay in huge pages.
- * Live, the whole table is made resident at start (table_mem): no first touch is on the
- * packet path.
- */
-static void feature_small_pages(struct worker *w)
-{
-	uintptr_t a =
-	        ((uintptr_t)w->mem + secho_flow_table_feature_at(&w->t) + 4095) & ~(uintptr_t)4095;
-	uintptr_t end = (uintptr_t)w->mem + w->memlen;
-
-	if (w->t.feat.bytes && a < end)
-		(void)madvise((void *)a, end - a, MADV_NOHUGEPAGE);
 }
 
 static int open_tables(struct meter *m, size_t *memlen, char *err, size_t errlen)
@@ -158,8 +142,6 @@ static int open_tables(struct meter *m, size_t *memlen, char *err, size_t errlen
 		} else {
 			r = secho_flow_table_init(&w->t, &tc, w->mem, *memlen);
 		}
-		if (!r && cfg->pcap)
-			feature_small_pages(w);
 		if (r) {
 			snprintf(err, errlen, "flow table: %s",
 			         r == -ENOTSUP ? "hash not supported by this CPU" : strerror(-r));
