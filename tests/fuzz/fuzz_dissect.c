@@ -45,7 +45,10 @@ static void check(const uint8_t *f, size_t caplen, size_t wirelen, enum secho_di
 		CHECK(d->ethertype == 0x8864 && d->pppoe_sid == rd16(f + l2 + 2));
 		size_t pl = f[l2 + 6] & 1 ? 1 : 2; /* PPP protocol, compressed or not */
 		unsigned pp = pl == 1 ? f[l2 + 6] : rd16(f + l2 + 6);
-		CHECK(d->ip_version == 0 || pp == (d->ip_version == 4 ? 0x21u : 0x57u));
+		/* the IP packet right after PPP: the outermost when a tunnel follows */
+		unsigned v =
+		        (d->flags & SECHO_DISSECT_F_TUNNEL) ? d->outer_ip_version : d->ip_version;
+		CHECK(v == 0 || pp == (v == 4 ? 0x21u : 0x57u));
 		l2 += 6 + pl;
 	}
 	if (d->flags & SECHO_DISSECT_F_TUNNEL) {
