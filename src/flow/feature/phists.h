@@ -35,15 +35,16 @@
 #define SECHO_PHISTS_BINS           8
 #define SECHO_PHISTS_INCLUDE_ZEROES 0x1
 
-/* The per-flow state: made ready by secho_feat_phists_init when the set becomes live for a
- * record (sets.h, "Live sets"). */
+/* A direction's two histograms: one cache line (a packet updates its direction's line and
+ * the last one; phists comes first in a slot, at offset 0: sets.c). */
 struct secho_phists_dir {
 	uint32_t size[SECHO_PHISTS_BINS]; /* [bin] */
 	uint32_t ipt[SECHO_PHISTS_BINS];
 };
+_Static_assert(sizeof(struct secho_phists_dir) == 64, "one cache line");
 
-/* A direction's two histograms are one cache line (a packet updates its direction's line
- * and the last one: the set's offset in a slot is a whole number of lines, sets.c). */
+/* The per-flow state: made ready by secho_feat_phists_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_phists {
 	struct secho_phists_dir d[2]; /* [direction] */
 	uint64_t last_ms[2]; /* the direction's previous counted packet, ms since the epoch */

@@ -33,8 +33,6 @@
 #define SECHO_PSTATS_MAX            30
 #define SECHO_PSTATS_INCLUDE_ZEROES 0x1 /* option: empty packets recorded too */
 
-/* The per-flow state: made ready by secho_feat_pstats_init when the set becomes live for a
- * record (sets.h, "Live sets"). */
 /* One packet: 12 bytes, its time in two 32-bit halves (no padding), so that a packet writes
  * one place and a flow of a few packets a line or two, the count's among them. */
 struct secho_pstats_pkt {
@@ -44,6 +42,8 @@ struct secho_pstats_pkt {
 	int8_t dir; /* 1 forward, -1 reverse */
 };
 
+/* The per-flow state: made ready by secho_feat_pstats_init when the set becomes live for a
+ * record (sets.h, "Live sets"). */
 struct secho_feat_pstats {
 	uint8_t count;
 	uint8_t done;   /* SECHO_PSTATS_MAX recorded */
@@ -51,7 +51,9 @@ struct secho_feat_pstats {
 	struct secho_pstats_pkt pkt[SECHO_PSTATS_MAX];
 };
 #define SECHO_FEAT_PSTATS_SIZE 368
+_Static_assert(sizeof(struct secho_feat_pstats) == SECHO_FEAT_PSTATS_SIZE, "pstats state size");
 
+/* A packet's time, ns since the epoch. */
 static inline uint64_t secho_pstats_ts(const struct secho_pstats_pkt *e)
 {
 	return (uint64_t)e->ts_hi << 32 | e->ts_lo;
@@ -62,7 +64,6 @@ static inline void secho_pstats_set_ts(struct secho_pstats_pkt *e, uint64_t ts_n
 	e->ts_lo = (uint32_t)ts_ns;
 	e->ts_hi = (uint32_t)(ts_ns >> 32);
 }
-_Static_assert(sizeof(struct secho_feat_pstats) == SECHO_FEAT_PSTATS_SIZE, "pstats state size");
 
 /* Make s ready for a record: count and done zeroed; the lists (read up to count) are not.
  * Can't fail. */
