@@ -57,8 +57,8 @@
 # page reporting, as on the machines of docs/PERFORMANCE.md), a run that needs more memory
 # than the run before it freed pays the host for every fresh page, so that without it a
 # tool run after a smaller one looks slower than one run after a tool of its own size (two
-# builds with the features in a row: the second measured 1.2x faster, same code). Twice the
-# time.
+# builds whose features do the same work, run in a row: the second measured 1.2x faster;
+# docs/results/2026-12-04-warm-cold.md). Twice the time.
 #
 # Reports per tool the median over the rounds of: packets per second (the capture's
 # packets over the wall time of the run, start, export and exit included), CPU seconds
