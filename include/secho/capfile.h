@@ -29,7 +29,8 @@
  * (secho_capfile_pin): every record handed out since the pin then stays until the next pin
  * or the close, and when the next record would need room the pinned ones hold,
  * secho_capfile_next returns SECHO_CAP_PAUSED instead: use the records, pin again, go on.
- * A pinned run holds at least one record, and up to a buffer's worth (4 MiB).
+ * A pinned run holds at least one record, and up to two fills' worth (SECHO_CAP_FILL: what
+ * the reader reads at a time; a longer record is read whole).
  */
 #ifndef SECHO_CAPFILE_H
 #define SECHO_CAPFILE_H
@@ -39,10 +40,11 @@
 #include <stdint.h>
 
 #define SECHO_CAP_MAX_RECORD (256u * 1024u)
-#define SECHO_CAP_MAX_IFS    64 /* pcapng interfaces per section */
+#define SECHO_CAP_MAX_IFS    64             /* pcapng interfaces per section */
+#define SECHO_CAP_FILL       (256u * 1024u) /* bytes read from the file at a time */
 
 struct secho_cap_rec {
-	const uint8_t *data; /* caplen bytes, inside the mapping */
+	const uint8_t *data; /* caplen bytes, in the reader's buffer (or the memory given) */
 	uint32_t caplen;     /* bytes captured */
 	uint32_t wirelen;    /* bytes on the wire (>= caplen) */
 	uint64_t ts_ns;      /* ns since the epoch */

@@ -1,12 +1,12 @@
 /*
  * src/io/capfile.c - pcap and pcapng files read through buffers (include/secho/capfile.h).
  *
- * A file is read with pread(2) into two buffers of BUF_BYTES per cursor, each in
- * transparent huge pages where the kernel gives them, and a record is a pointer into the
- * buffer that holds it. When the next record is not wholly in the current buffer, the
- * bytes from the cursor on are copied to the start of the other buffer and the rest of it
- * is read after them (the swap): the records handed out from the first buffer stay as
- * they are until the swap after that. A pin (secho_capfile_pin) keeps every record handed
+ * A file is read with pread(2) into two buffers of BUF_BYTES per cursor, and a record is a
+ * pointer into the buffer that holds it. When the next record is not wholly in the current
+ * buffer, the bytes from the cursor on are copied to the start of the other buffer and more
+ * of the file is read after them (the swap): FILL_BYTES in all, or the whole record when
+ * it is longer. The records handed out from the first buffer stay as they are until the
+ * swap after that. A pin (secho_capfile_pin) keeps every record handed
  * out since it: while pinned, a swap into a buffer that holds such a record is refused, and
  * the reading pauses (returns SECHO_CAP_PAUSED) until the caller pins again.
  *
@@ -15,6 +15,15 @@
  * 150-490 ns per record in faults and TLB misses, against 33-90 ns copied into two reused
  * buffers (docs/PERFORMANCE.md, "The latest: a quiet machine"); and a copy cannot fault when the
  * file shrinks under the reader, where a mapping raises SIGBUS.
+ *
+ * Why a fill of 256 KiB, not the whole buffer: the kernel's copy then lands in the core's
+ * second-level cache (1 MiB on the Zen 4 and Zen 5 measured; the two buffers' filled parts
+ * take half of it) and the walk reads the records from there, where 4 MiB fills went out to
+ * the last level and came back: 2M short-flow packets 0.63-0.65 -> 0.59 s, 3M light
+ * 0.50-0.53 -> 0.44 s (docs/PERFORMANCE.md, "The capture reader's fill"). The buffers stay
+ * BUF_BYTES for the records and blocks that are longer, and are in 4 KiB pages: a fill
+ * touches 64 of them, and a fresh 2 MiB huge page cost up to 13 ms to fault in on the
+ * virtual machines measured.
  *
  * Every length read from the file is checked against what is left of the file (its size
  * when opened: a file that grows is read to that size) before anything it covers is read.
@@ -49,10 +58,11 @@
 #define LINKTYPE_SLL  113 /* Linux cooked capture v1 (tcpdump -i any before libpcap 1.10) */
 
 /* Each of a cursor's two buffers: well above the largest record a block may need in memory
- * (SECHO_CAP_MAX_RECORD and its headers; an interface description block up to this), and a
- * whole number of 2 MiB huge pages. */
-#define BUF_BYTES (4u << 20)
-#define HUGE      (2u << 20)
+ * (SECHO_CAP_MAX_RECORD and its headers; an interface description block up to this); and
+ * what a swap fills of one (above), at most BUF_BYTES. */
+#define BUF_BYTES  (4u << 20)
+#define FILL_BYTES SECHO_CAP_FILL
+_Static_assert(FILL_BYTES <= BUF_BYTES, "a fill fits a buffer");
 
 /*
  * Linux cooked captures (LINKTYPE_LINUX_SLL) are handed out as Ethernet frames, here in the
@@ -60,8 +70,8 @@
  * header is packet type (2), ARPHRD type (2), address length (2), address (8), protocol
  * (2): its last 14 bytes, read as an Ethernet header, have the protocol where the
  * EtherType goes, and the 12 bytes before it stand where the MAC addresses go, which no
- * flow key uses. So the record simply starts 2 bytes in: nothing is copied, the mapping
- * stays read-only. LINUX_SLL2 (276) has its protocol first and would need a copy: its
+ * flow key uses. So the record simply starts 2 bytes in: nothing is copied or changed.
+ * LINUX_SLL2 (276) has its protocol first and would need a copy: its
  * records are skipped and counted, as other link types are.
  */
 static inline bool link_readable(uint32_t lt)
@@ -115,14 +125,14 @@ __attribute__((format(printf, 2, 3))) static int fail(struct secho_capfile *c, c
 static int bufs_alloc(struct secho_capfile *c)
 {
 	for (unsigned i = 0; i < 2; i++) {
-		c->buf[i] = aligned_alloc(HUGE, BUF_BYTES);
+		c->buf[i] = aligned_alloc(4096, BUF_BYTES);
 		if (!c->buf[i]) {
 			free(c->buf[0]);
 			c->buf[0] = NULL;
 			return -ENOMEM;
 		}
-		/* a hint: fewer TLB misses over the buffer the kernel copies into */
-		madvise(c->buf[i], BUF_BYTES, MADV_HUGEPAGE);
+		/* 4 KiB pages (above), where the system puts every large mapping in huge ones */
+		madvise(c->buf[i], BUF_BYTES, MADV_NOHUGEPAGE);
 	}
 	c->cur = 0;
 	c->win = c->buf[0];
@@ -148,7 +158,8 @@ static int refill(struct secho_capfile *c, size_t n)
 		keep = end - c->pos;
 		memcpy(nb, c->win + (c->pos - c->base), keep);
 	}
-	size_t want = BUF_BYTES - keep, left = c->size - c->pos - keep;
+	/* keep < n <= BUF_BYTES: the cursor's bytes are not the n wanted */
+	size_t want = (n > FILL_BYTES ? n : FILL_BYTES) - keep, left = c->size - c->pos - keep;
 	if (want > left)
 		want = left;
 	size_t got = keep;

@@ -498,8 +498,8 @@ static bool pin_rec_ok(const struct secho_cap_rec *r, uint32_t i, uint32_t fr)
 	       r->data[fr - 1] == (uint8_t)i;
 }
 
-/* How long records stay: 64 MiB of 4 KiB frames (16 times a buffer). Pinned runs read until
- * the reader pauses: every run holds records, every record of a run is intact at its end,
+/* How long records stay: 64 MiB of 4 KiB frames (256 fills, 16 times a buffer). Pinned runs read
+ * until the reader pauses: every run holds records, every record of a run is intact at its end,
  * none is lost or repeated between runs; unpinned, a record is intact after the next call;
  * the original and a clone read in turns, each its own way. */
 static void test_pin(void)
@@ -553,8 +553,11 @@ static void test_pin(void)
 		        "pinned: %u records in %u runs, %u damaged, %u empty runs", next, runs, bad,
 		        empty);
 		/* a run ends when the next record needs the buffer its first ones are in: at
-		 * most the two buffers' worth (4 MiB each) is kept, and at least about one */
-		T_CHECK(runs >= 8 && runs <= 20 && longest <= 2 * (4u << 20) / (FR + 16),
+		 * most two fills' worth is kept, and at least about one */
+		uint64_t total = (uint64_t)NREC * (FR + 16);
+		T_CHECK(runs >= total / (2 * SECHO_CAP_FILL) &&
+		                runs <= total / SECHO_CAP_FILL + 2 &&
+		                longest <= 2 * SECHO_CAP_FILL / (FR + 16),
 		        "%u runs, the longest %u records", runs, longest);
 		secho_capfile_close(&c);
 	}
@@ -581,6 +584,98 @@ static void test_pin(void)
 		secho_capfile_close(&c);
 	}
 	unlink(path);
+	t_end();
+}
+
+/* Record i of the long-record test: its length (the longest a record may be, a little
+ * under and over a fill, and short ones between), its bytes i * 7 + k. */
+static uint32_t long_len(uint32_t i)
+{
+	static const uint32_t l[] = {
+	        SECHO_CAP_MAX_RECORD,     60, SECHO_CAP_FILL - 16,   SECHO_CAP_FILL - 15, 1500,
+	        SECHO_CAP_MAX_RECORD - 1, 61, SECHO_CAP_FILL / 2 + 3};
+	return l[i % (sizeof(l) / sizeof(l[0]))];
+}
+
+static bool long_ok(const struct secho_cap_rec *r, uint32_t i)
+{
+	if (r->caplen != long_len(i))
+		return false;
+	for (uint32_t k = 0; k < r->caplen; k++)
+		if (r->data[k] != (uint8_t)(i * 7 + k))
+			return false;
+	return true;
+}
+
+/* Records as long as a fill and longer (up to SECHO_CAP_MAX_RECORD) are read whole, among
+ * short ones, pinned (a run per record at worst) and unpinned, in pcap and pcapng. */
+static void test_long(void)
+{
+	enum { NREC = 40 };
+	t_begin("capfile: records longer than a fill are read whole");
+	static uint8_t f[SECHO_CAP_MAX_RECORD];
+	for (int ng = 0; ng < 2; ng++) {
+		struct buf b = {0};
+		if (!ng) {
+			u32(&b, 0xa1b2c3d4);
+			u16(&b, 2);
+			u16(&b, 4);
+			u32(&b, 0);
+			u32(&b, 0);
+			u32(&b, SECHO_CAP_MAX_RECORD);
+			u32(&b, 1);
+		} else {
+			ng_shb(&b);
+			ng_idb(&b, 1, 0, 0);
+		}
+		for (uint32_t i = 0; i < NREC; i++) {
+			uint32_t len = long_len(i);
+			for (uint32_t k = 0; k < len; k++)
+				f[k] = (uint8_t)(i * 7 + k);
+			if (ng) {
+				ng_epb(&b, 0, T0 / 1000 + i, f, len, len);
+			} else {
+				u32(&b, (uint32_t)(T0 / 1000000000ull));
+				u32(&b, i);
+				u32(&b, len);
+				u32(&b, len);
+				put(&b, f, len);
+			}
+		}
+		char *path = write_tmp(&b);
+		free(b.p);
+		for (int pinned = 0; pinned < 2; pinned++) {
+			struct secho_capfile c;
+			char err[256];
+			if (!T_CHECK(secho_capfile_open(&c, path, err, sizeof(err)) == 0,
+			             "open: %s", err))
+				continue;
+			static struct secho_cap_rec run[NREC];
+			uint32_t next = 0, bad = 0, runs = 0;
+			int rc = 1;
+			while (rc != 0 && runs <= NREC) {
+				uint32_t n = 0;
+				if (pinned)
+					secho_capfile_pin(&c);
+				while (n < NREC && (rc = secho_capfile_next(&c, &run[n])) == 1) {
+					if (!pinned)
+						bad += !long_ok(&run[n], next + n);
+					n++;
+				}
+				for (uint32_t k = 0; pinned && k < n; k++)
+					bad += !long_ok(&run[k], next + k);
+				next += n;
+				runs++;
+			}
+			T_CHECK(next == NREC && !bad && !secho_capfile_error(&c),
+			        "%s, %s: %u records of %u, %u damaged, %u runs (%s)",
+			        ng ? "pcapng" : "pcap", pinned ? "pinned" : "unpinned", next, NREC,
+			        bad, runs,
+			        secho_capfile_error(&c) ? secho_capfile_error(&c) : "no error");
+			secho_capfile_close(&c);
+		}
+		unlink(path);
+	}
 	t_end();
 }
 
@@ -728,6 +823,7 @@ int main(void)
 	test_cuts();
 	test_clone();
 	test_pin();
+	test_long();
 	test_cooked();
 	test_shrink();
 	return t_exit();
