@@ -1,6 +1,6 @@
 /*
  * secho/capfile.h - capture files (pcap and pcapng) read through two reused buffers per
- * cursor (pread(2), megabytes at a time): every record handed out points into a buffer.
+ * cursor (pread(2), 256 KiB at a time): every record handed out points into a buffer.
  * Nothing is allocated per record, and nothing is mapped, so no page faults on the walk
  * (src/io/capfile.c says why).
  *
