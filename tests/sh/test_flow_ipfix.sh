@@ -3,7 +3,8 @@
 # collectors, fed with the flows of generated truths (build/tools/ipfix_export).
 #
 # Checks (one PASS/FAIL/UNAVAILABLE line per group):
-#   - nfcapd (nfdump) over UDP on 127.0.0.1, a random port, -B 8 MB: uniflow and biflow;
+#   - nfcapd (nfdump) over UDP on 127.0.0.1, a random port, -B 8 MB: uniflow and biflow,
+#     counters of 4 bytes and of 8 (flows of 2^32 packets and more);
 #     its totals (flows, packets, bytes) equal the truth, "Sequence Errors: 0", and
 #     `nfdump -R` gives exactly the truth's flows (addresses, ports or ICMP type.code,
 #     protocol, packets, bytes, and for biflows both directions);
@@ -50,6 +51,13 @@ done
 "$S" flow gen -q --profile conformance --packets 600 --seed 3 -o "$T/c.pcap" || exit 1
 "$S" flow gen -q --profile light --packets 20000 --seed 4 -o "$T/l.pcap" || exit 1
 flows() { grep -v '^#' "$1" | tail -n +2; }
+# And the conformance truth with counts of 2^32 and more in its first five flows (2^32 more
+# packets, 5e9 more bytes): their records go out with 8-byte counters, the others with 4-byte
+# ones (reduced-size encoding), in the same stream.
+awk -F, 'BEGIN {OFS = ","} /^#/ {print; next} !h {h = 1; print; next}
+	n < 5 {n++; $11 = sprintf("%.0f", $11 + 4294967296); $12 = sprintf("%.0f", $12 + 5e9)}
+	{print}' \
+	"$T/c.pcap.truth.csv" >"$T/w.pcap.truth.csv" || exit 1
 # Truth lines with times cut to milliseconds (what IPFIX carries), sorted.
 ms_lines() {
 	flows "$1" | awk -F, 'BEGIN {OFS = ","}
@@ -63,11 +71,11 @@ group "ipfix: nfcapd (UDP) records equal the truth"
 if ! command -v nfcapd >/dev/null || ! command -v nfdump >/dev/null; then
 	check 1 "nfcapd, nfdump not installed (scripts/deps.sh installs nfdump)"
 else
-	for truth in c l; do
+	for truth in c l w; do
 		tf=$T/$truth.pcap.truth.csv
 		nflows=$(flows "$tf" | wc -l)
-		npk=$(flows "$tf" | awk -F, '{s += $11} END {print s}')
-		nby=$(flows "$tf" | awk -F, '{s += $12} END {print s}')
+		npk=$(flows "$tf" | awk -F, '{s += $11} END {printf "%.0f\n", s}')
+		nby=$(flows "$tf" | awk -F, '{s += $12} END {printf "%.0f\n", s}')
 		# nfdump's view of a truth line: ICMP type.code in the destination port.
 		flows "$tf" | awk -F, '{ dp = $8; if ($4 == 1 || $4 == 58) dp = $9 "." $10;
 			print $5 "," $6 "," $7 "," dp "," $4 "," $11 "," $12 }' | sort >"$T/want.$truth"

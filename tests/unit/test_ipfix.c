@@ -117,34 +117,34 @@ static void test_templates(void)
 	          "0002005c"
 	          "01000015"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
-	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "0020000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001");
 	n = secho_ipfix_template_set(false, 1, b);
 	check_hex("uniflow IPv6 template set", b, n,
 	          "0002005c"
 	          "01010015"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
-	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "008b000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001");
 	n = secho_ipfix_template_set(true, 0, b);
 	check_hex("biflow IPv4 template set", b, n,
 	          "000200ac"
 	          "0102001f"
-	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80010004 00007279 80020004 00007279 80060002 00007279"
 	          "80980008 00007279 80990008 00007279 80200002 00007279"
 	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
-	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "0020000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001");
 	n = secho_ipfix_template_set(true, 1, b);
 	check_hex("biflow IPv6 template set", b, n,
 	          "000200ac"
 	          "0103001f"
-	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80010004 00007279 80020004 00007279 80060002 00007279"
 	          "80980008 00007279 80990008 00007279 808b0002 00007279"
 	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
-	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "008b000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001");
 	/* IPv4, TCP, two labels, VXLAN over IPv4 (variant 2 | 4 | 2 << 3 = 22, tunnel shape
 	 * outer IPv4 1 | port and VNI 4 = 5: 22 + 72 * 5 = 382, template 641): tcpOptions 209,
@@ -159,7 +159,7 @@ static void test_templates(void)
 	          "000200b0"
 	          "02810022"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
-	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "0020000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001"
 	          "00d10008 00ba0002 83840004 00001f79 83860002 00001f79"
 	          "00460003 00470003"
@@ -172,11 +172,11 @@ static void test_templates(void)
 	check_hex("biflow IPv6 tunnel (no outer IPv4, no port) template set", b, n,
 	          "000200c4"
 	          "01080022"
-	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80010004 00007279 80020004 00007279 80060002 00007279"
 	          "80980008 00007279 80990008 00007279 808b0002 00007279"
 	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
 	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
-	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "008b000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001"
 	          "837b0001 00001adc 837c0004 00001adc 837f0001 00001adc");
 	/* Uniflow IPv4, GTP-U over IPv4 (variant 4 + 72 * (1 | 2) = 220, template 479): the
@@ -186,7 +186,7 @@ static void test_templates(void)
 	          "0002008c"
 	          "01df001b"
 	          "00080004000c00040007000200 0b000200040001003c0001003a000200f50002"
-	          "0020000200060002000100080002000800980008009900080088 0001"
+	          "0020000200060002000100040002000400980008009900080088 0001"
 	          "00380006 00500006 00340001 00350001 00050001 00c50001"
 	          "837b0001 00001adc 837c0004 00001adc 837f0001 00001adc"
 	          "837d0004 00001adc 837e0004 00001adc 83810002 00001adc");
@@ -211,20 +211,21 @@ static void test_records(void)
 	uint16_t tid = 0;
 	struct secho_flow_rec r4 = sample(4), r6 = sample(6);
 	/* IPv4: addresses, ports, protocol 6, version 4, VLAN 100, inner 0, ICMP 0, flags
-	 * 0x1b, 1500 octets, 3 packets, 1767225600123 ms, 1767225601999 ms, reason 3. */
+	 * 0x1b, 1500 octets, 3 packets (4 bytes each: reduced-size encoding), 1767225600123 ms,
+	 * 1767225601999 ms, reason 3. */
 	static const char v4[] = "c6120001 c613ff07 0400 01bb 11 04 0064 0000 0000 001b"
-	                         "00000000000005dc 0000000000000003"
+	                         "000005dc 00000003"
 	                         "0000019b76daa87b 0000019b76daafcf 03"
 	                         "020000000001 020000000002 3f 40 28 40";
 	static const char v6[] = "20010db8000100000000000000000001 20010db800ff00000000000000000007"
 	                         "0000 0000 3a 06 0064 0000 8000 001b"
-	                         "00000000000005dc 0000000000000003"
+	                         "000005dc 00000003"
 	                         "0000019b76daa87b 0000019b76daafcf 03"
 	                         "020000000001 020000000002 3f 40 28 40";
 	/* Reverse (first in a biflow record): 80 octets, 2 packets, flags 0x12, 1767225600500
 	 * ms, 1767225601800 ms, then the reverse ICMP type and code: none for TCP (IPv4), the
 	 * echo reply 129.0 answering the forward's echo request (IPv6). */
-	static const char rev[] = "0000000000000050 0000000000000002 0012"
+	static const char rev[] = "00000050 00000002 0012"
 	                          "0000019b76daa9f4 0000019b76daaf08";
 	static const char rev_icmp4[] = "0000", rev_icmp6[] = "8100";
 	static const char rev_l3[] = "32 34 00 40"; /* TTLs 50..52, ToS 0, DF */
@@ -291,6 +292,47 @@ static void test_records(void)
 		         tun[i].bi ? rev_l3 : "", tun[i].ipv == 4 ? v4 : v6, tun[i].part);
 		check_hex(what, b, n, hex);
 	}
+	/* A counter of 2^32 or more: the same record with 8-byte counters, under the wide
+	 * variant's template (SECHO_IPFIX_TID_WIDE + its shape), in either direction. */
+	struct secho_flow_rec w = r4;
+	w.fwd.octets = 0x123456789ull;
+	n = secho_ipfix_encode(false, &w, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_WIDE && n == SECHO_IPFIX_REC_V4 + SECHO_IPFIX_REC_WIDE,
+	        "v4 wide: tid %u len %zu", tid, n);
+	check_hex("IPv4 uniflow record, 8-byte counters", b, n,
+	          "c6120001 c613ff07 0400 01bb 11 04 0064 0000 0000 001b"
+	          "0000000123456789 0000000000000003"
+	          "0000019b76daa87b 0000019b76daafcf 03"
+	          "020000000001 020000000002 3f 40 28 40");
+	w = r6;
+	w.rev.packets = 1ull << 32;
+	n = secho_ipfix_encode(false, &w, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_V6 && n == SECHO_IPFIX_REC_V6,
+	        "v6 uniflow, a reverse count it does not carry: tid %u len %zu", tid, n);
+	n = secho_ipfix_encode(true, &w, b, &tid);
+	T_CHECK(tid == SECHO_IPFIX_TID_WIDE + 1 && n == SECHO_IPFIX_REC_V6 +
+	                                                           SECHO_IPFIX_REC_BI_EXTRA +
+	                                                           2 * SECHO_IPFIX_REC_WIDE,
+	        "v6 bi wide: tid %u len %zu", tid, n);
+	check_hex("IPv6 biflow record, 8-byte counters", b, n,
+	          "0000000000000050 0000000100000000 0012 0000019b76daa9f4 0000019b76daaf08"
+	          "8100 32 34 00 40"
+	          "20010db8000100000000000000000001 20010db800ff00000000000000000007"
+	          "0000 0000 3a 06 0064 0000 8000 001b"
+	          "00000000000005dc 0000000000000003"
+	          "0000019b76daa87b 0000019b76daafcf 03"
+	          "020000000001 020000000002 3f 40 28 40");
+	uint8_t t[512];
+	n = secho_ipfix_template_set(true, SECHO_IPFIX_SHAPES + 1, t);
+	check_hex("biflow IPv6 template set, 8-byte counters", t, n,
+	          "000200ac"
+	          "0801001f"
+	          "80010008 00007279 80020008 00007279 80060002 00007279"
+	          "80980008 00007279 80990008 00007279 808b0002 00007279"
+	          "80340001 00007279 80350001 00007279 80050001 00007279 80c50001 00007279"
+	          "001b0010001c00100007000200 0b000200040001003c0001003a000200f50002"
+	          "008b000200060002000100080002000800980008009900080088 0001"
+	          "00380006 00500006 00340001 00350001 00050001 00c50001");
 	struct secho_flow_rec bad = r4;
 	bad.key.ip_version = 5;
 	T_CHECK(secho_ipfix_encode(false, &bad, b, &tid) == 0, "ip_version 5 encoded");
@@ -326,8 +368,11 @@ static int elem_at(const uint8_t *t, uint16_t id, uint32_t pen, unsigned *len, u
  * 4): GRE over IPv4 or EoMPLS, GTP-U or VXLAN over IPv4 or IPv6. */
 static struct secho_flow_rec variant_rec(unsigned v)
 {
-	unsigned shape = v / 72, outer4 = shape & 1, udp = shape >> 1, depth = (v % 72) >> 3;
+	unsigned shape = v % SECHO_IPFIX_SHAPES / 72, outer4 = shape & 1, udp = shape >> 1,
+	         depth = (v % 72) >> 3;
 	struct secho_flow_rec r = sample((v & 1) ? 6 : 4);
+	if (v >= SECHO_IPFIX_SHAPES) /* 8-byte counters: a forward count of 2^32 or more */
+		r.fwd.packets = 5000000000ull;
 	if (v & 2)
 		r.key.proto = 6;
 	if (v & 4) {
@@ -366,13 +411,16 @@ static void test_variants(void)
 	t_begin("ipfix: template variants (TCP, MPLS depth 0-8, tunnel shapes), uniflow and "
 	        "biflow");
 	uint8_t t[512], b[SECHO_IPFIX_REC_MAX];
-	static uint8_t tid_seen[2][1024];
+	static uint8_t tid_seen[2][4096];
 	unsigned nvalid = 0;
 	for (unsigned bi = 0; bi < 2; bi++)
 		for (unsigned v = 0; v < SECHO_IPFIX_VARIANTS; v++) {
 			/* variant = IPv6 1 | TCP 2 | tunnel 4 | depth << 3 (0-71), + 72 * the
-			 * tunnel shape: outer IPv4 1, UDP port 2, port and VXLAN VNI 4 */
-			unsigned low = v % 72, shape = v / 72, outer4 = shape & 1, udp = shape >> 1;
+			 * tunnel shape: outer IPv4 1, UDP port 2, port and VXLAN VNI 4; + 432
+			 * (SECHO_IPFIX_SHAPES) with 8-byte counters */
+			unsigned low = v % 72, shape = v % SECHO_IPFIX_SHAPES / 72,
+			         outer4 = shape & 1, udp = shape >> 1,
+			         wide = v >= SECHO_IPFIX_SHAPES;
 			unsigned depth = low >> 3, len = 0, total = 0;
 			if (shape && !(v & 4)) {
 				T_CHECK(secho_ipfix_template_set(bi, v, t) == 0,
@@ -410,13 +458,31 @@ static void test_variants(void)
 			T_CHECK((v & 2) && bi ? o >= 0 && rd(b + o, 8) == r.x.tcp_options[1]
 			                      : o < 0,
 			        "variant %u bi %u: reverse tcpOptions", v, bi);
-			unsigned tid_i = tid < 1024 ? tid : 1023;
-			T_CHECK(tid >= 256 && tid < 1024 && tid != SECHO_IPFIX_TID_OPTIONS &&
-			                (tid < 258 || tid > 259 || bi) && (tid > 257 || !bi) &&
+			unsigned tid_i = tid < 4096 ? tid : 4095;
+			T_CHECK((wide ? tid >= SECHO_IPFIX_TID_WIDE &&
+			                         tid < SECHO_IPFIX_TID_WIDE + SECHO_IPFIX_SHAPES
+			              : tid >= 256 && tid < 1024 &&
+			                         tid != SECHO_IPFIX_TID_OPTIONS &&
+			                         (tid < 258 || tid > 259 || bi) &&
+			                         (tid > 257 || !bi)) &&
 			                !tid_seen[bi][tid_i]++,
-			        "variant %u bi %u: template ID %u taken, out of 256-1023 or the "
-			        "options template's",
+			        "variant %u bi %u: template ID %u taken, out of 256-1023 "
+			        "(2048-2479 "
+			        "with 8-byte counters) or the options template's",
 			        v, bi, tid);
+			/* the counters: 4 bytes each, 8 in the wide variants */
+			o = elem_at(t + 4, 2, 0, &len, &total);
+			T_CHECK(o >= 0 && len == (wide ? 8u : 4u) &&
+			                rd(b + o, len) == r.fwd.packets,
+			        "variant %u bi %u: packetDeltaCount", v, bi);
+			o = elem_at(t + 4, 1, 0, &len, &total);
+			T_CHECK(o >= 0 && len == (wide ? 8u : 4u) && rd(b + o, len) == r.fwd.octets,
+			        "variant %u bi %u: octetDeltaCount", v, bi);
+			o = elem_at(t + 4, 2, SECHO_IPFIX_PEN_REVERSE, &len, &total);
+			T_CHECK(bi ? o >= 0 && len == (wide ? 8u : 4u) &&
+			                        rd(b + o, len) == r.rev.packets
+			           : o < 0,
+			        "variant %u bi %u: reverse packetDeltaCount", v, bi);
 			o = elem_at(t + 4, 351, 0, &len, &total);
 			T_CHECK(udp == 2 ? o >= 0 && rd(b + o, 8) == (1ull << 56 | 0xabcdef)
 			                 : o < 0,
@@ -465,8 +531,9 @@ static void test_variants(void)
 				        i + 1);
 			}
 		}
-	/* 36 without a tunnel, 36 with each of the 6 tunnel shapes; both modes */
-	T_CHECK(nvalid == 2 * (36 + 36 * 6), "%u variants", nvalid);
+	/* 36 without a tunnel, 36 with each of the 6 tunnel shapes, each with 4- and 8-byte
+	 * counters; both modes */
+	T_CHECK(nvalid == 2 * 2 * (36 + 36 * 6), "%u variants", nvalid);
 	t_end();
 }
 
@@ -997,7 +1064,7 @@ static void test_tcp_all_templates(void)
 		o += ml;
 	}
 	T_CHECK(o == got && got > 65536, "%zu bytes read, %zu of them whole messages", got, o);
-	T_CHECK(nv == 252 && tmpl == nv && opts == 1,
+	T_CHECK(nv == 504 && tmpl == nv && opts == 1,
 	        "%u templates and %u options templates in %u messages, want %u and 1", tmpl, opts,
 	        msgs, nv);
 	struct secho_ipfix_stats st;

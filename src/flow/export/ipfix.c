@@ -52,23 +52,30 @@ enum { M_TEMPLATE, M_DATA };
  * (the TCP fields), bit 2 the tunnel part, bits 3.. the depth of the MPLS label stacks
  * (0-8 sections). A tunnelled record's tunnel shape (0-5) adds 72 times itself: 1 the outer
  * IPv4 addresses, 2 the outer UDP destination port, 4 the port and a VXLAN VNI
- * (layer2SegmentId); a shape without bit 2 is no variant. The four plain ones are sent at
- * the start of every stream; the others when a record first needs them, and again with the
- * base ones at every refresh or reconnect.
+ * (layer2SegmentId); a shape without bit 2 is no variant. Those 432 numbers have the packet
+ * and octet counters in 4 bytes; the same + 432 (VAR_WIDE) in 8, for a record with a count
+ * of 2^32 or more. The four plain ones are sent at the start of every stream; the others
+ * when a record first needs them, and again with the base ones at every refresh or
+ * reconnect.
  */
 #define VAR_V6        1u
 #define VAR_TCP       2u
 #define VAR_TUN       4u
-#define VAR_LOW       72u /* variants without a tunnel shape */
+#define VAR_LOW       72u                /* variants without a tunnel shape */
+#define VAR_WIDE      SECHO_IPFIX_SHAPES /* added: 8-byte counters (ipfix.h) */
+#define VAR_SHAPE(v)  ((v) % VAR_WIDE)
 #define VAR_DEPTH(v)  (((v) % VAR_LOW) >> 3)
-#define VAR_OUTER4(v) ((v) / VAR_LOW & 1u) /* tunnelSource/DestinationIPv4Address */
-#define VAR_UDP(v)    ((v) / VAR_LOW >> 1) /* 1 the port, 2 the port and layer2SegmentId */
+#define VAR_OUTER4(v) (VAR_SHAPE(v) / VAR_LOW & 1u) /* tunnelSource/DestinationIPv4Address */
+#define VAR_UDP(v)    (VAR_SHAPE(v) / VAR_LOW >> 1) /* 1 the port, 2 the port and l2SegmentId */
 #define NVARIANTS     SECHO_IPFIX_VARIANTS
-#define NBASE         4u /* variants 0-3: sent at the start */
-/* Every template a stream can use (252 valid variants, at most 368 bytes each), in
- * messages of at most the MTU: 73,934 bytes in biflow mode when each goes in a message of
+_Static_assert(VAR_WIDE % VAR_LOW == 0, "a wide variant's low bits and depth are its shape's");
+_Static_assert(SECHO_IPFIX_TID_FEAT + SECHO_IPFIX_FEAT_TEMPLATES <= SECHO_IPFIX_TID_WIDE,
+               "the feature templates' IDs end before the wide variants'");
+#define NBASE 4u /* variants 0-3: sent at the start */
+/* Every template a stream can use (504 valid variants, at most 368 bytes each), in
+ * messages of at most the MTU: 147,868 bytes in biflow mode when each goes in a message of
  * its own, more than the smallest TCP queue (tcp_up). */
-#define TBUF  131072u
+#define TBUF  262144u
 #define FTBUF 1024u /* a template set of a record with features, at most */
 /* A UDP collector's batch of finished messages, sent with one sendmmsg(2): at most
  * UDP_BATCH messages in a buffer of UDP_BATCH MTUs, at least 64 KiB - 1 (the longest
@@ -272,10 +279,12 @@ static const struct field f_l2seg = {351, 8}; /* layer2SegmentId (RFC 7133) */
 /* clang-format on */
 
 /* The template ID of variant v: the plain IPv4 and IPv6 ones keep the IDs they always had
- * (256-259), the others are 261-690 (260 is the options template; IDs from 1024 up are the
- * feature sets'). */
+ * (256-259), the other shapes are 261-690 (260 is the options template; IDs from 1024 to
+ * 2047 are the feature sets'), those with 8-byte counters 2048-2479. */
 static uint16_t variant_tid(bool biflow, unsigned v)
 {
+	if (v >= VAR_WIDE)
+		return (uint16_t)(SECHO_IPFIX_TID_WIDE + VAR_SHAPE(v));
 	if (v < 2)
 		return (uint16_t)((biflow ? SECHO_IPFIX_TID_V4_BI : SECHO_IPFIX_TID_V4) + v);
 	return (uint16_t)(SECHO_IPFIX_TID_OPTIONS - 1 + v);
@@ -320,6 +329,10 @@ static size_t variant_fields(bool biflow, unsigned v, struct field *f)
 			ADD(&f_l2seg, 1);
 	}
 #undef ADD
+	if (v < VAR_WIDE) /* the counters in 4 bytes (reduced-size encoding) */
+		for (size_t i = 0; i < n; i++)
+			if (f[i].id == 1 || f[i].id == 2 || f[i].id == REV(1) || f[i].id == REV(2))
+				f[i].len = 4;
 	return n;
 }
 
@@ -341,7 +354,7 @@ static size_t variant_template_set(bool biflow, unsigned v, uint8_t *out)
 /* A variant some record goes out under: a tunnel shape only with the tunnel part. */
 static bool variant_valid(unsigned v)
 {
-	return v < NVARIANTS && (v < VAR_LOW || (v & VAR_TUN));
+	return v < NVARIANTS && (VAR_SHAPE(v) < VAR_LOW || (v & VAR_TUN));
 }
 
 /* One template set: variant v's elements, then those of the feature sets in carried
@@ -440,6 +453,11 @@ static unsigned rec_variant(bool biflow, const struct secho_flow_rec *r)
 		v |= VAR_TUN;
 		v += VAR_LOW * shape;
 	}
+	uint64_t big = r->fwd.octets | r->fwd.packets;
+	if (biflow)
+		big |= r->rev.octets | r->rev.packets;
+	if (big >> 32)
+		v += VAR_WIDE;
 	return v;
 }
 
@@ -467,6 +485,12 @@ size_t secho_ipfix_options_template_set(uint8_t *out)
 	return (size_t)(p - out);
 }
 
+/* A packet or octet counter: 8 bytes in a wide variant, else 4 (rec_variant chose it). */
+static inline uint8_t *counter(uint8_t *p, uint64_t v, bool wide)
+{
+	return wide ? w64(p, v) : w32(p, (uint32_t)v);
+}
+
 static uint64_t ms(uint64_t ns)
 {
 	return ns / 1000000u;
@@ -481,9 +505,10 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 		return 0;
 	unsigned v = rec_variant(biflow, r), depth = VAR_DEPTH(v);
 	*tid = variant_tid(biflow, v);
+	bool wide = v >= VAR_WIDE;
 	if (biflow) { /* first: see f_rev; in the order of variant_fields */
-		p = w64(p, r->rev.octets);
-		p = w64(p, r->rev.packets);
+		p = counter(p, r->rev.octets, wide);
+		p = counter(p, r->rev.packets, wide);
 		p = w16(p, r->rev.tcp_flags);
 		p = w64(p, ms(r->rev.first_ns));
 		p = w64(p, ms(r->rev.last_ns));
@@ -516,8 +541,8 @@ size_t secho_ipfix_encode(bool biflow, const struct secho_flow_rec *r, uint8_t *
 	p = w16(p, k->vlan_inner);
 	p = w16(p, k->icmp_type_code);
 	p = w16(p, r->fwd.tcp_flags);
-	p = w64(p, r->fwd.octets);
-	p = w64(p, r->fwd.packets);
+	p = counter(p, r->fwd.octets, wide);
+	p = counter(p, r->fwd.packets, wide);
 	p = w64(p, ms(r->fwd.first_ns));
 	p = w64(p, ms(r->fwd.last_ns));
 	*p++ = r->end_reason;

@@ -38,21 +38,28 @@
 
 /* Template IDs (RFC 7011: 256 and up). The plain IPv4 and IPv6 templates, one pair per mode,
  * the statistics, then the variants that carry more (TCP fields, MPLS label stacks, the
- * tunnel part: 261-690; docs/FLOW.md, "Templates and elements"). */
+ * tunnel part: 261-690), and from SECHO_IPFIX_TID_WIDE up all of them with 8-byte counters
+ * (docs/FLOW.md, "Templates and elements"). */
 #define SECHO_IPFIX_TID_V4      256
 #define SECHO_IPFIX_TID_V6      257
 #define SECHO_IPFIX_TID_V4_BI   258
 #define SECHO_IPFIX_TID_V6_BI   259
 #define SECHO_IPFIX_TID_OPTIONS 260
 
-/* IPv6 1 | TCP 2 | tunnel 4 | MPLS depth 0-8 << 3, + 72 * the tunnel shape (0-5: outer IPv4
- * addresses 1, outer UDP port 2, port and VXLAN VNI 4) */
-#define SECHO_IPFIX_VARIANTS 432
+/* A record's shape: IPv6 1 | TCP 2 | tunnel 4 | MPLS depth 0-8 << 3, + 72 * the tunnel shape
+ * (0-5: outer IPv4 addresses 1, outer UDP port 2, port and VXLAN VNI 4). Its variant: the
+ * shape, with its packet and octet counters in 4 bytes each (reduced-size encoding, RFC 7011
+ * section 6.2), or the shape + SECHO_IPFIX_SHAPES when a counter needs 8 (2^32 packets or
+ * bytes and more), under template ID SECHO_IPFIX_TID_WIDE + the shape. */
+#define SECHO_IPFIX_SHAPES   432
+#define SECHO_IPFIX_VARIANTS (2 * SECHO_IPFIX_SHAPES)
+#define SECHO_IPFIX_TID_WIDE 2048
 
 /* Data record sizes of the plain templates (fixed-length elements only), and the largest. */
-#define SECHO_IPFIX_REC_V4       71 /* 55 of the key and counters, 16 of MACs, TTLs, ToS, flags */
-#define SECHO_IPFIX_REC_V6       95
-#define SECHO_IPFIX_REC_BI_EXTRA 40 /* the reverse counters, ICMP, TTLs, ToS, flags */
+#define SECHO_IPFIX_REC_V4       63 /* 47 of the key and counters, 16 of MACs, TTLs, ToS, flags */
+#define SECHO_IPFIX_REC_V6       87
+#define SECHO_IPFIX_REC_BI_EXTRA 32 /* the reverse counters, ICMP, TTLs, ToS, flags */
+#define SECHO_IPFIX_REC_WIDE     8  /* more with 8-byte counters, per direction */
 #define SECHO_IPFIX_REC_OPTIONS  68
 #define SECHO_IPFIX_REC_MAX      256
 
@@ -170,9 +177,9 @@ int secho_ipfix_close(struct secho_ipfix *x, uint64_t now_ns, struct secho_ipfix
 /* ---- the encoder, for tests and tools ---- */
 
 /* A template set (set ID 2) with the template of variant (0..SECHO_IPFIX_VARIANTS-1; 0 and
- * 1 are the plain IPv4 and IPv6 ones), or the options template set (set ID 3), into out;
- * returns its length (cap is enough at 512 bytes), 0 for a variant out of range or one no
- * record uses (a tunnel shape without the tunnel bit). */
+ * 1 are the plain IPv4 and IPv6 ones, SECHO_IPFIX_SHAPES and up those with 8-byte counters), or the
+ * options template set (set ID 3), into out; returns its length (cap is enough at 512 bytes), 0 for
+ * a variant out of range or one no record uses (a tunnel shape without the tunnel bit). */
 size_t secho_ipfix_template_set(bool biflow, unsigned variant, uint8_t *out);
 size_t secho_ipfix_options_template_set(uint8_t *out);
 /* Encode rec's data record for its template (the smallest variant that carries its fields)
