@@ -8,9 +8,11 @@
  *                  one write(2) per message)
  *   fixbuf export  fBufAppend with an internal template equal to the export template,
  *                  to fbExporterAllocFile (stdio-buffered writes)
- * Both exporters write /dev/null (or FILE) and carry the same elements: secho's biflow
- * IPv4 template (RFC 5103 reverse elements under PEN 29305). Prints records per second,
- * the median of RUNS runs.
+ * Both exporters write /dev/null (or FILE). libfixbuf's template is secho's biflow IPv4
+ * template as it was when the encoder was chosen (RFC 5103 reverse elements under PEN
+ * 29305, 8-byte counters); secho's records now carry more (MACs, TTLs, ToS, fragment flags,
+ * TCP fields: docs/FLOW.md, "Templates and elements") in 4-byte counters, so the two encode
+ * records of different sizes. Prints records per second, the median of RUNS runs.
  *
  * usage: ipfix_encode [RECORDS [RUNS [FILE]]]   (default 2000000 5 /dev/null)
  */
