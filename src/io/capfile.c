@@ -17,9 +17,9 @@
  * file shrinks under the reader, where a mapping raises SIGBUS.
  *
  * Why a fill of 256 KiB, not the whole buffer: the kernel's copy then lands in the core's
- * second-level cache (1 MiB on the Zen 4 and Zen 5 measured; the two buffers' filled parts
- * take half of it) and the walk reads the records from there, where 4 MiB fills went out to
- * the last level and came back: 2M short-flow packets 0.63-0.65 -> 0.59 s, 3M light
+ * second-level cache (1 MiB a core on Zen 4 and Zen 5; the two buffers' filled parts take
+ * half of it) and the walk reads the records from there, where 4 MiB fills went out to the
+ * last level and came back: on Zen 5, 2M short-flow packets 0.63-0.65 -> 0.59 s, 3M light
  * 0.50-0.53 -> 0.44 s (docs/PERFORMANCE.md, "The capture reader's fill"). The buffers stay
  * BUF_BYTES for the records and blocks that are longer, and are in 4 KiB pages: a fill
  * touches 64 of them, and a fresh 2 MiB huge page cost up to 13 ms to fault in on the
