@@ -587,6 +587,38 @@ static void test_pin(void)
 	t_end();
 }
 
+/* A capture of one interface of link type lt: classic pcap (microseconds, snap length
+ * snap) or pcapng (a section and one interface description). */
+static void cap_begin(struct buf *b, int ng, uint16_t lt, uint32_t snap)
+{
+	if (ng) {
+		ng_shb(b);
+		ng_idb(b, lt, 0, 0);
+		return;
+	}
+	u32(b, 0xa1b2c3d4);
+	u16(b, 2);
+	u16(b, 4);
+	u32(b, 0);
+	u32(b, 0);
+	u32(b, snap);
+	u32(b, lt);
+}
+
+/* Record i of such a capture: len bytes of f, whole, at T0 + i us. */
+static void cap_rec(struct buf *b, int ng, uint32_t i, const uint8_t *f, uint32_t len)
+{
+	if (ng) {
+		ng_epb(b, 0, T0 / 1000 + i, f, len, len);
+		return;
+	}
+	u32(b, (uint32_t)(T0 / 1000000000ull));
+	u32(b, i);
+	u32(b, len);
+	u32(b, len);
+	put(b, f, len);
+}
+
 /* Record i of the long-record test: its length (the longest a record may be, a little
  * under and over a fill, and short ones between), its bytes i * 7 + k. */
 static uint32_t long_len(uint32_t i)
@@ -616,31 +648,12 @@ static void test_long(void)
 	static uint8_t f[SECHO_CAP_MAX_RECORD];
 	for (int ng = 0; ng < 2; ng++) {
 		struct buf b = {0};
-		if (!ng) {
-			u32(&b, 0xa1b2c3d4);
-			u16(&b, 2);
-			u16(&b, 4);
-			u32(&b, 0);
-			u32(&b, 0);
-			u32(&b, SECHO_CAP_MAX_RECORD);
-			u32(&b, 1);
-		} else {
-			ng_shb(&b);
-			ng_idb(&b, 1, 0, 0);
-		}
+		cap_begin(&b, ng, 1, SECHO_CAP_MAX_RECORD);
 		for (uint32_t i = 0; i < NREC; i++) {
 			uint32_t len = long_len(i);
 			for (uint32_t k = 0; k < len; k++)
 				f[k] = (uint8_t)(i * 7 + k);
-			if (ng) {
-				ng_epb(&b, 0, T0 / 1000 + i, f, len, len);
-			} else {
-				u32(&b, (uint32_t)(T0 / 1000000000ull));
-				u32(&b, i);
-				u32(&b, len);
-				u32(&b, len);
-				put(&b, f, len);
-			}
+			cap_rec(&b, ng, i, f, len);
 		}
 		char *path = write_tmp(&b);
 		free(b.p);
@@ -698,30 +711,11 @@ static void test_cooked(void)
 	t_begin("capfile: Linux cooked captures read as Ethernet (pcap and pcapng)");
 	for (int ng = 0; ng < 2; ng++) {
 		struct buf b = {0};
-		if (!ng) {
-			u32(&b, 0xa1b2c3d4);
-			u16(&b, 2);
-			u16(&b, 4);
-			u32(&b, 0);
-			u32(&b, 0);
-			u32(&b, 65535);
-			u32(&b, 113);
-		} else {
-			ng_shb(&b);
-			ng_idb(&b, 113, 0, 0);
-		}
+		cap_begin(&b, ng, 113, 65535);
 		for (unsigned i = 0; i < NFR; i++) {
 			uint8_t f[96];
 			uint32_t len = (uint32_t)sll_frame(i, f);
-			if (ng) {
-				ng_epb(&b, 0, T0 / 1000 + i, f, len, len);
-			} else {
-				u32(&b, (uint32_t)(T0 / 1000000000ull));
-				u32(&b, i);
-				u32(&b, len);
-				u32(&b, len);
-				put(&b, f, len);
-			}
+			cap_rec(&b, ng, i, f, len);
 		}
 		char *path = write_tmp(&b);
 		struct secho_capfile c;
