@@ -120,8 +120,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(inside(c.issuer_cn, p, n) && inside(c.subject_cn, p, n) &&
 		      inside(c.pk_alg, p, n));
 		if (c.has_pk_alg) {
-			int l = secho_tls_oid_name(c.pk_alg.p, c.pk_alg.len, name, sizeof(name));
+			int l = secho_tls_oid_dotted(c.pk_alg.p, c.pk_alg.len, name, sizeof(name));
 			CHECK(l >= 0 && (size_t)l == strlen(name) && l < (int)sizeof(name));
+			uint16_t nid = secho_tls_oid_nid(c.pk_alg.p, c.pk_alg.len);
+			CHECK(nid == 0 || c.pk_alg.len == 3 || c.pk_alg.len == 7 ||
+			      c.pk_alg.len == 9);
 		}
 		break;
 	}

@@ -39,7 +39,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 NAME="secho flow --features: dns, http, tls, pstats on loopback traffic"
-need_tools "$NAME" dnsmasq dig curl openssl dumpcap jq "$PY" || exit 1
+need_tools "$NAME" dnsmasq dig curl openssl dumpcap mergecap jq "$PY" || exit 1
 [ -x "$SECHO" ] || { echo "FAIL $NAME: $SECHO not built"; exit 1; }
 
 BASE=$((20000 + RANDOM % 20000))
@@ -202,7 +202,36 @@ end_group
 
 # ---- IPFIX: the sets as ipfixprobe's elements ----
 group "secho flow --features all over IPFIX: tshark decodes every template and record"
-"$SECHO" flow --pcap "$CAP" --quiet --flows 1024 --features all --json "$T/ix.json" \
+# The loopback capture, with generated application traffic (`flow gen --app all`: QUIC
+# Initials among them) and one WireGuard session written by scapy beside it, so that every
+# set's template goes out (mergecap: one pcapng file)
+"$SECHO" flow gen --profile light --packets 3000 --seed 21 --app all -o "$T/gen.pcap" \
+	--quiet >"$T/gen.log" 2>&1
+check $? "flow gen --app all: $(cat "$T/gen.log")"
+"$PY" - "$T/wg.pcap" <<'PYEOF2' >"$T/wg.log" 2>&1
+import sys
+from scapy.all import Ether, IP, UDP, wrpcap
+from scapy.contrib.wireguard import (Wireguard, WireguardInitiation, WireguardResponse,
+                                     WireguardTransport)
+pk = []
+for i, (a, b, sp, dp, m) in enumerate((
+        ("198.18.9.1", "198.18.9.2", 41000, 51820, WireguardInitiation(sender_index=0x0a0b0c0d)),
+        ("198.18.9.2", "198.18.9.1", 51820, 41000,
+         WireguardResponse(sender_index=0x01020304, receiver_index=0x0a0b0c0d)),
+        ("198.18.9.1", "198.18.9.2", 41000, 51820,
+         WireguardTransport(receiver_index=0x01020304, counter=0,
+                            encrypted_encapsulated_packet=b"\x11" * 32)))):
+    p = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src=a, dst=b) / \
+        UDP(sport=sp, dport=dp) / Wireguard() / m
+    p.time = 1767225600 + i * 0.001
+    pk.append(p)
+wrpcap(sys.argv[1], pk)
+PYEOF2
+check $? "scapy could not write the WireGuard capture: $(tail -2 "$T/wg.log")"
+MIX=$T/mix.pcapng
+mergecap -F pcapng -w "$MIX" "$CAP" "$T/gen.pcap" "$T/wg.pcap" >"$T/merge.log" 2>&1
+check $? "mergecap: $(cat "$T/merge.log")"
+"$SECHO" flow --pcap "$MIX" --quiet --flows 4096 --features all --json "$T/ix.json" \
 	--collector "file:$T/x.ipfix" >"$T/ipfix.log" 2>&1
 check $? "--features all with JSON and an IPFIX file: $(cat "$T/ipfix.log")"
 n=$(grep -c "warning" "$T/ipfix.log")
@@ -292,11 +321,18 @@ def rec(port):
     return r[0] if r else {}
 for member, port, org, t in (("tls_sni", tport, "CESNET", 808),
                              ("http_host", hport, "Flowmon Networks a.s.", 1),
-                             ("dns_req_query_name", dport, "CESNET", 2)):
+                             ("dns_req_query_name", dport, "CESNET", 2),
+                             ("tls_issuer_cn", tport, "Flowmon Networks a.s.", 349),
+                             ("tls_subject_cn", tport, "Flowmon Networks a.s.", 350)):
     want = rec(port).get(member, "").encode().hex()
     if not want or want not in vals.get((org, t), []):
         fail("%s: JSON %r not among %s/%d values %s" % (member, want, org, t,
                                                       vals.get((org, t))))
+# every set's template went out: QUIC (the generated Initials) and WireGuard (scapy's) too
+for what, key in (("quic: QUIC_SNI", ("CESNET", 890)), ("wg: WG_SRC_PEER", ("CESNET", 1101)),
+                  ("tls: tlsCipherSuite", ("Flowmon Networks a.s.", 336))):
+    if not vals.get(key):
+        fail("no value of %s (%s/%d) decoded" % (what, key[0], key[1]))
 ids = set(range(1013, 1017)) | set(range(1050, 1058)) | set(range(1060, 1064)) | \
       {802, 803, 884, 885}
 lists = {}
@@ -375,6 +411,43 @@ for i, (f, j) in enumerate(zip(fb, js)):
                 fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, conv(j[m]), e, got))
         elif got not in (None, [], [0] * 8):  # JSON leaves empty lists out, IPFIX not
             fail("record %d %s: not in JSON, libfixbuf %s=%s" % (i, m, e, got))
+# numbers: tshark's enterprise elements are bytes, libfixbuf's are numbers (signed64 printed
+# unsigned); the public key algorithm: the JSON's dotted OID, as libcrypto's NID
+import ctypes
+crypto = ctypes.CDLL("libcrypto.so.3")
+crypto.OBJ_txt2nid.argtypes = [ctypes.c_char_p]
+s64 = lambda v: v - (1 << 64) if v >= 1 << 63 else v
+nums = {"tls_client_version": "39499/340", "tls_cipher_suite": "39499/336",
+        "tls_validity_not_before": "39499/352", "tls_validity_not_after": "39499/353",
+        "http_status_code": "39499/12", "dns_id": "8057/10", "dns_resp_rcode": "8057/1",
+        "dns_req_query_type": "8057/3", "quic_version": "8057/892",
+        "quic_client_version": "8057/893", "wg_src_peer": "8057/1101",
+        "wg_dst_peer": "8057/1102"}
+seen = set()
+for i, (f, j) in enumerate(zip(fb, js)):
+    for m, e in nums.items():
+        if m not in j:
+            continue
+        got = f.get(e)
+        got = None if got is None else s64(int(got))
+        if got != j[m]:
+            fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, j[m], e, got))
+        n += 1
+        seen.add(m)
+    for m, e in (("tls_issuer_cn", "39499/349"), ("tls_subject_cn", "39499/350")):
+        if m in j and f.get(e) != j[m].encode().hex():
+            fail("record %d %s: JSON %s, libfixbuf %s=%s" % (i, m, j[m], e, f.get(e)))
+    if "tls_public_key_alg" in j:
+        nid = crypto.OBJ_txt2nid(j["tls_public_key_alg"].encode())
+        if nid <= 0 or f.get("39499/355") != str(nid):
+            fail("record %d tls_public_key_alg %s: libcrypto's NID %d, libfixbuf 39499/355=%s"
+                 % (i, j["tls_public_key_alg"], nid, f.get("39499/355")))
+        n += 1
+        seen.add("tls_public_key_alg")
+for m in ("tls_cipher_suite", "tls_validity_not_before", "tls_public_key_alg", "dns_id",
+          "http_status_code", "quic_version", "wg_src_peer"):
+    if m not in seen:
+        fail("no record with %s to compare" % m)
 print("libfixbuf: %d records, %d values equal to the JSON's" % (len(fb), n))
 sys.exit(1 if bad or not n else 0)
 PYEOF

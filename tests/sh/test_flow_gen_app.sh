@@ -18,7 +18,8 @@
 #     itself) to a ClientHello with the truth's SNI, and the server's Initials decrypt too,
 #     every DNS query and answer decodes with the truth's name and addresses, every HTTP
 #     request and response decodes with the truth's Host, method, URL, User-Agent, status
-#     and Server; no frame of the capture is malformed for tshark.
+#     and Server; every TLS flow's tls_ja3 (which the truth leaves out) equals tshark's
+#     tls.handshake.ja3 of its ClientHello; no frame of the capture is malformed for tshark.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -272,6 +273,38 @@ ts httpq 'http.request' ip.src ipv6.src tcp.srcport http.host http.request.metho
 	http.request.uri http.user_agent
 ts httpr 'http.response' ip.dst ipv6.dst tcp.dstport http.response.code http.server \
 	http.content_type
+# JA3, which the truth leaves out (the generator computes no fingerprint): the meter's
+# tls_ja3 of every TLS flow of light (r.json: its biflow run above) equals tshark's
+# tls.handshake.ja3 of the flow's ClientHello, and every ClientHello has a record with one
+tshark -r "$T/light.pcap" -Y 'tcp && tls.handshake.type == 1' -T fields -e ip.src \
+	-e ipv6.src -e tcp.srcport -e tls.handshake.ja3 >"$T/ja3.tsv" 2>"$T/ja3.err"
+python3 - "$T/ja3.tsv" "$T/r.json" >"$T/ja3.out" 2>&1 <<'PYEOF'
+import json, sys
+want = {}
+for l in open(sys.argv[1]):
+    c = l.rstrip("\n").split("\t")
+    want[(c[0] or c[1], c[2])] = c[3]
+bad, n, seen = [], 0, set()
+for l in open(sys.argv[2]):
+    r = json.loads(l)
+    if "tls_ja3" not in r:
+        continue
+    k = next((k for k in ((r["src"], str(r["sport"])), (r["dst"], str(r["dport"])))
+              if k in want), None)
+    if k is None:
+        bad.append("%s:%s: a JA3 tshark has no ClientHello for" % (r["src"], r["sport"]))
+    elif want[k] != r["tls_ja3"]:
+        bad.append("%s: meter %s, tshark %s" % (k, r["tls_ja3"], want[k]))
+    else:
+        n += 1
+        seen.add(k)
+bad += ["%s: tshark's JA3 %s, no record has it" % (k, v) for k, v in want.items() if k not in seen]
+print("%d JA3 equal to tshark's, of %d ClientHellos" % (n, len(want)))
+for b in bad[:4]:
+    print(b)
+sys.exit(1 if bad or not n else 0)
+PYEOF
+check $? "ja3: $(tr '\n' ' ' <"$T/ja3.out" | cut -c1-400) $(head -1 "$T/ja3.err")"
 mal=$(tshark -r "$T/light.pcap" -Y _ws.malformed -T fields -e frame.number 2>/dev/null | head -3 | tr '\n' ' ')
 [ -z "$mal" ]
 check $? "frames tshark finds malformed: $mal"

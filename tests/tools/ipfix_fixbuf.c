@@ -11,7 +11,8 @@
  * basicList as its member's PEN/ID and its values as unsigned numbers (network order). The
  * options template's records (the statistics) are left out. ipfixprobe's elements are not
  * in libfixbuf's model: they are added here, as its ipfix-elements.hpp lists the
- * variable-length ones and the lists' members (numbers only).
+ * variable-length ones and the lists' members (numbers only), with the Flowmon TLS elements
+ * secho exports beside them (libfds' flowmon.xml: 39499/336, 340, 349, 350, 352, 353, 355).
  *
  * usage: ipfix_fixbuf FILE     exit 0 when the whole file was read, 1 on any error.
  */
@@ -85,6 +86,13 @@ static fbInfoElement_t probe_ies[] = {
 	FB_IE_INIT_FULL("httpUserAgent", 39499, 20, FB_IE_VARLEN, 0, 0, 0, FB_STRING, NULL),
 	FB_IE_INIT_FULL("tlsAlpn", 39499, 337, FB_IE_VARLEN, 0, 0, 0, FB_STRING, NULL),
 	FB_IE_INIT_FULL("tlsJa3", 39499, 357, FB_IE_VARLEN, 0, 0, 0, FB_OCTET_ARRAY, NULL),
+	FB_IE_INIT_FULL("tlsClientVersion", 39499, 340, 2, FB_IE_F_ENDIAN, 0, 0, FB_UINT_16, NULL),
+	FB_IE_INIT_FULL("tlsCipherSuite", 39499, 336, 2, FB_IE_F_ENDIAN, 0, 0, FB_UINT_16, NULL),
+	FB_IE_INIT_FULL("tlsIssuerCn", 39499, 349, FB_IE_VARLEN, 0, 0, 0, FB_STRING, NULL),
+	FB_IE_INIT_FULL("tlsSubjectCn", 39499, 350, FB_IE_VARLEN, 0, 0, 0, FB_STRING, NULL),
+	FB_IE_INIT_FULL("tlsValidityNotBefore", 39499, 352, 8, FB_IE_F_ENDIAN, 0, 0, FB_INT_64, NULL),
+	FB_IE_INIT_FULL("tlsValidityNotAfter", 39499, 353, 8, FB_IE_F_ENDIAN, 0, 0, FB_INT_64, NULL),
+	FB_IE_INIT_FULL("tlsPublicKeyAlg", 39499, 355, 2, FB_IE_F_ENDIAN, 0, 0, FB_UINT_16, NULL),
 	FB_IE_NULL,
 };
 /* clang-format on */

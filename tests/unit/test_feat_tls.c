@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/x509.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
@@ -207,6 +208,24 @@ static struct ch_spec spec_hello(void)
 static int span_is(struct secho_tls_span s, const char *v)
 {
 	return s.p && s.len == strlen(v) && memcmp(s.p, v, s.len) == 0;
+}
+
+/* The certificate's public key algorithm: secho's dotted OID and NID equal libcrypto's
+ * (OBJ_obj2txt with numbers only, OBJ_obj2nid) for the algorithm named name. */
+static void check_oid(const struct secho_tls_cert *c, const char *name)
+{
+	char mine[64], want[64];
+	ASN1_OBJECT *o = OBJ_txt2obj(name, 0);
+	int wl = o ? OBJ_obj2txt(want, sizeof(want), o, 1) : -1;
+	int ml = c->has_pk_alg
+	                 ? secho_tls_oid_dotted(c->pk_alg.p, c->pk_alg.len, mine, sizeof(mine))
+	                 : -1;
+	uint16_t nid = c->has_pk_alg ? secho_tls_oid_nid(c->pk_alg.p, c->pk_alg.len) : 0;
+	T_CHECK(wl > 0 && ml == wl && !strcmp(mine, want) && o && nid == OBJ_obj2nid(o) &&
+	                nid != NID_undef,
+	        "%s: %s NID %u, libcrypto %s NID %d", name, ml > 0 ? mine : "-", nid,
+	        wl > 0 ? want : "-", o ? OBJ_obj2nid(o) : -1);
+	ASN1_OBJECT_free(o);
 }
 
 static void test_client_hello(void)
@@ -474,9 +493,8 @@ static void test_cert(void)
 	        "CNs");
 	T_CHECK(c.not_before == 946684799 && c.not_after == 2556144000LL, "validity %lld %lld",
 	        (long long)c.not_before, (long long)c.not_after);
-	T_CHECK(secho_tls_oid_name(c.pk_alg.p, c.pk_alg.len, name, sizeof(name)) > 0 &&
-	                !strcmp(name, "id-ecPublicKey"),
-	        "pk alg %s", name);
+	/* the OID dotted and its NID, as libcrypto has them (OBJ_obj2txt, OBJ_obj2nid) */
+	check_oid(&c, "id-ecPublicKey");
 	/* every prefix: -EAGAIN, with what was reached kept */
 	int reached_cn = 0;
 	for (size_t cut = 0; cut < n; cut++) {
@@ -491,13 +509,30 @@ static void test_cert(void)
 	T_CHECK(reached_cn, "a prefix reaches the subject");
 	n = make_cert(der, sizeof(der), "I", "S", 0, 86400, 0);
 	T_CHECK(n > 0 && secho_tls_cert_parse(der, n, &c) == 0, "ed25519 parse");
-	T_CHECK(secho_tls_oid_name(c.pk_alg.p, c.pk_alg.len, name, sizeof(name)) > 0 &&
-	                !strcmp(name, "ED25519") && c.not_before == 0 && c.not_after == 86400,
-	        "ed25519 %s", name);
+	T_CHECK(c.not_before == 0 && c.not_after == 86400, "ed25519 validity");
+	check_oid(&c, "ED25519");
 	static const uint8_t oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x63};
-	T_CHECK(secho_tls_oid_name(oid, sizeof(oid), name, sizeof(name)) > 0 &&
-	                !strcmp(name, "1.2.840.113549.1.1.99"),
-	        "dotted %s", name);
+	T_CHECK(secho_tls_oid_dotted(oid, sizeof(oid), name, sizeof(name)) > 0 &&
+	                !strcmp(name, "1.2.840.113549.1.1.99") &&
+	                secho_tls_oid_nid(oid, sizeof(oid)) == 0,
+	        "dotted %s, NID %u (want 0: not known)", name, secho_tls_oid_nid(oid, sizeof(oid)));
+	/* every algorithm of the table against libcrypto's NID of its dotted form */
+	static const char *const algs[] = {"rsaEncryption", "RSASSA-PSS", "id-ecPublicKey",
+	                                   "dsaEncryption", "X25519",     "X448",
+	                                   "ED25519",       "ED448"};
+	for (size_t i = 0; i < sizeof(algs) / sizeof(algs[0]); i++) {
+		ASN1_OBJECT *o = OBJ_txt2obj(algs[i], 0);
+		uint8_t *b = NULL;
+		int bl = o ? i2d_ASN1_OBJECT(o, &b) : -1; /* 06 len contents */
+		T_CHECK(bl > 2 && b && b[1] == bl - 2 &&
+		                secho_tls_oid_nid(b + 2, (size_t)bl - 2) == OBJ_obj2nid(o) &&
+		                OBJ_obj2nid(o) != NID_undef,
+		        "%s: NID %u, libcrypto's %d", algs[i],
+		        bl > 2 && b ? secho_tls_oid_nid(b + 2, (size_t)bl - 2) : 0,
+		        o ? OBJ_obj2nid(o) : -1);
+		OPENSSL_free(b);
+		ASN1_OBJECT_free(o);
+	}
 	/* flip each byte: refused or parsed, never read past */
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *p = malloc(n);
@@ -598,7 +633,9 @@ static void check_full(struct secho_feat_tls *s, const char *what)
 	                !memcmp(s->subject_cn, "flight.test", 11),
 	        "%s: cert CNs", what);
 	T_CHECK(s->not_before == 1700000000 && s->not_after == 1800000000, "%s: validity", what);
-	T_CHECK(s->pk_alg_len == 14 && !memcmp(s->pk_alg, "id-ecPublicKey", 14), "%s: pk", what);
+	T_CHECK(s->pk_alg_len == 17 && !memcmp(s->pk_alg, "1.2.840.10045.2.1", 17) &&
+	                s->pk_nid == NID_X9_62_id_ecPublicKey,
+	        "%s: pk %.*s NID %u", what, s->pk_alg_len, s->pk_alg, s->pk_nid);
 	T_CHECK(secho_feat_tls_done(s), "%s: done", what);
 	T_CHECK(!s->gap && !s->snapped && !s->malformed && !s->oversize, "%s: no counters", what);
 }

@@ -97,7 +97,8 @@ static void test_varlen(void)
 static void test_tls(void)
 {
 	t_begin("ipfix feat: tls as ipfixprobe's TLS plugin (39499/333, 8057/808, 39499/337, "
-	        "39499/357, 8057/809, basicLists of 8057/802-803)");
+	        "39499/357, 8057/809, basicLists of 8057/802-803), then Flowmon's 39499/340, 336, "
+	        "349, 350, 352, 353, 355");
 	static struct secho_feat_tls s;
 	uint8_t out[1024];
 	memset(&s, 0, sizeof(s));
@@ -117,6 +118,10 @@ static void test_tls(void)
 	s.ext_type[1] = 0x002b;
 	s.ext_len[0] = 7;
 	s.ext_len[1] = 3;
+	s.cipher_suite = 0x1302;
+	/* certificate fields without F_CERT (TLS 1.3: encrypted, never read) go out empty */
+	set_str(s.issuer_cn, &s.issuer_cn_len, "CA");
+	s.pk_nid = 6;
 	size_t n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_TLS, &s, out);
 	check_hex("tls, both hellos", out, n,
 	          "0304 "                                /* the ServerHello's version */
@@ -124,8 +129,21 @@ static void test_tls(void)
 	          "02 6832 "                             /* the server's ALPN */
 	          "10 000102030405060708090a0b0c0d0e0f " /* JA3: 16-byte MD5 */
 	          "24 743133643135313668325f3864616166363135323737315f653536323765666132616231 "
-	          "ff 000d 03 8322 0002 00001f79 0000 002b "  /* extension types */
-	          "ff 000d 03 8323 0002 00001f79 0007 0003"); /* their lengths */
+	          "ff 000d 03 8322 0002 00001f79 0000 002b " /* extension types */
+	          "ff 000d 03 8323 0002 00001f79 0007 0003 " /* their lengths */
+	          "0304 1302 "                               /* client version, cipher suite */
+	          "00 00 0000000000000000 0000000000000000 0000"); /* no certificate */
+	/* TLS 1.2 with the server's certificate: its CNs, dates (signed seconds) and NID */
+	s.flags |= SECHO_FEAT_TLS_F_CERT | SECHO_FEAT_TLS_F_VALIDITY;
+	s.client_version = s.server_version = 0x0303;
+	s.cipher_suite = 0xc02f;
+	set_str(s.subject_cn, &s.subject_cn_len, "a.b");
+	s.not_before = 1480291200;
+	s.not_after = -1; /* a date before 1970 */
+	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_TLS, &s, out);
+	T_CHECK(n > 29, "length %zu", n);
+	check_hex("tls 1.2 with a certificate, its last 29 bytes", out + n - 29, 29,
+	          "0303 c02f 02 4341 03 612e62 00000000583b7380 ffffffffffffffff 0006");
 	/* a ClientHello only, no fingerprints: the client's legacy_version, empty strings, a zero
 	 * JA3 (ipfixprobe's 16 bytes always), empty lists */
 	memset(&s, 0, sizeof(s));
@@ -135,7 +153,8 @@ static void test_tls(void)
 	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_TLS, &s, out);
 	check_hex("tls, ClientHello only", out, n,
 	          "0301 00 00 10 00000000000000000000000000000000 00 "
-	          "ff 0009 03 8322 0002 00001f79 ff 0009 03 8323 0002 00001f79");
+	          "ff 0009 03 8322 0002 00001f79 ff 0009 03 8323 0002 00001f79 "
+	          "0303 0000 00 00 0000000000000000 0000000000000000 0000");
 	t_end();
 }
 
@@ -498,13 +517,16 @@ static void test_template(void)
 	                (t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 14,
 	        "biflow: %zu bytes, want the plain biflow template's %zu and 112", bl, pl);
 	size_t fl = secho_ipfix_feat_fields(B(TLS) | B(PSTATS), f, &nf);
-	T_CHECK(nf == 11, "tls + pstats: %u fields", nf);
+	T_CHECK(nf == 18, "tls + pstats: %u fields", nf);
 	check_hex("tls and pstats field specifiers", f, fl,
 	          "814d 0002 00009a4b 8328 ffff 00001f79 8151 ffff 00009a4b "
 	          "8165 ffff 00009a4b 8329 ffff 00001f79 0123 ffff 0123 ffff "
+	          "8154 0002 00009a4b 8150 0002 00009a4b 815d ffff 00009a4b "
+	          "815e ffff 00009a4b 8160 0008 00009a4b 8161 0008 00009a4b "
+	          "8163 0002 00009a4b "
 	          "0123 ffff 0123 ffff 0123 ffff 0123 ffff");
 	fl = secho_ipfix_feat_fields(SECHO_FEAT_ALL, f, &nf);
-	T_CHECK(nf == 59 && fl <= SECHO_IPFIX_FEAT_TMPL_MAX, "all: %u fields, %zu bytes", nf, fl);
+	T_CHECK(nf == 66 && fl <= SECHO_IPFIX_FEAT_TMPL_MAX, "all: %u fields, %zu bytes", nf, fl);
 	t_end();
 }
 

@@ -113,6 +113,15 @@ static const struct ie set_ies[SECHO_FEAT_NSETS][MAXIE + 1] = {
 		{C, 809, V},   /* TLS_JA4 */
 		BL,            /* TLS_EXT_TYPE: 8057/802 u16 */
 		BL,            /* TLS_EXT_LEN: 8057/803 u16 */
+		/* then what ipfixprobe does not export, as Flowmon's probe does (libfds'
+		 * flowmon.xml names them; FlowTest's tls_* fields) */
+		{C2, 340, 2},  /* tlsClientVersion */
+		{C2, 336, 2},  /* tlsCipherSuite */
+		{C2, 349, V},  /* tlsIssuerCn */
+		{C2, 350, V},  /* tlsSubjectCn */
+		{C2, 352, 8},  /* tlsValidityNotBefore: signed64, seconds */
+		{C2, 353, 8},  /* tlsValidityNotAfter */
+		{C2, 355, 2},  /* tlsPublicKeyAlg: OpenSSL NID */
 	},
 	[SECHO_FEAT_SET_QUIC] = {
 		{C, 890, V},   /* QUIC_SNI */
@@ -200,7 +209,19 @@ static uint8_t *enc_tls(uint8_t *p, const struct secho_feat_tls *s)
 	p = str(p, s->ja4, (s->flags & SECHO_FEAT_TLS_F_JA4) ? SECHO_TLS_JA4_LEN : 0);
 	unsigned n = s->n_ext < SECHO_FEAT_TLS_EXTS ? s->n_ext : SECHO_FEAT_TLS_EXTS;
 	p = bl_u16(p, 802, s->ext_type, n);
-	return bl_u16(p, 803, s->ext_len, n);
+	p = bl_u16(p, 803, s->ext_len, n);
+	/* then Flowmon's: the record is carried for its ClientHello, so the client's version
+	 * is always there; the server's fields are 0 or empty without their message */
+	bool sh = (s->flags & SECHO_FEAT_TLS_F_SH) != 0;
+	bool cert = (s->flags & SECHO_FEAT_TLS_F_CERT) != 0;
+	bool valid = cert && (s->flags & SECHO_FEAT_TLS_F_VALIDITY);
+	p = w16(p, s->client_version);
+	p = w16(p, sh ? s->cipher_suite : 0);
+	p = str(p, s->issuer_cn, cert ? s->issuer_cn_len : 0);
+	p = str(p, s->subject_cn, cert ? s->subject_cn_len : 0);
+	p = w64(p, valid ? (uint64_t)s->not_before : 0);
+	p = w64(p, valid ? (uint64_t)s->not_after : 0);
+	return w16(p, cert ? s->pk_nid : 0);
 }
 
 static uint8_t *enc_quic(uint8_t *p, const struct secho_feat_quic *s)

@@ -24,7 +24,7 @@
 #include "flow/core/record.h"
 
 #define SECHO_IPFIX_PEN_CESNET   8057u  /* ipfixprobe's elements (CESNET) */
-#define SECHO_IPFIX_PEN_CESNET2  39499u /* ipfixprobe's HTTP and TLS elements */
+#define SECHO_IPFIX_PEN_CESNET2  39499u /* Flowmon's: ipfixprobe's HTTP and TLS elements */
 #define SECHO_IPFIX_IE_BASICLIST 291u   /* RFC 6313 basicList */
 #define SECHO_IPFIX_VARLEN       65535u /* a template's length of a variable-length element */
 
@@ -34,7 +34,8 @@
 #define SECHO_IPFIX_FEAT_TEMPLATES 1024
 
 /* The most bytes the feature part of one data record takes (every set on, every list and
- * string at its bound: 2,945), and of its template's field specifiers (59 elements). */
+ * string at its bound: 3,097), and of its template's field specifiers (66 elements, 448
+ * bytes). */
 #define SECHO_IPFIX_FEAT_REC_MAX  3584
 #define SECHO_IPFIX_FEAT_TMPL_MAX 512
 

@@ -17,6 +17,7 @@
 
 #include <nettle/md5.h>
 #include <nettle/sha2.h>
+#include <openssl/obj_mac.h> /* NID_* numbers: secho_tls_oid_nid */
 
 /* ---- bounded reader ---- */
 
@@ -783,30 +784,35 @@ int secho_tls_cert_parse(const uint8_t *der, size_t len, struct secho_tls_cert *
 	return 0;
 }
 
-int secho_tls_oid_name(const uint8_t *oid, size_t len, char *buf, size_t cap)
+/* The public key algorithms secho_tls_oid_nid knows: contents octets, OpenSSL NID. */
+static const struct {
+	uint16_t nid;
+	uint8_t len;
+	uint8_t oid[9];
+} pk_algs[] = {
+        {NID_rsaEncryption, 9, {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01}},
+        {NID_rsassaPss, 9, {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a}},
+        {NID_X9_62_id_ecPublicKey, 7, {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01}},
+        {NID_dsa, 7, {0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x01}},
+        {NID_X25519, 3, {0x2b, 0x65, 0x6e}},
+        {NID_X448, 3, {0x2b, 0x65, 0x6f}},
+        {NID_ED25519, 3, {0x2b, 0x65, 0x70}},
+        {NID_ED448, 3, {0x2b, 0x65, 0x71}},
+};
+
+uint16_t secho_tls_oid_nid(const uint8_t *oid, size_t len)
 {
-	static const struct {
-		const char *name;
-		uint8_t len;
-		uint8_t oid[9];
-	} known[] = {
-	        {"rsaEncryption", 9, {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01}},
-	        {"rsassaPss", 9, {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a}},
-	        {"id-ecPublicKey", 7, {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01}},
-	        {"dsaEncryption", 7, {0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x01}},
-	        {"X25519", 3, {0x2b, 0x65, 0x6e}},
-	        {"X448", 3, {0x2b, 0x65, 0x6f}},
-	        {"ED25519", 3, {0x2b, 0x65, 0x70}},
-	        {"ED448", 3, {0x2b, 0x65, 0x71}},
-	};
+	for (size_t i = 0; i < sizeof(pk_algs) / sizeof(pk_algs[0]); i++)
+		if (pk_algs[i].len == len && memcmp(pk_algs[i].oid, oid, len) == 0)
+			return pk_algs[i].nid;
+	return NID_undef;
+}
+
+int secho_tls_oid_dotted(const uint8_t *oid, size_t len, char *buf, size_t cap)
+{
 	if (cap == 0)
 		return 0;
-	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-		if (known[i].len == len && memcmp(known[i].oid, oid, len) == 0)
-			return snprintf(buf, cap, "%s", known[i].name) < (int)cap ? (int)strlen(buf)
-			                                                          : (int)cap - 1;
-	/* dotted form (X.690 8.19): the first subidentifier holds two arcs */
+	/* X.690 8.19: the first subidentifier holds two arcs */
 	struct sb s = {buf, cap, 0, 0};
 	uint64_t arc = 0;
 	int first = 1;
@@ -965,9 +971,11 @@ static void message_done(struct secho_feat_tls *s, unsigned d)
 				s->not_before = c.not_before;
 				s->not_after = c.not_after;
 			}
-			if (c.has_pk_alg)
-				s->pk_alg_len = (uint8_t)secho_tls_oid_name(
+			if (c.has_pk_alg) {
+				s->pk_alg_len = (uint8_t)secho_tls_oid_dotted(
 				        c.pk_alg.p, c.pk_alg.len, s->pk_alg, sizeof(s->pk_alg));
+				s->pk_nid = secho_tls_oid_nid(c.pk_alg.p, c.pk_alg.len);
+			}
 			s->flags |= SECHO_FEAT_TLS_F_CERT;
 		}
 		dir_stop(s, d);

@@ -19,11 +19,11 @@
  *   JSON name                 IPFIX            type      bound / meaning
  *   tls_sni                   8057/808         string    server_name host_name, cut at
  *                                                        SECHO_FEAT_TLS_SNI bytes (tls_sni_cut)
- *   tls_client_version        39499/333 (*)    uint16    highest non-GREASE supported_versions
+ *   tls_client_version        39499/340 (*)    uint16    highest non-GREASE supported_versions
  *                                                        entry, else legacy_version
  *   tls_server_version        39499/333 (*)    uint16    ServerHello supported_versions, else
  *                                                        its legacy_version
- *   tls_cipher_suite          -                uint16    the ServerHello's cipher suite
+ *   tls_cipher_suite          39499/336        uint16    the ServerHello's cipher suite
  *   tls_alpn                  39499/337        string    the ServerHello's ALPN protocol, cut
  *                                                        at SECHO_FEAT_TLS_ALPN bytes
  *   tls_alpn_offer            -                string    the ClientHello's ALPN list, comma
@@ -34,16 +34,18 @@
  *                                                        order, GREASE included, first
  *                                                        SECHO_FEAT_TLS_EXTS (tls_ext_cut)
  *   tls_ext_len               0/291 of 8057/803 uint16[] their lengths, same bound
- *   tls_issuer_cn             -                string    first certificate's issuer CN, cut at
+ *   tls_issuer_cn             39499/349        string    first certificate's issuer CN, cut at
  *                                                        SECHO_FEAT_TLS_CN (tls_cn_cut)
- *   tls_subject_cn            -                string    its subject CN, same bound
- *   tls_validity_not_before   -                int64     seconds since the epoch (UTC)
- *   tls_validity_not_after    -                int64     seconds since the epoch (UTC)
- *   tls_public_key_alg        -                string    subjectPublicKeyInfo algorithm:
- *                                                        rsaEncryption, id-ecPublicKey,
- *                                                        ED25519, ED448, ... or the dotted OID
+ *   tls_subject_cn            39499/350        string    its subject CN, same bound
+ *   tls_validity_not_before   39499/352        int64     seconds since the epoch (UTC)
+ *   tls_validity_not_after    39499/353        int64     seconds since the epoch (UTC)
+ *   tls_public_key_alg        39499/355 (+)    string    subjectPublicKeyInfo algorithm's
+ *                                                        OID, dotted (FlowTest's), cut at
+ *                                                        SECHO_FEAT_TLS_PKA bytes
  *   (*) ipfixprobe exports one TLS_VERSION (39499/333): the client's legacy_version replaced
- *   by the server's supported_versions when it has one; secho keeps both sides apart.
+ *   by the server's supported_versions when it has one; secho keeps both sides apart (JSON)
+ *   and exports the client's as Flowmon's tlsClientVersion (39499/340) beside it.
+ *   (+) IPFIX: the OID's OpenSSL NID (unsigned16, as Flowmon's probe; secho_tls_oid_nid).
  *
  * Counted, never guessed: tls_gap (a direction stopped at a missing or out-of-order segment),
  * tls_snapped (captured bytes shorter than the wire's), tls_malformed (a message that does
@@ -187,9 +189,16 @@ struct secho_tls_cert {
  */
 int secho_tls_cert_parse(const uint8_t *der, size_t len, struct secho_tls_cert *out);
 
-/* The name of a public key algorithm OID (contents octets) into buf: "rsaEncryption",
- * "id-ecPublicKey", ... or the dotted form. Returns the length written (cut to cap - 1). */
-int secho_tls_oid_name(const uint8_t *oid, size_t len, char *buf, size_t cap);
+/* An OID (contents octets) in its dotted form into buf, as FlowTest's tls_public_key_alg has
+ * it ("1.2.840.113549.1.1.1"; X.690 8.19). Returns the length written (cut to cap - 1;
+ * an arc past 2^63 ends the string). */
+int secho_tls_oid_dotted(const uint8_t *oid, size_t len, char *buf, size_t cap);
+
+/* The OpenSSL NID of a public key algorithm's OID (contents octets), as Flowmon's
+ * tlsPublicKeyAlg (39499/355) carries it: rsaEncryption 6, RSASSA-PSS 912, id-ecPublicKey
+ * 408, DSA 116, X25519 1034, X448 1035, ED25519 1087, ED448 1088 (<openssl/obj_mac.h>);
+ * 0 (NID_undef) for any other OID. */
+uint16_t secho_tls_oid_nid(const uint8_t *oid, size_t len);
 
 /* ---- the per-flow state ---- */
 
@@ -257,6 +266,7 @@ struct secho_feat_tls {
 	/* the walk over the hello in buf (tls.c, hello_walk) */
 	uint32_t m_next, m_ext_at, m_ext_total, m_cut, m_skip;
 	uint8_t m_step;
+	uint16_t pk_nid; /* the public key algorithm's OpenSSL NID (0: none, or not known) */
 	int64_t not_before, not_after;
 	uint8_t ja3[16];
 	char ja4[SECHO_TLS_JA4_LEN];
