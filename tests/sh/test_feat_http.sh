@@ -112,5 +112,7 @@ expect GET /missing "$common and .http_status_code == 404 and
 	.http_content_type == \"text/plain\"" "404"
 expect GET /long/ "$common and .http_url_cut == true and (.http_url | length) == 128 and
 	.http_url == (\"$LONG\" | .[0:128]) and .http_status_code == 200" "URL cut at 128 bytes"
+# the meter itself over the same capture: the same http_ members in its records
+feat_meter_same http "$T/http.pcapng" "$T/flows.json" http_
 end_group
 [ "${g_failed:-0}" -eq 0 ]

@@ -166,6 +166,14 @@ verify() {
 	if [ "$retry" = -V ]; then
 		check $([ "$(jf .quic_retry_scid)" != none ]; echo $?) "no Retry seen: $js"
 	fi
+	# the meter itself over the same capture: its one record with quic_ members has the
+	# module's (the state lent from the set's pool, kept in its done pool)
+	local mine want
+	mine=$("$BUILD/secho" flow --pcap "$cap" --features quic --json - --quiet 2>/dev/null |
+		jq -cS 'with_entries(select(.key | startswith("quic_"))) | select(length > 0)')
+	want=$(jq -cS 'with_entries(select(.key | startswith("quic_")))' <<<"$js")
+	check $([ -n "$want" ] && [ "$mine" = "$want" ]; echo $?) \
+		"secho flow's quic_ members: $mine; the module's: $want"
 }
 
 # SECHO_QUIC_VERIFY=DIR: only the checks, on DIR/44461.pcap ... kept by an earlier run

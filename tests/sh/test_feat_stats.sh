@@ -184,5 +184,8 @@ udp_ok='select(.dport == $u) | .sbi_brst_packets == [4,3,5,3] and
 check "$(jq -e --argjson u "$UPORT" "$udp_ok" "$T/ours.json" >/dev/null && echo 0 || echo 1)" \
 	"UDP bursts: $(jq -c --argjson u "$UPORT" 'select(.dport == $u) | .sbi_brst_packets' \
 	"$T/ours.json")"
+# the meter itself over the same capture: its records' statistics members equal the
+# reference's (ipfixprobe's rules over tshark's view, above)
+feat_meter_same pstats,phists,bstats "$T/s.pcapng" "$T/ref.json" '(ppi_|[sd]_phists_|[sd]bi_brst_)'
 end_group
 [ "${g_failed:-0}" -eq 0 ]

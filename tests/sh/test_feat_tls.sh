@@ -26,6 +26,8 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 DRV=$BUILD/tests/test_feat_tls
 # shellcheck source=tests/sh/check_lib.bash
 . "$ROOT/tests/sh/check_lib.bash"
+# shellcheck source=tests/sh/feat_lib.bash
+. "$ROOT/tests/sh/feat_lib.bash"
 
 NAME="tls: real handshakes"
 need_tools "$NAME" openssl curl tshark dumpcap ip jq sha256sum timeout || exit 1
@@ -278,4 +280,9 @@ while read -r _ cport sport json; do
 	check $? "server port $sport"
 	end_group
 done <"$T/flows"
+# the meter itself over the same capture: every handshake's tls_ members in its records, as
+# the module gave them above
+group "tls: secho flow over the capture"
+feat_meter_same tls "$T/cap.pcap" "$T/flows" tls_
+end_group
 exit $g_failed
