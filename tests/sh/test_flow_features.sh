@@ -420,6 +420,7 @@ s64 = lambda v: v - (1 << 64) if v >= 1 << 63 else v
 nums = {"tls_client_version": "39499/340", "tls_cipher_suite": "39499/336",
         "tls_validity_not_before": "39499/352", "tls_validity_not_after": "39499/353",
         "http_status_code": "39499/12", "dns_id": "8057/10", "dns_resp_rcode": "8057/1",
+        "dns_flags": "39499/111",
         "dns_req_query_type": "8057/3", "quic_version": "8057/892",
         "quic_client_version": "8057/893", "wg_src_peer": "8057/1101",
         "wg_dst_peer": "8057/1102"}
@@ -445,6 +446,7 @@ for i, (f, j) in enumerate(zip(fb, js)):
         n += 1
         seen.add("tls_public_key_alg")
 for m in ("tls_cipher_suite", "tls_validity_not_before", "tls_public_key_alg", "dns_id",
+          "dns_flags",
           "http_status_code", "quic_version", "wg_src_peer"):
     if m not in seen:
         fail("no record with %s to compare" % m)

@@ -12,7 +12,8 @@
  * options template's records (the statistics) are left out. ipfixprobe's elements are not
  * in libfixbuf's model: they are added here, as its ipfix-elements.hpp lists the
  * variable-length ones and the lists' members (numbers only), with the Flowmon TLS elements
- * secho exports beside them (libfds' flowmon.xml: 39499/336, 340, 349, 350, 352, 353, 355).
+ * and DNS elements secho exports beside them (libfds' flowmon.xml: 39499/336, 340, 349, 350,
+ * 352, 353, 355, 111).
  *
  * usage: ipfix_fixbuf FILE     exit 0 when the whole file was read, 1 on any error.
  */
@@ -93,6 +94,7 @@ static fbInfoElement_t probe_ies[] = {
 	FB_IE_INIT_FULL("tlsValidityNotBefore", 39499, 352, 8, FB_IE_F_ENDIAN, 0, 0, FB_INT_64, NULL),
 	FB_IE_INIT_FULL("tlsValidityNotAfter", 39499, 353, 8, FB_IE_F_ENDIAN, 0, 0, FB_INT_64, NULL),
 	FB_IE_INIT_FULL("tlsPublicKeyAlg", 39499, 355, 2, FB_IE_F_ENDIAN, 0, 0, FB_UINT_16, NULL),
+	FB_IE_INIT_FULL("dnsFlagsCodes", 39499, 111, 2, FB_IE_F_ENDIAN, 0, 0, FB_UINT_16, NULL),
 	FB_IE_NULL,
 };
 /* clang-format on */

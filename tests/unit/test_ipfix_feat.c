@@ -198,13 +198,15 @@ static void test_quic(void)
 
 static void test_dns(void)
 {
-	t_begin("ipfix feat: dns as ipfixprobe's DNS plugin (8057/1-10, 14)");
+	t_begin("ipfix feat: dns as ipfixprobe's DNS plugin (8057/1-10, 14), then Flowmon's "
+	        "dnsFlagsCodes (39499/111)");
 	static struct secho_feat_dns s;
 	uint8_t out[1024];
 	memset(&s, 0, sizeof(s));
 	s.seen = 3;
 	struct secho_dns_msg *q = &s.msg[0], *r = &s.msg[1];
 	q->id = 0x1234;
+	q->flags = 0x0120;
 	q->has_question = 1;
 	set_str(q->qname, &q->qname_len, "ab.c");
 	q->qtype = 1;
@@ -221,13 +223,19 @@ static void test_dns(void)
 	size_t n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_DNS, &s, out);
 	check_hex("dns", out, n,
 	          "0002 03 0001 0001 0000012c 0007 04d0 01 1234 " /* answers .. ID */
-	          "04 61622e63 07 312e322e332e34");               /* name, rdata */
+	          "04 61622e63 07 312e322e332e34 "                /* name, rdata */
+	          "0120");                                        /* the query's flags */
 	/* a query only */
 	s.seen = 1;
 	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_DNS, &s, out);
 	check_hex("dns, query only", out, n,
 	          "0000 00 0001 0001 00000000 0000 04d0 01 1234 "
-	          "04 61622e63 00");
+	          "04 61622e63 00 0120");
+	/* a response only (a uniflow record of the server's direction): its flags */
+	s.seen = 2;
+	n = secho_ipfix_feat_set_encode(SECHO_FEAT_SET_DNS, &s, out);
+	T_CHECK(n >= 2 && out[n - 2] == 0x81 && out[n - 1] == 0x83, "response only: flags %02x%02x",
+	        n >= 2 ? out[n - 2] : 0, n >= 2 ? out[n - 1] : 0);
 	t_end();
 }
 
@@ -498,24 +506,24 @@ static void test_template(void)
 	size_t pl = secho_ipfix_template_set(false, 0, plain); /* IPv4, not TCP: variant 0 */
 	size_t tl = secho_ipfix_feat_template_set(false, &r, B(DNS) | B(WG), 1030, t);
 	T_CHECK(pl > 8 && tl > pl, "lengths %zu, %zu", pl, tl);
-	/* header: set ID 2, length, template ID, field count = plain + 11 + 3 */
+	/* header: set ID 2, length, template ID, field count = plain + 12 + 3 */
 	T_CHECK(t[0] == 0 && t[1] == 2 && (size_t)(t[2] << 8 | t[3]) == tl, "set header");
 	T_CHECK((t[4] << 8 | t[5]) == 1030, "template ID %u", t[4] << 8 | t[5]);
-	T_CHECK((t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 14, "field count %u, plain %u",
+	T_CHECK((t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 15, "field count %u, plain %u",
 	        t[6] << 8 | t[7], plain[6] << 8 | plain[7]);
 	T_CHECK(!memcmp(t + 8, plain + 8, pl - 8), "the plain template's fields first");
 	check_hex("dns and wg field specifiers", t + pl, tl - pl,
 	          "800e 0002 00001f79 8001 0001 00001f79 8003 0002 00001f79 "
 	          "8004 0002 00001f79 8005 0004 00001f79 8006 0002 00001f79 "
 	          "8008 0002 00001f79 8009 0001 00001f79 800a 0002 00001f79 "
-	          "8002 ffff 00001f79 8007 ffff 00001f79 "
+	          "8002 ffff 00001f79 8007 ffff 00001f79 806f 0002 00009a4b "
 	          "844c 0001 00001f79 844d 0004 00001f79 844e 0004 00001f79");
 	/* biflow: the biflow variant's elements (template 258's), then the same sets' */
 	pl = secho_ipfix_template_set(true, 0, plain);
 	size_t bl = secho_ipfix_feat_template_set(true, &r, B(DNS) | B(WG), 1031, t);
-	T_CHECK(bl == pl + 14 * 8 && !memcmp(t + 8, plain + 8, pl - 8) &&
-	                (t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 14,
-	        "biflow: %zu bytes, want the plain biflow template's %zu and 112", bl, pl);
+	T_CHECK(bl == pl + 15 * 8 && !memcmp(t + 8, plain + 8, pl - 8) &&
+	                (t[6] << 8 | t[7]) == (plain[6] << 8 | plain[7]) + 15,
+	        "biflow: %zu bytes, want the plain biflow template's %zu and 120", bl, pl);
 	size_t fl = secho_ipfix_feat_fields(B(TLS) | B(PSTATS), f, &nf);
 	T_CHECK(nf == 18, "tls + pstats: %u fields", nf);
 	check_hex("tls and pstats field specifiers", f, fl,
@@ -526,7 +534,7 @@ static void test_template(void)
 	          "8163 0002 00009a4b "
 	          "0123 ffff 0123 ffff 0123 ffff 0123 ffff");
 	fl = secho_ipfix_feat_fields(SECHO_FEAT_ALL, f, &nf);
-	T_CHECK(nf == 66 && fl <= SECHO_IPFIX_FEAT_TMPL_MAX, "all: %u fields, %zu bytes", nf, fl);
+	T_CHECK(nf == 67 && fl <= SECHO_IPFIX_FEAT_TMPL_MAX, "all: %u fields, %zu bytes", nf, fl);
 	t_end();
 }
 
@@ -623,6 +631,7 @@ static void test_export(void)
 	struct secho_feat_dns *d = st(SECHO_FEAT_SET_DNS);
 	d->seen = 1;
 	d->msg[0].id = 0x4242;
+	d->msg[0].flags = 0x0100;
 	d->msg[0].has_question = 1;
 	set_str(d->msg[0].qname, &d->msg[0].qname_len, "x.y");
 	size_t pl = secho_ipfix_encode(false, &recs[0], plain, &tid);
@@ -639,7 +648,7 @@ static void test_export(void)
 	        "record 1024: %zu bytes, want the plain %zu and the features %zu", s.len_1024, pl,
 	        fl);
 	check_hex("dns of the exported record", s.rec_1024 + pl, fl,
-	          "0000 00 0000 0000 00000000 0000 0000 00 4242 03 782e79 00");
+	          "0000 00 0000 0000 00000000 0000 0000 00 4242 03 782e79 00 0100");
 	T_CHECK(s.tmpl_256 == 1 && s.data_256 == 1 && s.len_256 == pl,
 	        "the featureless record: template 256 (%u), one record (%u) of %zu bytes",
 	        s.tmpl_256, s.data_256, s.len_256);

@@ -151,6 +151,7 @@ static const struct ie set_ies[SECHO_FEAT_NSETS][MAXIE + 1] = {
 		{C, 10, 2},    /* DNS_ID */
 		{C, 2, V},     /* DNS_NAME */
 		{C, 7, V},     /* DNS_RDATA */
+		{C2, 111, 2},  /* Flowmon's dnsFlagsCodes: the first message's header flags */
 	},
 	[SECHO_FEAT_SET_HTTP] = {
 		{C2, 20, V},   /* HTTP_USERAGENT */
@@ -263,7 +264,11 @@ static uint8_t *enc_dns(uint8_t *p, const struct secho_feat_dns *s)
 	p = w8(p, o ? o->dnssec_ok : 0);
 	p = w16(p, first ? first->id : 0);
 	p = str(p, qs ? qs->qname : "", qs ? qs->qname_len : 0);
-	return str(p, rr ? rr->data : "", rr ? rr->data_len : 0);
+	p = str(p, rr ? rr->data : "", rr ? rr->data_len : 0);
+	/* Flowmon's dnsFlagsCodes, one a record (libfds' flowmon.xml: no reverse form): the
+	 * flags of the message DNS_ID comes from, the query's (a uniflow record of the
+	 * response: the response's); a biflow's response flags are JSON's rev_dns_flags */
+	return w16(p, first ? first->flags : 0);
 }
 
 static uint8_t *enc_http(uint8_t *p, const struct secho_feat_http *s)

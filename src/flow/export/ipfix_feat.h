@@ -34,7 +34,7 @@
 #define SECHO_IPFIX_FEAT_TEMPLATES 1024
 
 /* The most bytes the feature part of one data record takes (every set on, every list and
- * string at its bound: 3,097), and of its template's field specifiers (66 elements, 448
+ * string at its bound: 3,099), and of its template's field specifiers (67 elements, 456
  * bytes). */
 #define SECHO_IPFIX_FEAT_REC_MAX  3584
 #define SECHO_IPFIX_FEAT_TMPL_MAX 512
