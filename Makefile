@@ -223,6 +223,7 @@ FUZZ_LIB_fuzz_quic     := src/flow/feature/quic.c src/flow/feature/tls.c src/flo
 FUZZ_LIB_fuzz_dns      := src/flow/feature/dns.c src/flow/feature/fjson.c
 FUZZ_LIB_fuzz_http     := src/flow/feature/http.c src/flow/feature/fjson.c
 FUZZ_LIB_fuzz_wg       := src/flow/feature/wg.c src/flow/feature/fjson.c
+FUZZ_LIB_fuzz_ipfix_feat := $(wildcard src/flow/feature/*.c) src/flow/export/ipfix_feat.c
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 fuzz: $(FUZZ_BINS)
 .SECONDEXPANSION:

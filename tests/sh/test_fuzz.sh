@@ -20,6 +20,9 @@
 #   fuzz_http      the http feature set: first lines, field lines, TCP flows, JSON
 #                  (tests/fuzz/corpus-http)
 #   fuzz_wg        the wg feature set: messages, datagram flows   (tests/fuzz/corpus-wg)
+#   fuzz_ipfix_feat  the feature sets' IPFIX encoding: every set's data, from states fed a
+#                  flow of packets, walked against its template; stale bytes never read
+#                                                        (tests/fuzz/corpus-ipfix-feat)
 #
 # Uses $BUILD/fuzz/<target> (built by `make fuzz`), starting from a temporary copy of the
 # seed corpora so the repository's are never modified. Prints PASS, FAIL (with the crash
@@ -122,6 +125,8 @@ start fuzz_dns "$FIVE" 2048 "dns feature set: names, records, TCP reassembly, JS
 start fuzz_http "$FIVE" 4096 "http feature set: heads, lines, TCP streams, JSON" \
 	tests/fuzz/corpus-http
 start fuzz_wg "$FIVE" 2048 "wg feature set: messages, flows" tests/fuzz/corpus-wg
+start fuzz_ipfix_feat "$FIVE" 8192 "feature sets' IPFIX data against their templates" \
+	tests/fuzz/corpus-ipfix-feat
 wait
 for f in "$OUT"/[0-9][0-9]; do
 	cat "$f"
