@@ -17,8 +17,10 @@
 #include <string.h>
 
 #include <openssl/core_names.h>
+#include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <openssl/x509.h>
 
 #include <secho/aes.h>
 #include <secho/gcm.h>
@@ -70,6 +72,8 @@ static const char *const content_types[] = {"text/html; charset=utf-8", "text/pl
                                             "application/javascript", "application/octet-stream"};
 static const char *const servers[] = {"nginx/1.22.1", "Apache/2.4.57 (Debian)", "lighttpd/1.4.69",
                                       "caddy"};
+static const char *const issuers[] = {"Example Root CA R1", "Example TLS Issuing CA 2",
+                                      "secho gen CA", "Example Web Server CA G3"};
 static const struct {
 	uint16_t code;
 	const char *reason;
@@ -124,6 +128,21 @@ void secho_gen_app_draw(struct secho_gen_app *a, unsigned app, uint64_t seed)
 	a->status_i = (uint8_t)pick(&x, NB(statuses));
 	a->ctype = (uint8_t)pick(&x, NB(content_types));
 	a->server = (uint8_t)pick(&x, NB(servers));
+	/* drawn last, so that what came before is as it was */
+	if (app == SECHO_GEN_APP_TLS && pick(&x, 4) == 0) {
+		static const uint16_t suites12[] = {0xc02b, 0xc02f, 0xc030, 0xcca8};
+		a->tls12 = 1;
+		a->cipher = suites12[pick(&x, NB(suites12))];
+		a->ca = (uint8_t)pick(&x, NB(issuers));
+		a->key448 = pick(&x, 4) == 0;
+		a->not_before = 1735689600 + (int64_t)pick(&x, 365) * 86400; /* during 2025 */
+		a->not_after = a->not_before + (pick(&x, 2) ? 90 : 398) * 86400 - 1;
+	}
+}
+
+const char *secho_gen_app_issuer(unsigned ca)
+{
+	return ca < NB(issuers) ? issuers[ca] : "";
 }
 
 /* ---- a bounded writer ---- */
@@ -410,6 +429,87 @@ static void server_hello(const struct secho_gen_app *a, bool quic, struct wb *w)
 	len_end(w, body, 3);
 }
 
+/* A TLS 1.2 server's ServerHello: its random, the client's session ID echoed, a TLS 1.2
+ * suite, renegotiation_info, extended_master_secret and the ALPN protocol chosen (the first
+ * the client offered); no supported_versions. */
+static void server_hello12(const struct secho_gen_app *a, struct wb *w)
+{
+	uint64_t r = a->seed ^ 0x736572766572ull, c = a->seed ^ 0x636c69656e74ull;
+	uint8_t b[32];
+	put8(w, 2);
+	size_t body = len_begin(w, 3);
+	put16(w, 0x0303);
+	fill(&r, b, sizeof(b));
+	put(w, b, sizeof(b));
+	fill(&c, b, sizeof(b)); /* the client's random, then its session ID */
+	fill(&c, b, sizeof(b));
+	put8(w, 32);
+	put(w, b, sizeof(b));
+	put16(w, a->cipher);
+	put8(w, 0);
+	size_t exts = len_begin(w, 2), e;
+	e = ext_begin(w, 0xff01);
+	put8(w, 0);
+	ext_end(w, e, 0xff01, NULL);
+	e = ext_begin(w, 0x0017);
+	ext_end(w, e, 0x0017, NULL);
+	const char *alpn = alpn_lists[a->alpn];
+	size_t n = strcspn(alpn, ",");
+	e = ext_begin(w, 0x0010);
+	size_t l = len_begin(w, 2);
+	put8(w, (unsigned)n);
+	put(w, alpn, n);
+	len_end(w, l, 2);
+	ext_end(w, e, 0x0010, NULL);
+	len_end(w, exts, 2);
+	len_end(w, body, 3);
+}
+
+/* An Ed25519 (or Ed448) key from 32 (57) bytes drawn from r. NULL on failure. */
+static EVP_PKEY *drawn_key(uint64_t r, bool ed448)
+{
+	uint8_t k[57];
+	size_t n = ed448 ? 57 : 32;
+	fill(&r, k, n);
+	EVP_PKEY *p =
+	        EVP_PKEY_new_raw_private_key(ed448 ? EVP_PKEY_ED448 : EVP_PKEY_ED25519, NULL, k, n);
+	memset(k, 0, sizeof(k));
+	return p;
+}
+
+/* The TLS 1.2 server's certificate, DER, into out[0..cap): subject CN the server name,
+ * issuer CN secho_gen_app_issuer(a->ca), validity a->not_before..not_after, the server's key
+ * drawn from the seed, signed with its issuer's Ed25519 key (a signature that depends only
+ * on its input: the same seed, the same bytes). Returns the length, 0 on failure. */
+static size_t tls_cert(const struct secho_gen_app *a, uint8_t *out, size_t cap)
+{
+	EVP_PKEY *key = drawn_key(a->seed ^ 0x6b6579ull, a->key448);
+	EVP_PKEY *ca = drawn_key(0x6361ull + a->ca, false);
+	X509 *x = X509_new();
+	size_t n = 0;
+	if (key && ca && x && X509_set_version(x, 2) &&
+	    ASN1_INTEGER_set_uint64(X509_get_serialNumber(x), a->seed >> 1) &&
+	    ASN1_TIME_set(X509_getm_notBefore(x), (time_t)a->not_before) &&
+	    ASN1_TIME_set(X509_getm_notAfter(x), (time_t)a->not_after) &&
+	    X509_NAME_add_entry_by_txt(X509_get_issuer_name(x), "O", MBSTRING_ASC,
+	                               (const unsigned char *)"Example", -1, -1, 0) &&
+	    X509_NAME_add_entry_by_txt(X509_get_issuer_name(x), "CN", MBSTRING_ASC,
+	                               (const unsigned char *)issuers[a->ca], -1, -1, 0) &&
+	    X509_NAME_add_entry_by_txt(X509_get_subject_name(x), "CN", MBSTRING_ASC,
+	                               (const unsigned char *)a->name, -1, -1, 0) &&
+	    X509_set_pubkey(x, key) && X509_sign(x, ca, NULL) > 0) {
+		int len = i2d_X509(x, NULL);
+		if (len > 0 && (size_t)len <= cap) {
+			uint8_t *p = out;
+			n = i2d_X509(x, &p) == len ? (size_t)len : 0;
+		}
+	}
+	X509_free(x);
+	EVP_PKEY_free(ca);
+	EVP_PKEY_free(key);
+	return n;
+}
+
 /* TLS over TCP: the client's first segment is one handshake record with the ClientHello,
  * grown to want by its padding extension. */
 static size_t tls_client(const struct secho_gen_app *a, size_t want, struct wb *w, struct exts *x)
@@ -433,14 +533,33 @@ static size_t tls_client(const struct secho_gen_app *a, size_t want, struct wb *
 	return w->over ? 0 : w->n;
 }
 
-/* The server's first segment: the ServerHello record, then an application_data record
- * (what would be its encrypted flight) filling it to want. */
+/* The server's first segment: the ServerHello record (TLS 1.2: ServerHello, Certificate
+ * and ServerHelloDone in one record), then an application_data record (what would be its
+ * encrypted flight) filling it to want. */
 static size_t tls_server(const struct secho_gen_app *a, size_t want, struct wb *w)
 {
 	put8(w, 22);
 	put16(w, 0x0303);
 	size_t rl = len_begin(w, 2);
-	server_hello(a, false, w);
+	if (a->tls12) {
+		uint8_t der[1024];
+		size_t dn = tls_cert(a, der, sizeof(der));
+		if (!dn)
+			return 0;
+		server_hello12(a, w);
+		put8(w, 11); /* Certificate (RFC 5246 7.4.2): one certificate */
+		size_t body = len_begin(w, 3), list = len_begin(w, 3);
+		put8(w, 0);
+		put16(w, (unsigned)dn);
+		put(w, der, dn);
+		len_end(w, list, 3);
+		len_end(w, body, 3);
+		put8(w, 14); /* ServerHelloDone */
+		put8(w, 0);
+		put16(w, 0);
+	} else {
+		server_hello(a, false, w);
+	}
 	len_end(w, rl, 2);
 	if (w->over)
 		return 0;
@@ -832,6 +951,14 @@ static void js_u(struct js *j, const char *k, uint64_t v)
 	js_raw(j, b);
 }
 
+static void js_i(struct js *j, const char *k, int64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "%" PRId64, v);
+	js_key(j, k);
+	js_raw(j, b);
+}
+
 static void js_hex(struct js *j, const char *k, const uint8_t *v, size_t n)
 {
 	char b[2 * 32 + 1];
@@ -916,9 +1043,21 @@ static void members(const struct secho_gen_app *a, struct js *j, bool c, size_t 
 			js_list(j, "tls_ext_type", x.type, x.n);
 			js_list(j, "tls_ext_len", x.len, x.n);
 		}
-		if (s) {
+		if (s && !a->tls12) {
 			js_u(j, "tls_server_version", 0x0304);
 			js_u(j, "tls_cipher_suite", a->cipher);
+		} else if (s) {
+			const char *alpn = alpn_lists[a->alpn];
+			char chosen[16];
+			snprintf(chosen, sizeof(chosen), "%.*s", (int)strcspn(alpn, ","), alpn);
+			js_u(j, "tls_server_version", 0x0303);
+			js_u(j, "tls_cipher_suite", a->cipher);
+			js_s(j, "tls_alpn", chosen);
+			js_s(j, "tls_issuer_cn", issuers[a->ca]);
+			js_s(j, "tls_subject_cn", a->name);
+			js_i(j, "tls_validity_not_before", a->not_before);
+			js_i(j, "tls_validity_not_after", a->not_after);
+			js_s(j, "tls_public_key_alg", a->key448 ? "1.3.101.113" : "1.3.101.112");
 		}
 		break;
 	case SECHO_GEN_APP_QUIC:

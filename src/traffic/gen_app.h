@@ -7,7 +7,11 @@
  *
  *   TLS   TCP 443: a TLS 1.3 ClientHello (SNI, ALPN, supported_versions, key_share, a
  *         browser-like extension set, a padding extension to the wanted size); the server's
- *         ServerHello (TLS 1.3, cipher suite, key_share), then an application_data record.
+ *         ServerHello (TLS 1.3, cipher suite, key_share), then an application_data record;
+ *         or, a quarter of the servers, TLS 1.2: ServerHello (a TLS 1.2 suite, the ALPN
+ *         chosen), Certificate (X.509 built by libcrypto: subject CN the server name, one
+ *         of four issuers, a drawn validity, an Ed25519 or Ed448 key; signed with Ed25519,
+ *         deterministic) and ServerHelloDone in the clear, then the application_data.
  *   QUIC  UDP 443: a version 1 client Initial (RFC 9000 17.2.2) carrying a ClientHello in a
  *         CRYPTO frame, padded to at least 1200 bytes, protected with the RFC 9001 5.2
  *         Initial keys of its DCID (AES-128-GCM, AES-ECB header protection); the server's
@@ -62,7 +66,14 @@ struct secho_gen_app {
 	uint8_t post; /* HTTP: POST (else GET) */
 	char path[48];
 	uint8_t ua, status_i, ctype, server;
+	/* TLS: a TLS 1.2 server (cipher then a TLS 1.2 suite) and its certificate: the issuer
+	 * (secho_gen_app_issuer), the key (0 Ed25519, 1 Ed448), the validity (s since 1970) */
+	uint8_t tls12, ca, key448;
+	int64_t not_before, not_after;
 };
+
+/* The certificates' issuer CN of index ca (0..3). */
+const char *secho_gen_app_issuer(unsigned ca);
 
 /* Draw connection's application app (SECHO_GEN_APP_*) from seed. */
 void secho_gen_app_draw(struct secho_gen_app *a, unsigned app, uint64_t seed);

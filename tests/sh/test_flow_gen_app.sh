@@ -19,7 +19,9 @@
 #     every DNS query and answer decodes with the truth's name and addresses, every HTTP
 #     request and response decodes with the truth's Host, method, URL, User-Agent, status
 #     and Server; every TLS flow's tls_ja3 (which the truth leaves out) equals tshark's
-#     tls.handshake.ja3 of its ClientHello; no frame of the capture is malformed for tshark.
+#     tls.handshake.ja3 of its ClientHello; every TLS 1.2 server's certificate decodes
+#     with the truth's issuer and subject CN, validity and key algorithm; no frame of the
+#     capture is malformed for tshark.
 set -u
 ROOT=${SECHO_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${BUILD:-build}
@@ -305,6 +307,40 @@ for b in bad[:4]:
 sys.exit(1 if bad or not n else 0)
 PYEOF
 check $? "ja3: $(tr '\n' ' ' <"$T/ja3.out" | cut -c1-400) $(head -1 "$T/ja3.err")"
+# the TLS 1.2 servers' certificates as tshark decodes them: the issuer's and subject's CN,
+# the validity and the key's algorithm (the second algorithm identifier, the
+# subjectPublicKeyInfo's) equal the truth's, certificate for certificate
+tshark -r "$T/light.pcap" -Y 'tcp && tls.handshake.type == 11' -T fields -E occurrence=a \
+	-E aggregator='|' -e ip.dst -e ipv6.dst -e tcp.dstport -e x509sat.uTF8String \
+	-e x509af.utcTime -e x509af.algorithm.id >"$T/cert.tsv" 2>"$T/cert.err"
+python3 - "$T/cert.tsv" "$T/light.pcap.truth.csv" >"$T/cert.out" 2>&1 <<'PYEOF'
+import calendar, json, sys, time
+got = {}
+for l in open(sys.argv[1]):
+    c = l.rstrip("\n").split("\t")
+    cn, tm, alg = c[3].split("|"), c[4].split("|"), c[5].split("|")
+    secs = [calendar.timegm(time.strptime(t.replace(" (UTC)", ""), "%Y-%m-%d %H:%M:%S"))
+            for t in tm if t]
+    got[(c[0] or c[1], c[2])] = [cn[-2] if len(cn) > 1 else "", cn[-1], secs,
+                                 alg[1] if len(alg) > 1 else ""]
+lines = [l.rstrip("\n") for l in open(sys.argv[2]) if not l.startswith("#")]
+ia = lines[0].split(",").index("app")
+want = {}
+for l in lines[1:]:
+    p = l.split(",", ia + 1)
+    bi = json.loads(p[ia + 1]).get("bi", {})
+    if "tls_issuer_cn" in bi:
+        want[(p[4], p[6])] = [bi["tls_issuer_cn"], bi["tls_subject_cn"],
+                              [bi["tls_validity_not_before"], bi["tls_validity_not_after"]],
+                              bi["tls_public_key_alg"]]
+bad = ["%s: tshark %s, truth %s" % (k, got.get(k), w) for k, w in want.items() if got.get(k) != w]
+bad += ["%s: a certificate the truth has not: %s" % (k, v) for k, v in got.items() if k not in want]
+print("%d certificates as the truth says" % (len(want) - len(bad)))
+for b in bad[:4]:
+    print(b)
+sys.exit(1 if bad or not want else 0)
+PYEOF
+check $? "certificates: $(tr '\n' ' ' <"$T/cert.out" | cut -c1-400) $(head -1 "$T/cert.err")"
 mal=$(tshark -r "$T/light.pcap" -Y _ws.malformed -T fields -e frame.number 2>/dev/null | head -3 | tr '\n' ' ')
 [ -z "$mal" ]
 check $? "frames tshark finds malformed: $mal"

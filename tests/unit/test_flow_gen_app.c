@@ -20,7 +20,9 @@ static const size_t wants[] = {0, 1, 40, 300, 517, 1200, 1300, 1460, 8960};
 static void test_tls(void)
 {
 	static uint8_t b[SECHO_GEN_APP_MSG_MAX];
-	t_begin("gen app: TLS ClientHello and ServerHello parse, sizes met");
+	unsigned tls12 = 0, ed448 = 0;
+	t_begin("gen app: TLS ClientHello and ServerHello parse, sizes met; TLS 1.2 servers' "
+	        "certificates");
 	for (uint64_t seed = 0; seed < 100; seed++) {
 		struct secho_gen_app a;
 		secho_gen_app_draw(&a, SECHO_GEN_APP_TLS, seed);
@@ -44,12 +46,45 @@ static void test_tls(void)
 			size_t rl = (size_t)(b[3] << 8 | b[4]);
 			struct secho_tls_server_hello sh;
 			rc = secho_tls_server_hello_parse(b + 5, rl, &sh);
-			T_CHECK(rc == 0 && sh.version == 0x0304 && sh.cipher_suite == a.cipher,
+			T_CHECK(rc == 0 && sh.version == (a.tls12 ? 0x0303 : 0x0304) &&
+			                sh.cipher_suite == a.cipher,
 			        "ServerHello: rc %d version %#x", rc, sh.version);
+			if (a.tls12 && rc == 0) {
+				/* ServerHello, then the Certificate in the same record */
+				size_t at = 5 + 4 + (size_t)(b[6] << 16 | b[7] << 8 | b[8]);
+				const uint8_t *der = NULL;
+				size_t dl = 0;
+				struct secho_tls_cert c;
+				memset(&c, 0, sizeof(c));
+				rc = at < 5 + rl ? secho_tls_certificate_first(b + at, 5 + rl - at,
+				                                               &der, &dl)
+				                 : -1;
+				if (rc == 0)
+					rc = secho_tls_cert_parse(der, dl, &c);
+				const char *iss = secho_gen_app_issuer(a.ca);
+				T_CHECK(rc == 0 && c.issuer_cn.len == strlen(iss) &&
+				                !memcmp(c.issuer_cn.p, iss, c.issuer_cn.len) &&
+				                c.subject_cn.len == strlen(a.name) &&
+				                !memcmp(c.subject_cn.p, a.name, c.subject_cn.len) &&
+				                c.not_before == a.not_before &&
+				                c.not_after == a.not_after && c.pk_alg.len == 3 &&
+				                c.pk_alg.p[2] == (a.key448 ? 0x71 : 0x70),
+				        "seed %llu: certificate rc %d", (unsigned long long)seed,
+				        rc);
+				T_CHECK(b[at + 4 +
+				          (size_t)(b[at + 1] << 16 | b[at + 2] << 8 | b[at + 3])] ==
+				                14,
+				        "ServerHelloDone after the Certificate");
+			}
 			T_CHECK(n >= wants[i] && (n == 5 + rl || b[5 + rl] == 23),
 			        "server message %zu for %zu", n, wants[i]);
 		}
+		tls12 += a.tls12;
+		ed448 += a.tls12 && a.key448;
 	}
+	/* a quarter drawn TLS 1.2, a quarter of those Ed448: both seen in 100 seeds */
+	T_CHECK(tls12 >= 10 && tls12 <= 45 && ed448 >= 1, "%u TLS 1.2 servers, %u Ed448 keys",
+	        tls12, ed448);
 	t_end();
 }
 
