@@ -49,48 +49,15 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T
 mkdir -p "$T/htdocs" && echo hello >"$T/htdocs/index.html"
 
 
-# JA4 (FoxIO's technical_details/JA4.md) of the capture's first ClientHello, computed here
-# from the fields tshark decodes (its 4.0 has no JA4 of its own): q, TLS version, d/i (SNI),
-# cipher and extension counts without GREASE, ALPN's first and last characters; the sorted
-# ciphers' SHA-256; the sorted extensions but SNI and ALPN, "_", the signature algorithms in
-# order, SHA-256; each hash cut at 12 hex digits.
-# grease V: V (a number) is a GREASE value (RFC 8701)
-grease() {
-	local v=$(($1))
-	[ $((v & 0x0f0f)) -eq $((0x0a0a)) ] && [ $((v >> 8)) -eq $((v & 0xff)) ]
-}
+# JA4 (FoxIO's technical_details/JA4.md) of the capture's first ClientHello, from the fields
+# tshark decodes (its 4.0 has no JA4 of its own): tests/sh/ja4_tshark.py, with q for QUIC
 ja4_of() {
-	local f cs et sa sv al
-	f=$(tshark -r "$1" -Y 'tls.handshake.type == 1' -T fields -E separator=';' \
-		-e tls.handshake.ciphersuite -e tls.handshake.extension.type \
-		-e tls.handshake.sig_hash_alg -e tls.handshake.extensions.supported_version \
-		-e tls.handshake.extensions_alpn_str 2>/dev/null | head -1)
-	[ -n "$f" ] || return 0
-	IFS=';' read -r cs et sa sv al <<<"$f"
-	local c ciph=() e exts=() ne=0 sni=i v ver=0 sigs=()
-	for c in ${cs//,/ }; do grease $((c)) || ciph+=("$(printf '%04x' $((c)))"); done
-	for e in ${et//,/ }; do
-		grease "$e" && continue
-		ne=$((ne + 1))
-		[ "$e" = 0 ] && sni=d
-		[ "$e" = 0 ] || [ "$e" = 16 ] || exts+=("$(printf '%04x' "$e")")
-	done
-	for v in ${sv//,/ }; do grease $((v)) || { [ $((v)) -gt "$ver" ] && ver=$((v)); }; done
-	for c in ${sa//,/ }; do sigs+=("$(printf '%04x' $((c)))"); done
-	local vs
-	case $ver in 772) vs=13 ;; 771) vs=12 ;; 770) vs=11 ;; 769) vs=10 ;; *) vs=00 ;; esac
-	local a=00 first=${al%%,*}
-	[ -n "$first" ] && a="${first:0:1}${first: -1}"
-	local nc=${#ciph[@]}
-	[ "$nc" -gt 99 ] && nc=99
-	[ "$ne" -gt 99 ] && ne=99
-	local hc he
-	hc=$(printf '%s\n' "${ciph[@]}" | sort | paste -sd, | tr -d '\n' | sha256sum | cut -c1-12)
-	local es
-	es=$(printf '%s\n' "${exts[@]}" | sort | paste -sd, | tr -d '\n')
-	[ ${#sigs[@]} -gt 0 ] && es="${es}_$(printf '%s\n' "${sigs[@]}" | paste -sd, | tr -d '\n')"
-	he=$(printf '%s' "$es" | sha256sum | cut -c1-12)
-	printf 'q%s%s%02d%02d%s_%s_%s\n' "$vs" "$sni" "$nc" "$ne" "$a" "$hc" "$he"
+	tshark -r "$1" -Y 'tls.handshake.type == 1' -T fields -e frame.number \
+		-e tls.handshake.version -e tls.handshake.ciphersuite \
+		-e tls.handshake.extension.type -e tls.handshake.sig_hash_alg \
+		-e tls.handshake.extensions.supported_version \
+		-e tls.handshake.extensions_alpn_str 2>/dev/null | head -1 |
+		python3 "$ROOT/tests/sh/ja4_tshark.py" q 1 | cut -f2
 }
 
 # run NAME ADDR PORT SNI [server options...]

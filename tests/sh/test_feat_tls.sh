@@ -176,51 +176,13 @@ tshark -r "$T/cap.pcap" -d tcp.port==$PORT,tls -Y 'tls.handshake.type == 1' -T f
 	-e tls.handshake.extensions.supported_version -e tls.handshake.extensions_alpn_str \
 	-e tls.handshake.length >"$T/tshark" 2>"$T/tshark.err"
 
-grease() { # 4-hex-digit value: a GREASE value (RFC 8701)?
-	local v=$((16#$1))
-	[ $((v & 0x0f0f)) -eq $((0x0a0a)) ] && [ $((v >> 8)) -eq $((v & 0xff)) ]
-}
-hex4() { printf '%04x' "$(($1))"; }
-# JA4 from tshark's fields (FoxIO technical_details/JA4.md), independent of the module's code.
-ja4_of() { # version ciphers exts sigalgs supported_versions alpn_str
-	local ver=$1 ciphers=$2 exts=$3 sigs=$4 svs=$5 alpn=$6 v best=0 nc=0 ne=0 sni=i
-	local cl=() el=() sl=()
-	for v in ${svs//,/ }; do
-		v=$(hex4 "$v")
-		grease "$v" && continue
-		[ $((16#$v)) -gt "$best" ] && best=$((16#$v))
-	done
-	[ "$best" -eq 0 ] && best=$((ver))
-	case $(hex4 $best) in
-	0304) ver=13 ;; 0303) ver=12 ;; 0302) ver=11 ;; 0301) ver=10 ;; 0300) ver=s3 ;; *) ver=00 ;;
-	esac
-	for v in ${ciphers//,/ }; do
-		v=$(hex4 "$v")
-		grease "$v" && continue
-		nc=$((nc + 1))
-		cl+=("$v")
-	done
-	for v in ${exts//,/ }; do
-		v=$(hex4 "$v")
-		grease "$v" && continue
-		ne=$((ne + 1))
-		[ "$v" = 0000 ] && sni=d
-		[ "$v" = 0000 ] || [ "$v" = 0010 ] || el+=("$v")
-	done
-	for v in ${sigs//,/ }; do
-		v=$(hex4 "$v")
-		grease "$v" || sl+=("$v")
-	done
-	local a=00 first=${alpn%%,*}
-	[ -n "$first" ] && a="${first:0:1}${first: -1}"
-	local cs es b c
-	cs=$(printf '%s\n' "${cl[@]}" | sort | paste -sd,)
-	es=$(printf '%s\n' "${el[@]}" | sort | paste -sd,)
-	[ ${#sl[@]} -gt 0 ] && es="${es}_$(printf '%s\n' "${sl[@]}" | paste -sd,)"
-	b=$(printf '%s' "$cs" | sha256sum | cut -c1-12)
-	c=$(printf '%s' "$es" | sha256sum | cut -c1-12)
-	printf 't%s%s%02d%02d%s_%s_%s\n' "$ver" "$sni" "$nc" "$ne" "$a" "$b" "$c"
-}
+# JA4 of every ClientHello from tshark's fields (tests/sh/ja4_tshark.py: FoxIO's rules,
+# independent of the module's code): client port, JA4
+tshark -r "$T/cap.pcap" -d tcp.port==$PORT,tls -Y 'tls.handshake.type == 1' -T fields \
+	-e tcp.srcport -e tls.handshake.version -e tls.handshake.ciphersuite \
+	-e tls.handshake.extension.type -e tls.handshake.sig_hash_alg \
+	-e tls.handshake.extensions.supported_version -e tls.handshake.extensions_alpn_str \
+	2>>"$T/tshark.err" | python3 "$ROOT/tests/sh/ja4_tshark.py" t 1 >"$T/ja4" 2>>"$T/tshark.err"
 field() { jq -r "$1 // \"\"" <<<"$2"; }
 
 group "tls: the capture"
@@ -268,10 +230,10 @@ while read -r _ cport sport json; do
 		check $? "$k $(field ".$k" "$json")"
 	done
 	line=$(grep "^$cport|" "$T/tshark")
-	IFS='|' read -r _ ja3 hver ciphers exts sigs svs alpns hlen <<<"$line"
+	IFS='|' read -r _ ja3 _ _ _ _ _ _ hlen <<<"$line"
 	[ -n "$ja3" ] && [ "$(field .tls_ja3 "$json")" = "$ja3" ]
 	check $? "ja3 $(field .tls_ja3 "$json"), tshark $ja3"
-	want4=$(ja4_of "$hver" "$ciphers" "$exts" "$sigs" "$svs" "$alpns")
+	want4=$(awk -F'\t' -v p="$cport" '$1 == p { print $2; exit }' "$T/ja4")
 	[ "$(field .tls_ja4 "$json")" = "$want4" ]
 	check $? "ja4 $(field .tls_ja4 "$json"), from tshark's fields $want4"
 	[ -n "$hlen" ] && [ $((hlen + 9)) -gt $MSS ]

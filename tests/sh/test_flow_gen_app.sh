@@ -19,7 +19,8 @@
 #     every DNS query and answer decodes with the truth's name and addresses, every HTTP
 #     request and response decodes with the truth's Host, method, URL, User-Agent, status
 #     and Server; every TLS flow's tls_ja3 (which the truth leaves out) equals tshark's
-#     tls.handshake.ja3 of its ClientHello; every TLS 1.2 server's certificate decodes
+#     tls.handshake.ja3 of its ClientHello, tls_ja4 and quic_ja4 one computed from
+#     tshark's fields (tests/sh/ja4_tshark.py); every TLS 1.2 server's certificate decodes
 #     with the truth's issuer and subject CN, validity and key algorithm; no frame of the
 #     capture is malformed for tshark.
 set -u
@@ -275,38 +276,53 @@ ts httpq 'http.request' ip.src ipv6.src tcp.srcport http.host http.request.metho
 	http.request.uri http.user_agent
 ts httpr 'http.response' ip.dst ipv6.dst tcp.dstport http.response.code http.server \
 	http.content_type
-# JA3, which the truth leaves out (the generator computes no fingerprint): the meter's
-# tls_ja3 of every TLS flow of light (r.json: its biflow run above) equals tshark's
-# tls.handshake.ja3 of the flow's ClientHello, and every ClientHello has a record with one
-tshark -r "$T/light.pcap" -Y 'tcp && tls.handshake.type == 1' -T fields -e ip.src \
-	-e ipv6.src -e tcp.srcport -e tls.handshake.ja3 >"$T/ja3.tsv" 2>"$T/ja3.err"
-python3 - "$T/ja3.tsv" "$T/r.json" >"$T/ja3.out" 2>&1 <<'PYEOF'
+# The fingerprints, which the truth leaves out (the generator computes none): in light's
+# biflow records (r.json, the run above) every flow's tls_ja3 equals tshark's
+# tls.handshake.ja3 of its ClientHello, its tls_ja4 and quic_ja4 one computed from tshark's
+# fields (tests/sh/ja4_tshark.py: FoxIO's rules, independent of secho's code; tshark opens
+# the QUIC Initials itself), and every ClientHello has a record with one
+cat >"$T/fp.py" <<'PYEOF'
 import json, sys
+tsv, records, member = sys.argv[1:4]
 want = {}
-for l in open(sys.argv[1]):
+for l in open(tsv):  # ip.src, ipv6.src, port, the value
     c = l.rstrip("\n").split("\t")
     want[(c[0] or c[1], c[2])] = c[3]
 bad, n, seen = [], 0, set()
-for l in open(sys.argv[2]):
+for l in open(records):
     r = json.loads(l)
-    if "tls_ja3" not in r:
+    if member not in r:
         continue
     k = next((k for k in ((r["src"], str(r["sport"])), (r["dst"], str(r["dport"])))
               if k in want), None)
     if k is None:
-        bad.append("%s:%s: a JA3 tshark has no ClientHello for" % (r["src"], r["sport"]))
-    elif want[k] != r["tls_ja3"]:
-        bad.append("%s: meter %s, tshark %s" % (k, r["tls_ja3"], want[k]))
+        bad.append("%s:%s: a %s tshark has no ClientHello for" % (r["src"], r["sport"], member))
+    elif want[k] != r[member]:
+        bad.append("%s: meter %s, tshark %s" % (k, r[member], want[k]))
     else:
         n += 1
         seen.add(k)
-bad += ["%s: tshark's JA3 %s, no record has it" % (k, v) for k, v in want.items() if k not in seen]
-print("%d JA3 equal to tshark's, of %d ClientHellos" % (n, len(want)))
+bad += ["%s: tshark's %s, no record has it" % (k, v) for k, v in want.items() if k not in seen]
+print("%d %s equal to tshark's, of %d ClientHellos" % (n, member, len(want)))
 for b in bad[:4]:
     print(b)
 sys.exit(1 if bad or not n else 0)
 PYEOF
-check $? "ja3: $(tr '\n' ' ' <"$T/ja3.out" | cut -c1-400) $(head -1 "$T/ja3.err")"
+HF=(-e tls.handshake.version -e tls.handshake.ciphersuite -e tls.handshake.extension.type
+	-e tls.handshake.sig_hash_alg -e tls.handshake.extensions.supported_version
+	-e tls.handshake.extensions_alpn_str)
+tshark -r "$T/light.pcap" -Y 'tcp && tls.handshake.type == 1' -T fields -e ip.src \
+	-e ipv6.src -e tcp.srcport -e tls.handshake.ja3 >"$T/ja3.tsv" 2>"$T/fp.err"
+tshark -r "$T/light.pcap" -Y 'tcp && tls.handshake.type == 1' -T fields -e ip.src \
+	-e ipv6.src -e tcp.srcport "${HF[@]}" 2>>"$T/fp.err" |
+	python3 "$ROOT/tests/sh/ja4_tshark.py" t 3 >"$T/ja4t.tsv" 2>>"$T/fp.err"
+tshark -r "$T/light.pcap" -Y 'quic && tls.handshake.type == 1' -T fields -e ip.src \
+	-e ipv6.src -e udp.srcport "${HF[@]}" 2>>"$T/fp.err" |
+	python3 "$ROOT/tests/sh/ja4_tshark.py" q 3 >"$T/ja4q.tsv" 2>>"$T/fp.err"
+for m in ja3:tls_ja3 ja4t:tls_ja4 ja4q:quic_ja4; do
+	python3 "$T/fp.py" "$T/${m%%:*}.tsv" "$T/r.json" "${m#*:}" >"$T/fp.out" 2>&1
+	check $? "${m#*:}: $(tr '\n' ' ' <"$T/fp.out" | cut -c1-400) $(head -1 "$T/fp.err")"
+done
 # the TLS 1.2 servers' certificates as tshark decodes them: the issuer's and subject's CN,
 # the validity and the key's algorithm (the second algorithm identifier, the
 # subjectPublicKeyInfo's) equal the truth's, certificate for certificate
