@@ -394,8 +394,9 @@ static void client_hello(const struct secho_gen_app *a, bool quic, long pad, str
 	len_end(w, body, 3);
 }
 
-/* A TLS 1.3 ServerHello (RFC 8446 4.1.3): suite, supported_versions, key_share. sid: the
- * legacy session ID to echo (32 bytes for TCP, none for QUIC). */
+/* A TLS 1.3 ServerHello (RFC 8446 4.1.3): suite, supported_versions, key_share; the legacy
+ * session ID echoed (32 bytes for TCP, none for QUIC). A TLS 1.2 server's (a->tls12, TCP)
+ * has other extensions instead (below). */
 static void server_hello(const struct secho_gen_app *a, bool quic, struct wb *w)
 {
 	uint64_t r = a->seed ^ 0x736572766572ull, c = a->seed ^ 0x636c69656e74ull;
@@ -416,51 +417,33 @@ static void server_hello(const struct secho_gen_app *a, bool quic, struct wb *w)
 	put16(w, a->cipher);
 	put8(w, 0);
 	size_t exts = len_begin(w, 2), e;
-	e = ext_begin(w, 0x002b);
-	put16(w, 0x0304);
-	ext_end(w, e, 0x002b, NULL);
-	e = ext_begin(w, 0x0033);
-	put16(w, 0x001d);
-	put16(w, 32);
-	fill(&r, b, sizeof(b));
-	put(w, b, sizeof(b));
-	ext_end(w, e, 0x0033, NULL);
-	len_end(w, exts, 2);
-	len_end(w, body, 3);
-}
-
-/* A TLS 1.2 server's ServerHello: its random, the client's session ID echoed, a TLS 1.2
- * suite, renegotiation_info, extended_master_secret and the ALPN protocol chosen (the first
- * the client offered); no supported_versions. */
-static void server_hello12(const struct secho_gen_app *a, struct wb *w)
-{
-	uint64_t r = a->seed ^ 0x736572766572ull, c = a->seed ^ 0x636c69656e74ull;
-	uint8_t b[32];
-	put8(w, 2);
-	size_t body = len_begin(w, 3);
-	put16(w, 0x0303);
-	fill(&r, b, sizeof(b));
-	put(w, b, sizeof(b));
-	fill(&c, b, sizeof(b)); /* the client's random, then its session ID */
-	fill(&c, b, sizeof(b));
-	put8(w, 32);
-	put(w, b, sizeof(b));
-	put16(w, a->cipher);
-	put8(w, 0);
-	size_t exts = len_begin(w, 2), e;
-	e = ext_begin(w, 0xff01);
-	put8(w, 0);
-	ext_end(w, e, 0xff01, NULL);
-	e = ext_begin(w, 0x0017);
-	ext_end(w, e, 0x0017, NULL);
-	const char *alpn = alpn_lists[a->alpn];
-	size_t n = strcspn(alpn, ",");
-	e = ext_begin(w, 0x0010);
-	size_t l = len_begin(w, 2);
-	put8(w, (unsigned)n);
-	put(w, alpn, n);
-	len_end(w, l, 2);
-	ext_end(w, e, 0x0010, NULL);
+	if (!quic && a->tls12) {
+		/* TLS 1.2: no supported_versions; renegotiation_info, extended_master_secret
+		 * and the ALPN protocol chosen, the first the client offered */
+		e = ext_begin(w, 0xff01);
+		put8(w, 0);
+		ext_end(w, e, 0xff01, NULL);
+		e = ext_begin(w, 0x0017);
+		ext_end(w, e, 0x0017, NULL);
+		const char *alpn = alpn_lists[a->alpn];
+		size_t n = strcspn(alpn, ",");
+		e = ext_begin(w, 0x0010);
+		size_t l = len_begin(w, 2);
+		put8(w, (unsigned)n);
+		put(w, alpn, n);
+		len_end(w, l, 2);
+		ext_end(w, e, 0x0010, NULL);
+	} else {
+		e = ext_begin(w, 0x002b);
+		put16(w, 0x0304);
+		ext_end(w, e, 0x002b, NULL);
+		e = ext_begin(w, 0x0033);
+		put16(w, 0x001d);
+		put16(w, 32);
+		fill(&r, b, sizeof(b));
+		put(w, b, sizeof(b));
+		ext_end(w, e, 0x0033, NULL);
+	}
 	len_end(w, exts, 2);
 	len_end(w, body, 3);
 }
@@ -546,7 +529,7 @@ static size_t tls_server(const struct secho_gen_app *a, size_t want, struct wb *
 		size_t dn = tls_cert(a, der, sizeof(der));
 		if (!dn)
 			return 0;
-		server_hello12(a, w);
+		server_hello(a, false, w);
 		put8(w, 11); /* Certificate (RFC 5246 7.4.2): one certificate */
 		size_t body = len_begin(w, 3), list = len_begin(w, 3);
 		put8(w, 0);
