@@ -535,6 +535,17 @@ static void test_template(void)
 	          "0123 ffff 0123 ffff 0123 ffff 0123 ffff");
 	fl = secho_ipfix_feat_fields(SECHO_FEAT_ALL, f, &nf);
 	T_CHECK(nf == 67 && fl <= SECHO_IPFIX_FEAT_TMPL_MAX, "all: %u fields, %zu bytes", nf, fl);
+	/* the largest template set of a record with features fits the exporter's buffer */
+	size_t most = 0;
+	for (int bi = 0; bi < 2; bi++)
+		for (unsigned v = 0; v < SECHO_IPFIX_VARIANTS; v++) {
+			size_t n = secho_ipfix_template_set(bi, v, plain);
+			most = n > most ? n : most;
+		}
+	T_CHECK(most + fl <= SECHO_IPFIX_FEAT_TSET_MAX,
+	        "a plain template set of %zu bytes and %zu of "
+	        "every set's specifiers: over %d",
+	        most, fl, SECHO_IPFIX_FEAT_TSET_MAX);
 	t_end();
 }
 

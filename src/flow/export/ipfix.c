@@ -76,7 +76,7 @@ _Static_assert(SECHO_IPFIX_TID_FEAT + SECHO_IPFIX_FEAT_TEMPLATES <= SECHO_IPFIX_
  * messages of at most the MTU: 147,868 bytes in biflow mode when each goes in a message of
  * its own, more than the smallest TCP queue (tcp_up). */
 #define TBUF  262144u
-#define FTBUF 1024u /* a template set of a record with features, at most */
+#define FTBUF SECHO_IPFIX_FEAT_TSET_MAX /* a template set of a record with features */
 /* A UDP collector's batch of finished messages, sent with one sendmmsg(2): at most
  * UDP_BATCH messages in a buffer of UDP_BATCH MTUs, at least 64 KiB - 1 (the longest
  * message the 16-bit length allows: a template longer than a small MTU goes alone) and at

@@ -38,6 +38,10 @@
  * bytes). */
 #define SECHO_IPFIX_FEAT_REC_MAX  3584
 #define SECHO_IPFIX_FEAT_TMPL_MAX 512
+/* The most bytes a template set of a record with features takes: its headers, the largest
+ * plain variant's field specifiers (368 bytes with them) and every set's (456);
+ * tests/unit/test_ipfix_feat.c checks the sum against it. */
+#define SECHO_IPFIX_FEAT_TSET_MAX 1024
 
 /* The sets (bit 1u << SECHO_FEAT_SET_*) record r carries in IPFIX: those on whose state has
  * something to export by ipfixprobe's rules (above); 0 without features. Can't fail. */
