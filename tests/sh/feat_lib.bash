@@ -87,8 +87,9 @@ feat_stop() { # pid...
 # of it (or a reference's, in the same form): every flow of DRIVER_OUT (JSON lines with sport
 # and dport, or "FLOW CPORT SPORT {JSON}" lines) with a member whose name PREFIX (a Python
 # regular expression) matches at its start has a record of the same ports (the flow's first
-# packet's) whose matching members are the same, and no other record has any. One check line (check_lib.bash). The records come out of the table's pools and done
-# states, the program's from a state fed directly: this is where the two meet.
+# packet's) whose matching members are the same, and no other record has any. One check
+# line (check_lib.bash). The records come out of the table's pools and done states, the
+# program's from a state fed directly: this is where the two meet.
 feat_meter_same() { # sets cap driver-out prefix
 	local out rc
 	out=$(mktemp /tmp/secho-featmeter.XXXXXX)
