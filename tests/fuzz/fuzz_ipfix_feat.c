@@ -67,24 +67,13 @@ static void feed(struct states *s, const struct secho_feat_pkt *p)
 
 static const void *state_of(const struct states *s, unsigned set)
 {
-	switch (set) {
-	case SECHO_FEAT_SET_TLS:
-		return &s->tls;
-	case SECHO_FEAT_SET_QUIC:
-		return &s->quic;
-	case SECHO_FEAT_SET_DNS:
-		return &s->dns;
-	case SECHO_FEAT_SET_HTTP:
-		return &s->http;
-	case SECHO_FEAT_SET_WG:
-		return &s->wg;
-	case SECHO_FEAT_SET_PSTATS:
-		return &s->pstats;
-	case SECHO_FEAT_SET_PHISTS:
-		return &s->phists;
-	default:
-		return &s->bstats;
-	}
+	const void *const st[SECHO_FEAT_NSETS] = {
+	        [SECHO_FEAT_SET_TLS] = &s->tls,       [SECHO_FEAT_SET_QUIC] = &s->quic,
+	        [SECHO_FEAT_SET_DNS] = &s->dns,       [SECHO_FEAT_SET_HTTP] = &s->http,
+	        [SECHO_FEAT_SET_WG] = &s->wg,         [SECHO_FEAT_SET_PSTATS] = &s->pstats,
+	        [SECHO_FEAT_SET_PHISTS] = &s->phists, [SECHO_FEAT_SET_BSTATS] = &s->bstats,
+	};
+	return st[set];
 }
 
 static unsigned be16(const uint8_t *p)
